@@ -1,0 +1,26 @@
+"""Errors that users see: each names the file or stage and the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PagegraphError(Exception):
+    """Base class for errors reported to the user as one clear line."""
+
+
+class DocumentError(PagegraphError):
+    """A file could not be loaded; other files in the same run are unaffected."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{Path(path).name}: {reason}")
+
+
+class IndexMismatchError(PagegraphError):
+    """An index was opened with parameters other than those it was built with."""
+
+
+class IndexLockedError(PagegraphError):
+    """Another process holds the index for writing."""

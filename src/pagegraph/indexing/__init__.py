@@ -1,0 +1,1 @@
+"""Loaders -> section tree -> chunks -> stores, with a manifest and incremental updates."""

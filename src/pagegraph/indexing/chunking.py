@@ -1,0 +1,211 @@
+"""Chunking: sections of the tree are cut into overlapping chunks at paragraph, line, sentence or word boundaries.
+
+`page` chunks never cross a page; `document` chunks may, and record their page range. A chunk is also kept inside
+the embedder's token window when a token counter is given, so that nothing in a chunk goes unembedded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from pagegraph.state.records import Chunk, DocumentTags, LoadedDocument, TreeNode, page_of
+
+ChunkStrategy = Literal["page", "document"]
+
+# Preferred cut points, best first: paragraph break, line break, sentence end, any whitespace.
+_BOUNDARIES = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?;:])\s+"), re.compile(r"\s+"))
+# A cut is looked for in the last part of the allowed span, so chunks stay close to the target size.
+_MIN_FILL = 0.5
+
+
+@dataclass(frozen=True)
+class ChunkingParams:
+    strategy: ChunkStrategy = "page"
+    chunk_size: int = 1000
+    chunk_overlap: int = 200
+    min_section_chars: int = 200
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.chunk_size < 100:
+            raise ValueError(f"chunk size {self.chunk_size} is too small (minimum 100 characters)")
+        if not 0 <= self.chunk_overlap < self.chunk_size // 2:
+            raise ValueError(f"chunk overlap {self.chunk_overlap} must be at least 0 and under half the chunk size")
+
+
+@dataclass
+class _Piece:
+    start: int
+    end: int
+    section: TreeNode
+
+
+def chunk_document(
+    doc: LoadedDocument,
+    nodes: list[TreeNode],
+    params: ChunkingParams,
+    tags: DocumentTags,
+    index_version: int,
+    count_tokens: Callable[[str], int] | None = None,
+) -> list[Chunk]:
+    text = doc.text
+    page_starts = doc.page_starts()
+    pieces = _section_pieces(nodes, text)
+    if params.strategy == "page":
+        pieces = _cut_at_pages(pieces, page_starts)
+    pieces = _merge_tiny(pieces, text, params, page_starts)
+
+    chunks: list[Chunk] = []
+    for piece in pieces:
+        for start, end in _split(text, piece.start, piece.end, params, count_tokens):
+            chunk_text = text[start:end]
+            first_page = page_of(page_starts, start)
+            chunk = Chunk(
+                id=f"{nodes[0].document_id}:c{len(chunks)}",
+                document_id=nodes[0].document_id,
+                source=doc.name,
+                position=len(chunks),
+                text=chunk_text,
+                start_offset=start,
+                end_offset=end,
+                start_page=first_page,
+                end_page=max(first_page, page_of(page_starts, end - 1)),
+                section_id=piece.section.id,
+                section_path=piece.section.title_path,
+                tags=tags,
+                index_version=index_version,
+            )
+            _add_times(chunk, doc)
+            chunks.append(chunk)
+    return chunks
+
+
+def _section_pieces(nodes: list[TreeNode], text: str) -> list[_Piece]:
+    """Partition the text by the deepest section covering each part: a node owns the text before its first child."""
+    by_id = {node.id: node for node in nodes}
+    pieces = []
+    for node in nodes:
+        own_end = by_id[node.children_ids[0]].start_offset if node.children_ids else node.end_offset
+        if text[node.start_offset : own_end].strip():
+            pieces.append(_Piece(node.start_offset, own_end, node))
+    return pieces
+
+
+def _cut_at_pages(pieces: list[_Piece], page_starts: list[int]) -> list[_Piece]:
+    cut = []
+    for piece in pieces:
+        start = piece.start
+        for page_start in page_starts:
+            if start < page_start < piece.end:
+                cut.append(_Piece(start, page_start, piece.section))
+                start = page_start
+        cut.append(_Piece(start, piece.end, piece.section))
+    return cut
+
+
+def _merge_tiny(pieces: list[_Piece], text: str, params: ChunkingParams, page_starts: list[int]) -> list[_Piece]:
+    """Fold sections shorter than min_section_chars (often a bare heading) into their neighbour."""
+
+    def size(piece: _Piece) -> int:
+        return len(text[piece.start : piece.end].strip())
+
+    def joinable(a: _Piece, b: _Piece) -> bool:
+        same_page = page_of(page_starts, a.start) == page_of(page_starts, b.end - 1)
+        fits = b.end - a.start <= params.chunk_size or size(a) < params.min_section_chars
+        return fits and (params.strategy == "document" or same_page)
+
+    merged: list[_Piece] = []
+    pending: _Piece | None = None
+    for piece in pieces:
+        if pending is not None:
+            if joinable(pending, piece):
+                piece = _Piece(pending.start, piece.end, piece.section)
+            else:
+                merged.append(pending)
+            pending = None
+        if size(piece) < params.min_section_chars:
+            pending = piece
+        else:
+            merged.append(piece)
+    if pending is not None:
+        if merged and joinable(merged[-1], pending):
+            merged[-1] = _Piece(merged[-1].start, pending.end, merged[-1].section)
+        else:
+            merged.append(pending)
+    return merged
+
+
+def _split(
+    text: str, start: int, end: int, params: ChunkingParams, count_tokens: Callable[[str], int] | None
+) -> list[tuple[int, int]]:
+    spans = []
+    position = _skip_space(text, start, end)
+    while position < end:
+        size = params.chunk_size
+        while True:
+            cut = _find_cut(text, position, end, size)
+            span = _trim(text, position, cut)
+            if count_tokens is None or params.max_tokens is None or size <= 100:
+                break
+            tokens = count_tokens(text[span[0] : span[1]])
+            if tokens <= params.max_tokens:
+                break
+            size = max(100, int(size * params.max_tokens / tokens * 0.95))
+        if span[1] > span[0]:
+            spans.append(span)
+        if cut >= end:
+            break
+        overlap = min(params.chunk_overlap, (cut - position) // 2)
+        position = max(position + 1, _next_boundary(text, cut - overlap, cut))
+        position = _skip_space(text, position, end)
+    return spans
+
+
+def _find_cut(text: str, start: int, end: int, size: int) -> int:
+    limit = start + size
+    if limit >= end:
+        return end
+    window_start = start + int(size * _MIN_FILL)
+    window = text[window_start:limit]
+    for boundary in _BOUNDARIES:
+        last = None
+        for last in boundary.finditer(window):
+            pass
+        if last is not None:
+            return window_start + last.end()
+    return limit
+
+
+def _next_boundary(text: str, start: int, stop: int) -> int:
+    """The first sentence or word boundary at or after `start`, so an overlap never begins mid-word."""
+    if start <= 0:
+        return 0
+    window = text[start:stop]
+    for boundary in _BOUNDARIES[1:]:
+        match = boundary.search(window)
+        if match:
+            return start + match.end()
+    return stop
+
+
+def _skip_space(text: str, position: int, end: int) -> int:
+    while position < end and text[position].isspace():
+        position += 1
+    return position
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _add_times(chunk: Chunk, doc: LoadedDocument) -> None:
+    covered = [s for s in doc.segments if s.offset < chunk.end_offset and s.end_offset > chunk.start_offset]
+    if covered:
+        chunk.start_time = covered[0].start
+        chunk.end_time = covered[-1].end
+        chunk.speakers = list(dict.fromkeys(s.speaker for s in covered if s.speaker))

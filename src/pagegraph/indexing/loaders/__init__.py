@@ -1,0 +1,68 @@
+"""File loaders. `load_document(path)` picks one by extension."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pagegraph.errors import DocumentError
+from pagegraph.indexing.loaders.docx import load_docx
+from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN, load_markdown
+from pagegraph.indexing.loaders.pdf import load_pdf
+from pagegraph.indexing.loaders.text import load_text
+from pagegraph.indexing.loaders.transcript import load_json_transcript, load_srt, load_vtt
+from pagegraph.state.records import LoadedDocument
+
+SUPPORTED_EXTENSIONS: dict[str, str] = {
+    ".pdf": "PDF",
+    ".md": "Markdown",
+    ".markdown": "Markdown",
+    ".txt": "plain text",
+    ".text": "plain text",
+    ".docx": "Word document",
+    ".vtt": "WebVTT transcript",
+    ".srt": "SRT transcript",
+    ".json": "JSON transcript",
+}
+
+
+def load_document(path: Path, heading_pattern: str = DEFAULT_HEADING_PATTERN) -> LoadedDocument:
+    """Load one file into pages and headings, or raise DocumentError naming the file and the reason."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_EXTENSIONS:
+        supported = ", ".join(sorted(SUPPORTED_EXTENSIONS))
+        raise DocumentError(path, f"unknown file type '{suffix or '(none)'}' (supported: {supported})")
+    if not path.is_file():
+        raise DocumentError(path, "not a file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(path, f"cannot be read ({exc.strerror or exc})") from exc
+    if not data.strip():
+        raise DocumentError(path, "file is empty")
+    if suffix == ".pdf":
+        return load_pdf(path, data)
+    if suffix == ".docx":
+        return load_docx(path, data)
+    text = _decode(path, data)
+    if suffix in (".md", ".markdown"):
+        return load_markdown(path, text, heading_pattern)
+    if suffix in (".txt", ".text"):
+        return load_text(path, text)
+    if suffix == ".vtt":
+        return load_vtt(path, text)
+    if suffix == ".srt":
+        return load_srt(path, text)
+    return load_json_transcript(path, text)
+
+
+def _decode(path: Path, data: bytes) -> str:
+    if b"\x00" in data[:4096]:
+        raise DocumentError(path, "binary content in a text file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # Windows-1252 decodes any byte sequence; it is the usual encoding of non-UTF-8 text files.
+        return data.decode("cp1252", errors="replace")
+
+
+__all__ = ["SUPPORTED_EXTENSIONS", "load_document"]

@@ -1,0 +1,97 @@
+"""DOCX loader (python-docx): paragraphs and tables in reading order, `Heading N` styles as the outline.
+
+Word files hold no fixed pages; page numbers come from the page breaks Word recorded when it last laid the file out
+(`lastRenderedPageBreak`), or from explicit page breaks when there are none.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import Path
+
+import docx
+from docx.table import Table
+from docx.text.paragraph import Paragraph
+
+from pagegraph.errors import DocumentError
+from pagegraph.state.records import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType
+
+_HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
+_RENDERED_BREAK = ".//w:lastRenderedPageBreak"
+_EXPLICIT_BREAK = './/w:br[@w:type="page"]'
+
+
+def load_docx(path: Path, data: bytes) -> LoadedDocument:
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise DocumentError(path, f"corrupt Word document ({exc})") from exc
+    blocks = list(document.iter_inner_content())
+    break_query = _RENDERED_BREAK if any(_breaks(block, _RENDERED_BREAK) for block in blocks) else _EXPLICIT_BREAK
+
+    pages: list[list[str]] = [[]]
+    outline: list[tuple[int, int, str, int]] = []  # page index, block index in page, title, level
+    for block in blocks:
+        for _ in range(_breaks(block, break_query)):
+            pages.append([])
+        text = _block_text(block)
+        if not text:
+            continue
+        level = _heading_level(block)
+        if level:
+            outline.append((len(pages) - 1, len(pages[-1]), text, level))
+        pages[-1].append(text)
+
+    page_texts = ["\n\n".join(blocks_on_page) for blocks_on_page in pages]
+    while len(page_texts) > 1 and not page_texts[-1]:
+        page_texts.pop()
+    if not any(page_texts):
+        raise DocumentError(path, "Word document has no text")
+    entries = [
+        OutlineEntry(title=title, level=level, offset=_offset(page_texts, pages, page_index, block_index))
+        for page_index, block_index, title, level in outline
+    ]
+    core_title = (document.core_properties.title or "").strip()
+    return LoadedDocument(
+        path=str(path),
+        name=path.name,
+        source_type=SourceType.DOCX,
+        title=core_title or next((e.title for e in entries if e.level == 1), path.stem),
+        pages=[Page(number=i + 1, text=text) for i, text in enumerate(page_texts)],
+        outline=entries,
+        outline_source="headings" if entries else "none",
+    )
+
+
+def _breaks(block: Paragraph | Table, query: str) -> int:
+    if isinstance(block, Table):
+        return 0
+    return len(block._p.xpath(query))
+
+
+def _block_text(block: Paragraph | Table) -> str:
+    if isinstance(block, Paragraph):
+        return block.text.strip()
+    rows = []
+    for row in block.rows:
+        cells = [" ".join(cell.text.split()) for cell in row.cells]
+        rows.append(" | ".join(cells))
+    return "\n".join(rows).strip()
+
+
+def _heading_level(block: Paragraph | Table) -> int:
+    if not isinstance(block, Paragraph) or block.style is None:
+        return 0
+    name = block.style.name or ""
+    if name.lower() == "title":
+        return 1
+    match = _HEADING_STYLE.match(name)
+    return int(match.group(1)) if match else 0
+
+
+def _offset(page_texts: list[str], pages: list[list[str]], page_index: int, block_index: int) -> int:
+    before_page = sum(len(text) + len(PAGE_SEPARATOR) for text in page_texts[:page_index])
+    within = sum(len(text) + 2 for text in pages[page_index][:block_index])
+    return before_page + within

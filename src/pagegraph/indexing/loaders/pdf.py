@@ -1,0 +1,171 @@
+"""PDF loader (pypdf): page texts with 1-indexed numbers, printed labels and the bookmark outline."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from pathlib import Path
+
+from pypdf import PdfReader
+from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, WrongPasswordError
+from pypdf.generic import Destination
+
+from pagegraph.errors import DocumentError
+from pagegraph.state.records import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, page_starts
+
+log = logging.getLogger(__name__)
+
+# A complete PDF ends with %%EOF; writers may append a few bytes of whitespace or junk after it.
+_EOF_WINDOW = 2048
+
+
+def load_pdf(path: Path, data: bytes) -> LoadedDocument:
+    if not data.lstrip()[:5].startswith(b"%PDF"):
+        raise DocumentError(path, "not a PDF (no %PDF header): the file is corrupt or has the wrong extension")
+    if b"%%EOF" not in data[-_EOF_WINDOW:]:
+        raise DocumentError(path, "truncated or incomplete PDF (no %%EOF marker at the end of the file)")
+    reader = _open_reader(path, data)
+    try:
+        n_pages = len(reader.pages)
+    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+        raise DocumentError(path, f"corrupt PDF: page tree unreadable ({exc})") from exc
+    if n_pages == 0:
+        raise DocumentError(path, "PDF has no pages")
+
+    pages = [_extract_page(reader, index) for index in range(n_pages)]
+    labels = _page_labels(reader, n_pages)
+    for page, label in zip(pages, labels):
+        page.label = label
+    if not any(page.text.strip() for page in pages):
+        if any(_page_has_images(reader, index) for index in range(n_pages)):
+            raise DocumentError(
+                path, f"image-only PDF ({n_pages} pages, no text layer): run OCR first (e.g. ocrmypdf) and ingest the result"
+            )
+        failed = [page for page in pages if page.error]
+        if failed:
+            raise DocumentError(path, f"text extraction failed on every page ({failed[0].error})")
+        raise DocumentError(path, f"PDF has {n_pages} pages but no text on any of them")
+
+    outline = _outline(reader, pages, path)
+    return LoadedDocument(
+        path=str(path),
+        name=path.name,
+        source_type=SourceType.PDF,
+        title=_title(reader, path),
+        pages=pages,
+        outline=outline,
+        outline_source="bookmarks" if outline else "none",
+    )
+
+
+def _open_reader(path: Path, data: bytes) -> PdfReader:
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            try:
+                decrypted = reader.decrypt("")
+            except DependencyError as exc:
+                raise DocumentError(path, f"encrypted PDF needs the 'cryptography' package ({exc})") from exc
+            if not decrypted:
+                raise DocumentError(path, "encrypted with a password; pagegraph opens only PDFs without one (decrypt it first)")
+        return reader
+    except DocumentError:
+        raise
+    except (FileNotDecryptedError, WrongPasswordError) as exc:
+        raise DocumentError(path, "encrypted with a password; pagegraph opens only PDFs without one (decrypt it first)") from exc
+    except Exception as exc:  # pypdf raises many types on damaged files; all mean the same to the user
+        raise DocumentError(path, f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
+
+
+def _extract_page(reader: PdfReader, index: int) -> Page:
+    try:
+        text = reader.pages[index].extract_text() or ""
+    except Exception as exc:  # a single bad page (e.g. LimitReachedError) must not lose the document
+        log.warning("page %d: text extraction failed: %s", index + 1, exc)
+        return Page(number=index + 1, text="", error=f"{type(exc).__name__}: {exc}")
+    # The page separator must stay unambiguous inside the joined text.
+    text = text.replace("\x00", "").strip()
+    return Page(number=index + 1, text=re.sub(r"\n{3,}", PAGE_SEPARATOR, text))
+
+
+def _page_labels(reader: PdfReader, n_pages: int) -> list[str | None]:
+    try:
+        labels = list(reader.page_labels)
+    except Exception:
+        return [None] * n_pages
+    if len(labels) != n_pages:
+        return [None] * n_pages
+    # pypdf reports the 1-based number as the label when the PDF defines none; keep only real labels.
+    if all(label == str(i + 1) for i, label in enumerate(labels)):
+        return [None] * n_pages
+    return labels
+
+
+def _page_has_images(reader: PdfReader, index: int) -> bool:
+    try:
+        resources = reader.pages[index].get("/Resources")
+        xobjects = resources.get_object().get("/XObject") if resources else None
+        if not xobjects:
+            return False
+        return any(xobj.get_object().get("/Subtype") == "/Image" for xobj in xobjects.get_object().values())
+    except Exception:
+        return False
+
+
+def _title(reader: PdfReader, path: Path) -> str:
+    try:
+        title = (reader.metadata or {}).get("/Title")
+    except Exception:
+        title = None
+    title = str(title).strip() if title else ""
+    return title if 3 <= len(title) <= 200 else path.stem
+
+
+def _outline(reader: PdfReader, pages: list[Page], path: Path) -> list[OutlineEntry]:
+    try:
+        raw = reader.outline
+    except Exception as exc:
+        log.warning("%s: outline unreadable, falling back to detected headings: %s", path.name, exc)
+        return []
+    flat: list[tuple[int, str, int]] = []
+    _flatten(reader, raw, 1, flat)
+    starts = page_starts(pages)
+    entries = []
+    for page_index, title, level in flat:
+        if not 0 <= page_index < len(pages):
+            continue
+        page_offset = _title_offset(pages[page_index].text, title)
+        entries.append(OutlineEntry(title=title, level=level, offset=starts[page_index] + page_offset))
+    # Bookmarks are not always in reading order; sections must be.
+    entries.sort(key=lambda entry: entry.offset)
+    return entries
+
+
+def _flatten(reader: PdfReader, items: list, level: int, out: list[tuple[int, str, int]]) -> None:
+    for item in items:
+        if isinstance(item, list):
+            _flatten(reader, item, level + 1, out)
+        elif isinstance(item, Destination):
+            title = " ".join(str(item.title or "").split())
+            if not title:
+                continue
+            try:
+                page_index = reader.get_destination_page_number(item)
+            except Exception:
+                continue
+            if page_index is not None and page_index >= 0:
+                out.append((page_index, title, level))
+
+
+def _title_offset(page_text: str, title: str) -> int:
+    """Where a bookmark's title appears on its page, so the section starts at the heading, not the page top."""
+    words = re.findall(r"\w+", title)[:8]
+    if not words:
+        return 0
+    pattern = r"\W*".join(re.escape(word) for word in words)
+    match = re.search(pattern, page_text, flags=re.IGNORECASE)
+    if not match:
+        return 0
+    line_start = page_text.rfind("\n", 0, match.start()) + 1
+    return line_start

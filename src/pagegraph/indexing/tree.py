@@ -1,0 +1,144 @@
+"""Section tree per document: from bookmarks or headings, else detected numbered headings, else page, time or
+paragraph groups, so that every document gets a tree a model or a user can navigate."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from pagegraph.indexing.loaders.transcript import format_timestamp
+from pagegraph.state.records import LoadedDocument, OutlineEntry, SourceType, TreeNode, page_of
+
+_NUMBERED_HEADING = re.compile(r"^(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+(?P<title>[A-Z][^\n]{1,80})$", re.MULTILINE)
+MIN_DETECTED_HEADINGS = 3
+MAX_PAGE_NODES = 20
+TRANSCRIPT_WINDOW_S = 300
+PARAGRAPH_GROUP_CHARS = 3000
+
+
+def section_outline(doc: LoadedDocument) -> tuple[list[OutlineEntry], str]:
+    """The headings that shape the tree, and where they came from."""
+    if doc.outline:
+        return doc.outline, doc.outline_source
+    text = doc.text
+    if doc.source_type == SourceType.TRANSCRIPT:
+        return _time_windows(doc), "time"
+    detected = _detect_numbered_headings(text)
+    if len(detected) >= MIN_DETECTED_HEADINGS:
+        return detected, "detected"
+    if len(doc.pages) > 1:
+        return _page_groups(doc), "pages"
+    return _paragraph_groups(text), "paragraphs"
+
+
+def build_tree(doc: LoadedDocument, document_id: str, entries: list[OutlineEntry]) -> list[TreeNode]:
+    """Nodes in pre-order, root first. A section runs until the next heading at its level or above."""
+    text = doc.text
+    starts = doc.page_starts()
+    root = TreeNode(
+        id=f"{document_id}:n0",
+        document_id=document_id,
+        parent_id=None,
+        position=0,
+        level=0,
+        title=doc.title,
+        title_path=[doc.title],
+        start_page=1,
+        end_page=len(doc.pages),
+        start_offset=0,
+        end_offset=len(text),
+    )
+    nodes, stack = [root], [root]
+    for entry in sorted(entries, key=lambda e: e.offset):
+        while stack[-1].level >= entry.level and len(stack) > 1:
+            stack.pop()
+        parent = stack[-1]
+        node = TreeNode(
+            id=f"{document_id}:n{len(nodes)}",
+            document_id=document_id,
+            parent_id=parent.id,
+            position=len(nodes),
+            level=parent.level + 1,
+            title=entry.title,
+            title_path=[*parent.title_path, entry.title],
+            start_page=1,
+            end_page=1,
+            start_offset=min(entry.offset, len(text)),
+            end_offset=len(text),
+        )
+        parent.children_ids.append(node.id)
+        nodes.append(node)
+        stack.append(node)
+    _close_spans(nodes)
+    for node in nodes:
+        node.start_page = page_of(starts, node.start_offset)
+        node.end_page = max(node.start_page, page_of(starts, max(node.start_offset, node.end_offset - 1)))
+        node.text = text[node.start_offset : node.end_offset].strip()
+    return nodes
+
+
+def _close_spans(nodes: list[TreeNode]) -> None:
+    by_id = {node.id: node for node in nodes}
+    for node in nodes:
+        children = [by_id[child] for child in node.children_ids]
+        for child, following in zip(children, children[1:]):
+            child.end_offset = following.start_offset
+        if children:
+            children[-1].end_offset = node.end_offset
+
+
+def _detect_numbered_headings(text: str) -> list[OutlineEntry]:
+    entries = []
+    for match in _NUMBERED_HEADING.finditer(text):
+        title = match.group("title").strip()
+        letters = sum(ch.isalpha() for ch in title)
+        if letters < 0.6 * len(title.replace(" ", "")) or title.endswith((".", ",", ";")):
+            continue
+        level = match.group("number").count(".") + 1
+        entries.append(OutlineEntry(title=f"{match.group('number')} {title}", level=level, offset=match.start()))
+    return entries
+
+
+def _page_groups(doc: LoadedDocument) -> list[OutlineEntry]:
+    starts = doc.page_starts()
+    n_pages = len(doc.pages)
+    group = max(1, math.ceil(n_pages / MAX_PAGE_NODES))
+    entries = []
+    for first in range(0, n_pages, group):
+        last = min(n_pages, first + group)
+        if group > 1:
+            entries.append(OutlineEntry(title=f"Pages {first + 1}–{last}", level=1, offset=starts[first]))
+        for index in range(first, last):
+            page = doc.pages[index]
+            label = f" ({page.label})" if page.label else ""
+            level = 2 if group > 1 else 1
+            entries.append(OutlineEntry(title=f"Page {page.number}{label}", level=level, offset=starts[index]))
+    return entries
+
+
+def _time_windows(doc: LoadedDocument) -> list[OutlineEntry]:
+    entries, window = [], -1
+    for segment in doc.segments:
+        current = int(segment.start // TRANSCRIPT_WINDOW_S)
+        if current != window:
+            window = current
+            begin, end = current * TRANSCRIPT_WINDOW_S, (current + 1) * TRANSCRIPT_WINDOW_S
+            entries.append(
+                OutlineEntry(title=f"{format_timestamp(begin)}–{format_timestamp(end)}", level=1, offset=segment.offset)
+            )
+    return entries if len(entries) > 1 else []
+
+
+def _paragraph_groups(text: str) -> list[OutlineEntry]:
+    if len(text) <= PARAGRAPH_GROUP_CHARS:
+        return []
+    entries, group_start, offset = [], 0, 0
+    for paragraph in re.split(r"(\n\s*\n)", text):
+        if offset - group_start >= PARAGRAPH_GROUP_CHARS or not entries:
+            if paragraph.strip():
+                first_line = paragraph.strip().splitlines()[0]
+                title = first_line if len(first_line) <= 60 else first_line[:57].rstrip() + "…"
+                entries.append(OutlineEntry(title=title, level=1, offset=offset + len(paragraph) - len(paragraph.lstrip())))
+                group_start = offset
+        offset += len(paragraph)
+    return entries

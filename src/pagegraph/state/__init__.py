@@ -1,0 +1,29 @@
+"""The typed contract shared by indexing, retrieval and the graphs."""
+
+from pagegraph.state.records import (
+    CONFIDENTIALITY_LEVELS,
+    Chunk,
+    Confidentiality,
+    DocumentRecord,
+    DocumentTags,
+    LoadedDocument,
+    OutlineEntry,
+    Page,
+    SourceType,
+    TranscriptSegment,
+    TreeNode,
+)
+
+__all__ = [
+    "CONFIDENTIALITY_LEVELS",
+    "Chunk",
+    "Confidentiality",
+    "DocumentRecord",
+    "DocumentTags",
+    "LoadedDocument",
+    "OutlineEntry",
+    "Page",
+    "SourceType",
+    "TranscriptSegment",
+    "TreeNode",
+]

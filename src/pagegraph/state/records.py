@@ -1,0 +1,143 @@
+"""Records that flow from loaders through the index to retrieval.
+
+Offsets are character offsets into a document's full text: its pages' texts joined by PAGE_SEPARATOR.
+Page numbers are 1-indexed physical pages (the first page of a PDF is 1); printed labels are kept beside them.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+PAGE_SEPARATOR = "\n\n"
+
+Confidentiality = Literal["public", "internal", "confidential"]
+CONFIDENTIALITY_LEVELS: tuple[Confidentiality, ...] = ("public", "internal", "confidential")
+
+
+class SourceType(StrEnum):
+    PDF = "pdf"
+    MARKDOWN = "markdown"
+    TEXT = "text"
+    DOCX = "docx"
+    TRANSCRIPT = "transcript"
+
+
+class Page(BaseModel):
+    number: int = Field(ge=1, description="1-indexed physical page number")
+    label: str | None = Field(default=None, description="printed page label, when the document defines one")
+    text: str
+    error: str | None = Field(default=None, description="why extraction failed on this page; the page is kept empty")
+
+
+def page_starts(pages: list[Page]) -> list[int]:
+    """Offset at which each page's text starts in the joined document text."""
+    starts, offset = [], 0
+    for page in pages:
+        starts.append(offset)
+        offset += len(page.text) + len(PAGE_SEPARATOR)
+    return starts
+
+
+def page_of(starts: list[int], offset: int) -> int:
+    """The 1-indexed page holding `offset`, given each page's start offset."""
+    return max(1, bisect_right(starts, offset))
+
+
+class OutlineEntry(BaseModel):
+    """A heading or bookmark: where a section starts and how deep it sits."""
+
+    title: str
+    level: int = Field(ge=1)
+    offset: int = Field(ge=0, description="character offset where the section starts")
+
+
+class TranscriptSegment(BaseModel):
+    start: float = Field(ge=0, description="seconds from the start of the recording")
+    end: float = Field(ge=0)
+    speaker: str | None = None
+    text: str
+    offset: int = Field(default=0, ge=0, description="character offset of the segment's line in the full text")
+    end_offset: int = Field(default=0, ge=0)
+
+
+class LoadedDocument(BaseModel):
+    """What a loader returns: pages, section headings and, for transcripts, timed segments."""
+
+    path: str
+    name: str
+    source_type: SourceType
+    title: str
+    pages: list[Page]
+    outline: list[OutlineEntry] = Field(default_factory=list)
+    outline_source: Literal["bookmarks", "headings", "none"] = "none"
+    segments: list[TranscriptSegment] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return PAGE_SEPARATOR.join(page.text for page in self.pages)
+
+    def page_starts(self) -> list[int]:
+        return page_starts(self.pages)
+
+
+class DocumentTags(BaseModel):
+    """Access and filtering metadata given at ingest time."""
+
+    project: str | None = None
+    source_type: str | None = Field(default=None, description="user label, e.g. 'manual' or 'contract'")
+    confidentiality: Confidentiality = "internal"
+    extra: dict[str, str] = Field(default_factory=dict)
+
+
+class DocumentRecord(BaseModel):
+    id: str
+    path: str
+    name: str
+    sha256: str
+    source_type: SourceType
+    title: str
+    n_pages: int
+    n_chunks: int
+    n_nodes: int
+    outline_source: str
+    tags: DocumentTags
+    ingested_at: str
+
+
+class TreeNode(BaseModel):
+    id: str
+    document_id: str
+    parent_id: str | None
+    children_ids: list[str] = Field(default_factory=list)
+    position: int = Field(description="pre-order position in the document's tree")
+    level: int = Field(ge=0, description="0 for the document root")
+    title: str
+    title_path: list[str]
+    start_page: int
+    end_page: int
+    start_offset: int
+    end_offset: int
+    text: str = ""
+
+
+class Chunk(BaseModel):
+    id: str
+    document_id: str
+    source: str = Field(description="file name of the document")
+    position: int = Field(ge=0, description="order of the chunk within its document")
+    text: str
+    start_offset: int
+    end_offset: int
+    start_page: int
+    end_page: int
+    section_id: str
+    section_path: list[str]
+    start_time: float | None = None
+    end_time: float | None = None
+    speakers: list[str] = Field(default_factory=list)
+    tags: DocumentTags = Field(default_factory=DocumentTags)
+    index_version: int
