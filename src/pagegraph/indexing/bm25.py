@@ -1,0 +1,91 @@
+"""The persisted BM25 index (bm25s): rebuilt from the store whenever the store has changed since it was built,
+written to a temporary folder and swapped in, so a crash never leaves a half-written index in place."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from functools import cached_property
+from pathlib import Path
+
+import bm25s
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
+
+from pagegraph.indexing.manifest import IndexParams
+
+BM25_DIR = "bm25"
+_STATE_FILE = "state.json"
+_IDS_FILE = "chunk_ids.json"
+_WORD = re.compile(r"\w+")
+_STOPWORDS = frozenset(STOPWORDS_EN)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words without English stopwords; single characters are kept only when they are digits."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+class BM25Index:
+    def __init__(self, folder: Path, params: IndexParams) -> None:
+        self._folder = folder / BM25_DIR
+        self._params = params
+
+    def built_generation(self) -> int | None:
+        state = self._folder / _STATE_FILE
+        if not state.exists():
+            return None
+        return int(json.loads(state.read_text())["generation"])
+
+    def build(self, chunk_ids: list[str], texts: list[str], generation: int) -> None:
+        retriever = bm25s.BM25(method=self._params.bm25_method, k1=self._params.bm25_k1, b=self._params.bm25_b)
+        # bm25s cannot index an empty corpus; an empty index is a folder with no chunk ids.
+        parent = self._folder.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".bm25-", dir=parent))
+        try:
+            if texts:
+                retriever.index([tokenize(text) for text in texts], show_progress=False)
+                retriever.save(str(tmp))
+            (tmp / _IDS_FILE).write_text(json.dumps(chunk_ids))
+            (tmp / _STATE_FILE).write_text(json.dumps({"generation": generation, "chunks": len(chunk_ids)}))
+            old = parent / f".{BM25_DIR}-old"
+            shutil.rmtree(old, ignore_errors=True)
+            if self._folder.exists():
+                self._folder.rename(old)
+            tmp.rename(self._folder)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.__dict__.pop("_loaded", None)
+
+    @cached_property
+    def _loaded(self) -> tuple[bm25s.BM25 | None, list[str]]:
+        ids = json.loads((self._folder / _IDS_FILE).read_text())
+        if not ids:
+            return None, []
+        return bm25s.BM25.load(str(self._folder), mmap=True), ids
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        return self._loaded[1]
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every chunk, in the order of `chunk_ids`."""
+        retriever, ids = self._loaded
+        if retriever is None:
+            return np.zeros(0, dtype=np.float32)
+        tokens = [t for t in tokenize(query) if t in retriever.vocab_dict]
+        if not tokens:
+            return np.zeros(len(ids), dtype=np.float32)
+        return retriever.get_scores(tokens)
+
+    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """Top-k chunk ids with positive scores; `mask` (0/1 per chunk) restricts the search before ranking."""
+        scores = self.scores(query)
+        if mask is not None and len(scores):
+            scores = scores * mask
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [(self.chunk_ids[i], float(scores[i])) for i in top if scores[i] > 0]

@@ -1,0 +1,256 @@
+"""`store.sqlite`: the source of truth. Documents, pages, tree nodes and chunks (with their vectors) are written in
+one transaction per document; the Chroma and BM25 indexes are derived from it and can be rebuilt from it alone."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from pagegraph.state.records import (
+    PAGE_SEPARATOR,
+    Chunk,
+    DocumentRecord,
+    DocumentTags,
+    Page,
+    SourceType,
+    TreeNode,
+)
+
+STORE_FILE = "store.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, path TEXT NOT NULL UNIQUE, name TEXT NOT NULL, sha256 TEXT NOT NULL,
+    source_type TEXT NOT NULL, title TEXT NOT NULL, n_pages INTEGER NOT NULL, outline_source TEXT NOT NULL,
+    tags TEXT NOT NULL, ingested_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pages (
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, number INTEGER NOT NULL,
+    label TEXT, text TEXT NOT NULL, error TEXT, PRIMARY KEY (document_id, number));
+CREATE TABLE IF NOT EXISTS tree_nodes (
+    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    parent_id TEXT, position INTEGER NOT NULL, level INTEGER NOT NULL, title TEXT NOT NULL, title_path TEXT NOT NULL,
+    start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS tree_nodes_document ON tree_nodes (document_id, position);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL, text TEXT NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL,
+    start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, section_id TEXT NOT NULL, section_path TEXT NOT NULL,
+    start_time REAL, end_time REAL, speakers TEXT NOT NULL, index_version INTEGER NOT NULL, embedding BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id, position);
+CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, name TEXT NOT NULL, reason TEXT NOT NULL, failed_at TEXT NOT NULL);
+-- Documents whose vectors may exist in Chroma without a committed row here (mid-write or replaced); removed on open.
+CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
+"""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Store:
+    def __init__(self, folder: Path, read_only: bool = False) -> None:
+        path = folder / STORE_FILE
+        if read_only:
+            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        else:
+            self._db = sqlite3.connect(path, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- documents ---------------------------------------------------------------------------------------------
+    def generation(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row["value"]) if row else 0
+
+    def documents(self) -> list[DocumentRecord]:
+        rows = self._db.execute(
+            """SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks,
+                      (SELECT COUNT(*) FROM tree_nodes t WHERE t.document_id = d.id) AS n_nodes
+               FROM documents d ORDER BY d.name, d.path"""
+        ).fetchall()
+        return [_document(row) for row in rows]
+
+    def document_by_path(self, path: str) -> DocumentRecord | None:
+        return next((doc for doc in self.documents() if doc.path == path), None)
+
+    def pages(self, document_id: str) -> list[Page]:
+        rows = self._db.execute(
+            "SELECT number, label, text, error FROM pages WHERE document_id = ? ORDER BY number", (document_id,)
+        ).fetchall()
+        return [Page(number=r["number"], label=r["label"], text=r["text"], error=r["error"]) for r in rows]
+
+    def tree(self, document_id: str) -> list[TreeNode]:
+        text = PAGE_SEPARATOR.join(page.text for page in self.pages(document_id))
+        rows = self._db.execute("SELECT * FROM tree_nodes WHERE document_id = ? ORDER BY position", (document_id,)).fetchall()
+        nodes = [
+            TreeNode(
+                id=r["id"],
+                document_id=r["document_id"],
+                parent_id=r["parent_id"],
+                position=r["position"],
+                level=r["level"],
+                title=r["title"],
+                title_path=json.loads(r["title_path"]),
+                start_page=r["start_page"],
+                end_page=r["end_page"],
+                start_offset=r["start_offset"],
+                end_offset=r["end_offset"],
+                text=text[r["start_offset"] : r["end_offset"]].strip(),
+            )
+            for r in rows
+        ]
+        by_id = {node.id: node for node in nodes}
+        for node in nodes:
+            if node.parent_id in by_id:
+                by_id[node.parent_id].children_ids.append(node.id)
+        return nodes
+
+    def chunks(self, document_id: str | None = None) -> list[Chunk]:
+        return [chunk for chunk, _ in self.iter_chunks(document_id=document_id)]
+
+    def iter_chunks(self, document_id: str | None = None) -> Iterator[tuple[Chunk, np.ndarray]]:
+        """Chunks in document and position order, each with its stored vector."""
+        documents = {doc.id: doc for doc in self.documents()}
+        query = "SELECT * FROM chunks" + (" WHERE document_id = ?" if document_id else "") + " ORDER BY document_id, position"
+        for r in self._db.execute(query, (document_id,) if document_id else ()):
+            chunk = Chunk(
+                id=r["id"],
+                document_id=r["document_id"],
+                source=documents[r["document_id"]].name,
+                position=r["position"],
+                text=r["text"],
+                start_offset=r["start_offset"],
+                end_offset=r["end_offset"],
+                start_page=r["start_page"],
+                end_page=r["end_page"],
+                section_id=r["section_id"],
+                section_path=json.loads(r["section_path"]),
+                start_time=r["start_time"],
+                end_time=r["end_time"],
+                speakers=json.loads(r["speakers"]),
+                tags=documents[r["document_id"]].tags,
+                index_version=r["index_version"],
+            )
+            yield chunk, np.frombuffer(r["embedding"], dtype=np.float32)
+
+    # -- writes --------------------------------------------------------------------------------------------------
+    def journal(self) -> list[str]:
+        return [row["document_id"] for row in self._db.execute("SELECT document_id FROM vector_journal")]
+
+    def add_to_journal(self, document_id: str) -> None:
+        with self._db:
+            self._db.execute("INSERT OR IGNORE INTO vector_journal VALUES (?)", (document_id,))
+
+    def clear_journal(self, document_ids: list[str]) -> None:
+        with self._db:
+            self._db.executemany("DELETE FROM vector_journal WHERE document_id = ?", [(i,) for i in document_ids])
+
+    def commit_document(
+        self,
+        record: DocumentRecord,
+        pages: list[Page],
+        nodes: list[TreeNode],
+        chunks: list[Chunk],
+        embeddings: np.ndarray,
+        replaces: str | None,
+    ) -> None:
+        """Write a whole document (replacing an older version of it) in one transaction, or nothing."""
+        with self._db:
+            if replaces:
+                self._db.execute("DELETE FROM documents WHERE id = ?", (replaces,))
+                self._db.execute("INSERT OR IGNORE INTO vector_journal VALUES (?)", (replaces,))
+            self._db.execute(
+                "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.path,
+                    record.name,
+                    record.sha256,
+                    record.source_type.value,
+                    record.title,
+                    record.n_pages,
+                    record.outline_source,
+                    record.tags.model_dump_json(),
+                    record.ingested_at,
+                ),
+            )
+            self._db.executemany(
+                "INSERT INTO pages VALUES (?, ?, ?, ?, ?)",
+                [(record.id, p.number, p.label, p.text, p.error) for p in pages],
+            )
+            self._db.executemany(
+                "INSERT INTO tree_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (n.id, record.id, n.parent_id, n.position, n.level, n.title, json.dumps(n.title_path),
+                     n.start_page, n.end_page, n.start_offset, n.end_offset)
+                    for n in nodes
+                ],
+            )
+            self._db.executemany(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (c.id, record.id, c.position, c.text, c.start_offset, c.end_offset, c.start_page, c.end_page,
+                     c.section_id, json.dumps(c.section_path), c.start_time, c.end_time, json.dumps(c.speakers),
+                     c.index_version, vector.astype(np.float32).tobytes())
+                    for c, vector in zip(chunks, embeddings, strict=True)
+                ],
+            )
+            self._db.execute("DELETE FROM vector_journal WHERE document_id = ?", (record.id,))
+            self._db.execute("DELETE FROM failures WHERE path = ?", (record.path,))
+            self._bump_generation()
+
+    def remove_document(self, document_id: str) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+            self._db.execute("INSERT OR IGNORE INTO vector_journal VALUES (?)", (document_id,))
+            self._bump_generation()
+
+    def update_tags(self, document_id: str, tags: DocumentTags) -> None:
+        with self._db:
+            self._db.execute("UPDATE documents SET tags = ? WHERE id = ?", (tags.model_dump_json(), document_id))
+            self._bump_generation()
+
+    def record_failure(self, path: str, name: str, reason: str) -> None:
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?)", (path, name, reason, now_iso()))
+
+    def failures(self) -> list[tuple[str, str, str]]:
+        rows = self._db.execute("SELECT path, name, reason FROM failures ORDER BY name").fetchall()
+        return [(r["path"], r["name"], r["reason"]) for r in rows]
+
+    def forget_failure(self, path: str) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM failures WHERE path = ?", (path,))
+
+    def _bump_generation(self) -> None:
+        self._db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+
+def _document(row: sqlite3.Row) -> DocumentRecord:
+    return DocumentRecord(
+        id=row["id"],
+        path=row["path"],
+        name=row["name"],
+        sha256=row["sha256"],
+        source_type=SourceType(row["source_type"]),
+        title=row["title"],
+        n_pages=row["n_pages"],
+        n_chunks=row["n_chunks"],
+        n_nodes=row["n_nodes"],
+        outline_source=row["outline_source"],
+        tags=DocumentTags.model_validate_json(row["tags"]),
+        ingested_at=row["ingested_at"],
+    )

@@ -1,0 +1,106 @@
+"""Chunk vectors in Chroma: a persistent folder inside the index by default, or a `chroma run` server."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from urllib.parse import urlparse
+
+import chromadb
+import numpy as np
+from chromadb.config import Settings as ChromaSettings
+
+from pagegraph.errors import PagegraphError
+from pagegraph.indexing.embedder import ChromaEmbeddingFunction
+from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Chunk
+
+log = logging.getLogger(__name__)
+
+CHROMA_DIR = "chroma"
+
+
+def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
+    """Flat metadata for pre-filtering: Chroma accepts scalars only."""
+    meta: dict[str, str | int | float | bool] = {
+        "document_id": chunk.document_id,
+        "source": chunk.source,
+        "position": chunk.position,
+        "start_page": chunk.start_page,
+        "end_page": chunk.end_page,
+        "section_id": chunk.section_id,
+        "confidentiality": chunk.tags.confidentiality,
+        "confidentiality_rank": CONFIDENTIALITY_LEVELS.index(chunk.tags.confidentiality),
+    }
+    if chunk.tags.project:
+        meta["project"] = chunk.tags.project
+    if chunk.tags.source_type:
+        meta["source_type"] = chunk.tags.source_type
+    for key, value in chunk.tags.extra.items():
+        meta[f"tag_{key}"] = value
+    return meta
+
+
+class VectorStore:
+    def __init__(self, folder: Path, index_id: str, embedding_function: ChromaEmbeddingFunction, url: str | None) -> None:
+        telemetry = ChromaSettings(anonymized_telemetry=False)
+        if url:
+            parsed = urlparse(url)
+            if not parsed.hostname or not parsed.port:
+                raise PagegraphError(f"PAGEGRAPH_CHROMA_URL={url!r}: expected http://HOST:PORT")
+            try:
+                self._client = chromadb.HttpClient(
+                    host=parsed.hostname, port=parsed.port, ssl=parsed.scheme == "https", settings=telemetry
+                )
+                self._client.heartbeat()
+            except Exception as exc:
+                raise PagegraphError(
+                    f"Chroma server at {url} is not reachable ({type(exc).__name__}): start it with "
+                    f"`chroma run --path DIR --host {parsed.hostname} --port {parsed.port}` or unset PAGEGRAPH_CHROMA_URL"
+                ) from exc
+        else:
+            self._client = chromadb.PersistentClient(path=str(folder / CHROMA_DIR), settings=telemetry)
+        self._name = f"pagegraph-{index_id[:12]}-chunks"
+        self._embedding_function = embedding_function
+        self._collection = self._open()
+
+    def _open(self) -> chromadb.Collection:
+        return self._client.get_or_create_collection(
+            self._name,
+            embedding_function=self._embedding_function,
+            configuration={"hnsw": {"space": "cosine"}},
+        )
+
+    def count(self) -> int:
+        return self._collection.count()
+
+    def add(self, chunks: list[Chunk], embeddings: np.ndarray) -> None:
+        batch = self._client.get_max_batch_size()
+        for start in range(0, len(chunks), batch):
+            part = chunks[start : start + batch]
+            self._collection.upsert(
+                ids=[chunk.id for chunk in part],
+                embeddings=embeddings[start : start + batch],
+                documents=[chunk.text for chunk in part],
+                metadatas=[chunk_metadata(chunk) for chunk in part],
+            )
+
+    def update_metadata(self, chunks: list[Chunk]) -> None:
+        batch = self._client.get_max_batch_size()
+        for start in range(0, len(chunks), batch):
+            part = chunks[start : start + batch]
+            self._collection.update(ids=[c.id for c in part], metadatas=[chunk_metadata(c) for c in part])
+
+    def delete_document(self, document_id: str) -> None:
+        self._collection.delete(where={"document_id": document_id})
+
+    def search(self, embedding: np.ndarray, k: int, where: dict | None = None) -> list[tuple[str, float]]:
+        """Chunk ids and cosine distances, nearest first."""
+        found = self._collection.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
+        return list(zip(found["ids"][0], found["distances"][0]))
+
+    def reset(self) -> None:
+        try:
+            self._client.delete_collection(self._name)
+        except Exception:
+            log.debug("collection %s did not exist", self._name)
+        self._collection = self._open()
