@@ -17,6 +17,8 @@ ChunkStrategy = Literal["page", "document"]
 
 # Preferred cut points, best first: paragraph break, line break, sentence end, any whitespace.
 _BOUNDARIES = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?;:])\s+"), re.compile(r"\s+"))
+# Where an overlap may begin: after a sentence or line end, else after any space.
+_OVERLAP_STARTS = (re.compile(r"(?<=[.!?;:])\s+|\n+"), re.compile(r"\s+"))
 # A cut is looked for in the last part of the allowed span, so chunks stay close to the target size.
 _MIN_FILL = 0.5
 
@@ -184,7 +186,7 @@ def _next_boundary(text: str, start: int, stop: int) -> int:
     if start <= 0:
         return 0
     window = text[start:stop]
-    for boundary in _BOUNDARIES[1:]:
+    for boundary in _OVERLAP_STARTS:
         match = boundary.search(window)
         if match:
             return start + match.end()

@@ -98,9 +98,12 @@ class VectorStore:
         found = self._collection.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
         return list(zip(found["ids"][0], found["distances"][0]))
 
-    def reset(self) -> None:
+    def drop(self) -> None:
         try:
             self._client.delete_collection(self._name)
         except Exception:
             log.debug("collection %s did not exist", self._name)
+
+    def reset(self) -> None:
+        self.drop()
         self._collection = self._open()

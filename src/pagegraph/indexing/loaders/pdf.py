@@ -33,7 +33,7 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
     if n_pages == 0:
         raise DocumentError(path, "PDF has no pages")
 
-    pages = [_extract_page(reader, index) for index in range(n_pages)]
+    pages = [_extract_page(reader, index, path) for index in range(n_pages)]
     labels = _page_labels(reader, n_pages)
     for page, label in zip(pages, labels):
         page.label = label
@@ -78,11 +78,11 @@ def _open_reader(path: Path, data: bytes) -> PdfReader:
         raise DocumentError(path, f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
 
 
-def _extract_page(reader: PdfReader, index: int) -> Page:
+def _extract_page(reader: PdfReader, index: int, path: Path) -> Page:
     try:
         text = reader.pages[index].extract_text() or ""
     except Exception as exc:  # a single bad page (e.g. LimitReachedError) must not lose the document
-        log.warning("page %d: text extraction failed: %s", index + 1, exc)
+        log.warning("%s: page %d kept empty, text extraction failed: %s", path.name, index + 1, exc)
         return Page(number=index + 1, text="", error=f"{type(exc).__name__}: {exc}")
     # The page separator must stay unambiguous inside the joined text.
     text = text.replace("\x00", "").strip()

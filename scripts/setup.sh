@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Create the virtual environment and install pagegraph with everything it needs, offline-ready.
+# Idempotent: a second run only re-installs when pyproject.toml changed. PAGEGRAPH_VENV picks the folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${PAGEGRAPH_VENV:-.venv}"
+PY="${PYTHON:-python3}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "==> creating virtual environment in $VENV"
+    "$PY" -m venv "$VENV"
+fi
+stamp="$VENV/.pagegraph-install"
+want="$(sha256sum pyproject.toml | cut -c1-16) $(pwd)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    # CPU torch first: a torch requirement resolved later would pull a multi-GB CUDA build.
+    if ! "$VENV/bin/python" -c "import torch, sys; sys.exit(torch.__version__ != '2.13.0+cpu')" 2>/dev/null; then
+        echo "==> installing CPU torch 2.13.0"
+        "$VENV/bin/pip" install --quiet --disable-pip-version-check torch==2.13.0
+    fi
+    echo "==> installing pagegraph and its dependencies"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check -e ".[dev]"
+    echo "$want" > "$stamp"
+fi

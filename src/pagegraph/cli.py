@@ -1,0 +1,300 @@
+"""`pagegraph` command line: ingest and inspect (question answering joins with the graphs)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.tree import Tree
+
+from pagegraph.config import Settings, get_settings
+from pagegraph.errors import PagegraphError
+from pagegraph.indexing.chunking import ChunkStrategy
+from pagegraph.indexing.index import Index, delete_index
+from pagegraph.indexing.manifest import IndexParams, read_manifest
+from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestSummary
+from pagegraph.state.records import Confidentiality, DocumentRecord, DocumentTags, TreeNode
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Answer questions over your documents, with page citations.")
+console = Console()
+err = Console(stderr=True)
+
+IndexOption = Annotated[
+    Optional[Path],
+    typer.Option("--index", help="index folder (default: $PAGEGRAPH_INDEX, else ~/.local/share/pagegraph/index)"),
+]
+
+
+@app.callback()
+def _setup(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log details")] = False) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(message)s",
+        handlers=[RichHandler(console=err, show_time=False, show_path=False)],
+    )
+    for noisy in ("pypdf", "bm25s", "chromadb"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+
+
+def _index_folder(index: Path | None, settings: Settings) -> Path:
+    return (index or settings.index).expanduser().resolve()
+
+
+def _fail(message: str) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+class _RichProgress:
+    """Files, pages and chunks as they go, with the embedding rate; one line per finished file."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._files: TaskID = progress.add_task("files", total=0, detail="")
+        self._chunks: TaskID = progress.add_task("chunks embedded", total=0, detail="")
+        self._pages = 0
+        self._embedded = 0
+        self._embed_seconds = 0.0
+
+    def start(self, total_files: int) -> None:
+        self._progress.update(self._files, total=total_files)
+
+    def file_started(self, path: Path) -> None:
+        self._progress.update(self._files, description=f"files ({path.name})")
+
+    def pages_parsed(self, pages: int) -> None:
+        self._pages += pages
+        self._progress.update(self._files, detail=f"{self._pages} pages")
+
+    def chunks_planned(self, chunks: int) -> None:
+        total = self._progress.tasks[self._chunks].total or 0
+        self._progress.update(self._chunks, total=total + chunks)
+
+    def chunks_embedded(self, chunks: int, seconds: float) -> None:
+        self._embedded += chunks
+        self._embed_seconds += seconds
+        rate = f"{self._embedded / self._embed_seconds:.1f} chunks/s" if self._embed_seconds else ""
+        self._progress.update(self._chunks, advance=chunks, detail=rate)
+
+    def file_finished(self, outcome: FileOutcome) -> None:
+        self._progress.advance(self._files)
+        self._progress.console.print(_outcome_line(outcome), highlight=False)
+
+
+def _outcome_line(outcome: FileOutcome) -> str:
+    if outcome.status == "failed":
+        return f"[red]✗ {outcome.name}: {outcome.reason}[/red]"
+    if outcome.status == "skipped":
+        return f"[yellow]- skipped {outcome.name}: {outcome.reason}[/yellow]"
+    return f"[green]✓[/green] {outcome.name}: {outcome.status}, {outcome.pages} pages, {outcome.chunks} chunks"
+
+
+def _print_summary(summary: IngestSummary, folder: Path) -> None:
+    counts = ", ".join(
+        f"{summary.count(status)} {status}"
+        for status in ("added", "updated", "retagged", "unchanged", "removed", "failed", "skipped")
+        if summary.count(status)
+    )
+    console.print(f"\n[bold]Ingested into {folder}[/bold]: {counts or 'nothing to do'} in {summary.seconds:.1f} s", highlight=False)
+    if summary.pages_parsed:
+        console.print(f"  parsing: {summary.pages_parsed} pages at {summary.pages_parsed / max(summary.parse_seconds, 1e-9):.1f} pages/s")
+    if summary.chunks_embedded:
+        console.print(
+            f"  embedding: {summary.chunks_embedded} chunks at {summary.chunks_embedded / max(summary.embed_seconds, 1e-9):.1f} chunks/s; "
+            f"end to end {summary.chunks_embedded / max(summary.seconds, 1e-9):.1f} chunks/s"
+        )
+    for outcome in summary.failed:
+        err.print(f"[red]failed: {outcome.name}: {outcome.reason}[/red]", highlight=False)
+
+
+def _parse_tags(tags: list[str]) -> dict[str, str]:
+    parsed = {}
+    for item in tags:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise PagegraphError(f"--tag {item!r}: expected KEY=VALUE")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+@app.command()
+def ingest(
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="files or folders to index", show_default=False)] = None,
+    index: IndexOption = None,
+    strategy: Annotated[Optional[str], typer.Option(help="page: chunks never cross pages; document: they may [default: page]")] = None,
+    chunk_size: Annotated[Optional[int], typer.Option(help="target chunk length in characters [default: 1000]")] = None,
+    chunk_overlap: Annotated[Optional[int], typer.Option(help="characters shared by neighbouring chunks [default: 200]")] = None,
+    project: Annotated[Optional[str], typer.Option(help="project tag for access filtering")] = None,
+    source_type: Annotated[Optional[str], typer.Option(help="your label for these documents, e.g. manual")] = None,
+    confidentiality: Annotated[Optional[str], typer.Option(help="public | internal | confidential [default: internal]")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option(help="extra KEY=VALUE tag; repeatable")] = None,
+    prune: Annotated[bool, typer.Option(help="drop indexed documents whose file no longer exists")] = False,
+    rebuild_indexes: Annotated[bool, typer.Option(help="rebuild the vector and BM25 indexes from store.sqlite")] = False,
+    recreate: Annotated[bool, typer.Option(help="delete the index and build it again with this run's parameters")] = False,
+) -> None:
+    """Index documents (PDF, Markdown, TXT, DOCX, VTT/SRT/JSON transcripts). Unchanged files are not re-embedded."""
+    settings = get_settings()
+    folder = _index_folder(index, settings)
+    try:
+        if strategy is not None and strategy not in ("page", "document"):
+            raise PagegraphError(f"--strategy {strategy!r}: choose page or document")
+        if confidentiality is not None and confidentiality not in ("public", "internal", "confidential"):
+            raise PagegraphError(f"--confidentiality {confidentiality!r}: choose public, internal or confidential")
+        if not paths and not (prune or rebuild_indexes):
+            raise PagegraphError("name at least one file or folder to ingest (or use --prune / --rebuild-indexes)")
+        overrides = {
+            key: value
+            for key, value in {"chunk_strategy": strategy, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}.items()
+            if value is not None
+        }
+        if recreate and read_manifest(folder) is not None:
+            with Index(folder, settings, write=True) as old:
+                old.vectors.drop()
+            delete_index(folder)
+        manifest = read_manifest(folder)
+        base = manifest.params if manifest else IndexParams()
+        params = IndexParams.model_validate({**base.model_dump(), **overrides})
+        params.chunking()  # validates size against overlap before anything is written
+        tags = None
+        if any(v is not None for v in (project, source_type, confidentiality)) or tag:
+            tags = DocumentTags(
+                project=project,
+                source_type=source_type,
+                confidentiality=confidentiality or "internal",
+                extra=_parse_tags(tag or []),
+            )
+        with Index(folder, settings, params, write=True) as opened:
+            if rebuild_indexes:
+                started = time.perf_counter()
+                total = opened.rebuild_derived()
+                console.print(f"Rebuilt vector and BM25 indexes of {folder} from store.sqlite: {total} chunks in {time.perf_counter() - started:.1f} s")
+            if not paths and not prune:
+                return
+            with Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console, transient=True,
+            ) as progress:
+                summary = Ingestor(opened, _RichProgress(progress)).run(paths or [], tags=tags, prune=prune)
+    except (PagegraphError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    for outcome in summary.outcomes:
+        if outcome.status == "removed":
+            console.print(f"[yellow]- removed {outcome.name}: file no longer exists[/yellow]", highlight=False)
+    _print_summary(summary, folder)
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+def _document_row(doc: DocumentRecord) -> dict[str, object]:
+    return {
+        "name": doc.name,
+        "path": doc.path,
+        "type": doc.source_type.value,
+        "title": doc.title,
+        "pages": doc.n_pages,
+        "chunks": doc.n_chunks,
+        "tree_nodes": doc.n_nodes,
+        "tree_source": doc.outline_source,
+        "tags": doc.tags.model_dump(exclude_defaults=False),
+        "status": "indexed",
+        "ingested_at": doc.ingested_at,
+    }
+
+
+@app.command()
+def inspect(
+    index: IndexOption = None,
+    document: Annotated[Optional[str], typer.Option(help="one document, by file name (or part of it)")] = None,
+    tree: Annotated[bool, typer.Option("--tree", help="show the document's section tree")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+) -> None:
+    """Show what an index holds: documents with pages, chunks, tree nodes and status."""
+    settings = get_settings()
+    folder = _index_folder(index, settings)
+    try:
+        with Index(folder, settings) as opened:
+            documents = opened.store.documents()
+            failures = opened.store.failures()
+            if document is not None:
+                documents = [_find_document(documents, document)]
+            if tree and document is None:
+                raise PagegraphError("--tree needs --document NAME")
+            if tree:
+                nodes = opened.store.tree(documents[0].id)
+                _show_tree(documents[0], nodes, as_json)
+                return
+            info = {
+                "index": str(folder),
+                "manifest": opened.manifest.model_dump(),
+                "documents": [_document_row(doc) for doc in documents],
+                "failed": [{"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures],
+                "vectors": opened.vectors.count(),
+                "bm25": "current" if not opened.bm25_is_stale() else "stale (rebuilt by the next ingest)",
+            }
+    except PagegraphError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        console.print_json(json.dumps(info))
+        return
+    params = opened.params
+    console.print(
+        f"[bold]{folder}[/bold]  {len(documents)} documents, {sum(d.n_chunks for d in documents)} chunks, "
+        f"{info['vectors']} vectors, BM25 {info['bm25']}", highlight=False,
+    )
+    console.print(
+        f"  {params.embedding_model} ({params.embedding_dimension} d, {opened.manifest.embedding_backend}); "
+        f"{params.chunk_strategy} chunks of {params.chunk_size} chars, overlap {params.chunk_overlap}, "
+        f"at most {params.chunk_max_tokens} word-pieces", highlight=False,
+    )
+    table = Table("document", "type", "pages", "chunks", "tree nodes", "tree from", "tags", "status")
+    for doc in documents:
+        tags = ", ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items())
+        table.add_row(doc.name, doc.source_type.value, str(doc.n_pages), str(doc.n_chunks), str(doc.n_nodes), doc.outline_source, tags, "[green]indexed[/green]")
+    for _, name, reason in failures if document is None else []:
+        table.add_row(name, "", "", "", "", "", "", f"[red]failed: {reason}[/red]")
+    console.print(table)
+
+
+def _flat_tags(tags: DocumentTags) -> dict[str, str]:
+    flat = {k: v for k, v in {"project": tags.project, "type": tags.source_type, "conf": tags.confidentiality}.items() if v}
+    return {**flat, **tags.extra}
+
+
+def _find_document(documents: list[DocumentRecord], name: str) -> DocumentRecord:
+    exact = [doc for doc in documents if doc.name == name or doc.path == name]
+    matches = exact or [doc for doc in documents if name.lower() in doc.name.lower()]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise PagegraphError(f"no indexed document matches {name!r}")
+    raise PagegraphError(f"{name!r} matches several documents: {', '.join(doc.name for doc in matches)}")
+
+
+def _show_tree(doc: DocumentRecord, nodes: list[TreeNode], as_json: bool) -> None:
+    if as_json:
+        console.print_json(json.dumps([node.model_dump(exclude={"text"}) | {"chars": len(node.text)} for node in nodes]))
+        return
+    by_id = {node.id: node for node in nodes}
+
+    def label(node: TreeNode) -> str:
+        pages = f"p. {node.start_page}" if node.start_page == node.end_page else f"p. {node.start_page}–{node.end_page}"
+        return f"{node.title} [dim]({pages}, {len(node.text)} chars)[/dim]"
+
+    root = Tree(label(nodes[0]))
+    branches = {nodes[0].id: root}
+    for node in nodes[1:]:
+        branches[node.id] = branches[by_id[node.parent_id].id].add(label(node))
+    console.print(f"[bold]{doc.name}[/bold]: tree from {doc.outline_source}, {len(nodes)} nodes", highlight=False)
+    console.print(root)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pagegraph.indexing.chunking import ChunkingParams, chunk_document
+from pagegraph.indexing.loaders import load_document
+from pagegraph.indexing.tree import build_tree, section_outline
+from pagegraph.state.records import DocumentTags, LoadedDocument, OutlineEntry, Page, SourceType
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+
+
+def prose(n_sentences: int, seed: int = 0) -> str:
+    sentences = []
+    for i in range(n_sentences):
+        words = [WORDS[(seed + i * 7 + j) % len(WORDS)] for j in range(12)]
+        sentences.append(" ".join(words).capitalize() + ".")
+    paragraphs = [" ".join(sentences[i : i + 5]) for i in range(0, len(sentences), 5)]
+    return "\n\n".join(paragraphs)
+
+
+def make_doc(pages: list[str], outline: list[OutlineEntry] | None = None, title: str = "Doc") -> LoadedDocument:
+    return LoadedDocument(
+        path="/tmp/doc.pdf",
+        name="doc.pdf",
+        source_type=SourceType.PDF,
+        title=title,
+        pages=[Page(number=i + 1, text=t) for i, t in enumerate(pages)],
+        outline=outline or [],
+        outline_source="bookmarks" if outline else "none",
+    )
+
+
+def chunks_of(doc: LoadedDocument, **params):
+    entries, _ = section_outline(doc)
+    nodes = build_tree(doc, "d", entries)
+    return nodes, chunk_document(doc, nodes, ChunkingParams(**params), DocumentTags(), 1)
+
+
+def test_tree_nesting_spans_and_pages() -> None:
+    pages = ["Intro text\n\n1 Setup\nsetup text", "1.1 Power\npower text\n\n2 Use\nuse text"]
+    starts = [0, len(pages[0]) + 2]
+    outline = [
+        OutlineEntry(title="1 Setup", level=1, offset=pages[0].index("1 Setup")),
+        OutlineEntry(title="1.1 Power", level=2, offset=starts[1]),
+        OutlineEntry(title="2 Use", level=1, offset=starts[1] + pages[1].index("2 Use")),
+    ]
+    nodes = build_tree(make_doc(pages, outline), "d", outline)
+    by_title = {node.title: node for node in nodes}
+    root = nodes[0]
+    assert root.level == 0 and root.children_ids == [by_title["1 Setup"].id, by_title["2 Use"].id]
+    setup, power, use = by_title["1 Setup"], by_title["1.1 Power"], by_title["2 Use"]
+    assert power.parent_id == setup.id and power.title_path == ["Doc", "1 Setup", "1.1 Power"]
+    assert (setup.start_page, setup.end_page) == (1, 2)
+    assert (power.start_page, power.end_page, use.start_page) == (2, 2, 2)
+    assert setup.end_offset == use.start_offset
+    assert power.text.startswith("1.1 Power") and power.text.endswith("power text")
+
+
+def test_fallback_detects_numbered_headings() -> None:
+    text = "1 Introduction\nsome words here\n\n2 Methods\nmore words\n\n2.1 Data Sources\ndetails\n\n3 Results\nnumbers"
+    doc = make_doc([text])
+    entries, source = section_outline(doc)
+    assert source == "detected"
+    assert [(e.title, e.level) for e in entries] == [
+        ("1 Introduction", 1), ("2 Methods", 1), ("2.1 Data Sources", 2), ("3 Results", 1)
+    ]
+
+
+def test_fallback_page_groups_for_long_unstructured_documents() -> None:
+    doc = make_doc([f"page {i} text without headings" for i in range(1, 46)])
+    entries, source = section_outline(doc)
+    nodes = build_tree(doc, "d", entries)
+    assert source == "pages"
+    groups = [node for node in nodes if node.level == 1]
+    assert groups[0].title == "Pages 1–3" and len(groups) == 15
+    leaves = [node for node in nodes if node.level == 2]
+    assert len(leaves) == 45 and leaves[44].start_page == 45
+
+
+def test_page_chunks_never_cross_pages_and_respect_size() -> None:
+    doc = make_doc([prose(30, seed=p) for p in range(3)])
+    _, chunks = chunks_of(doc, strategy="page", chunk_size=500, chunk_overlap=100)
+    assert all(c.start_page == c.end_page for c in chunks)
+    assert all(len(c.text) <= 500 for c in chunks)
+    assert {c.start_page for c in chunks} == {1, 2, 3}
+    for chunk in chunks:
+        assert doc.text[chunk.start_offset : chunk.end_offset] == chunk.text
+    # neighbours on one page overlap, and never start mid-word
+    same_page = [(a, b) for a, b in zip(chunks, chunks[1:]) if a.start_page == b.start_page]
+    assert same_page and all(b.start_offset < a.end_offset for a, b in same_page)
+    assert all(doc.text[c.start_offset - 1].isspace() for c in chunks if c.start_offset > 0)
+
+
+def test_document_chunks_may_span_pages_and_record_the_range() -> None:
+    doc = make_doc(["Short first page ending mid-thought and", "continuing on the second page. " + prose(3)])
+    _, chunks = chunks_of(doc, strategy="document", chunk_size=1000, chunk_overlap=0)
+    assert (chunks[0].start_page, chunks[0].end_page) == (1, 2)
+
+
+def test_token_limit_cuts_chunks_to_the_embedder_window() -> None:
+    doc = make_doc([prose(40)])
+    count_words = lambda text: len(text.split())  # noqa: E731  a stand-in for the word-piece counter
+    entries, _ = section_outline(doc)
+    nodes = build_tree(doc, "d", entries)
+    params = ChunkingParams(chunk_size=1000, chunk_overlap=100, max_tokens=60)
+    chunks = chunk_document(doc, nodes, params, DocumentTags(), 1, count_tokens=count_words)
+    assert max(count_words(c.text) for c in chunks) <= 60
+    assert max(len(c.text) for c in chunks) > 250
+
+
+def test_tiny_sections_merge_into_their_neighbour() -> None:
+    body = prose(10)
+    text = f"1 Chapter\n\n1.1 Part\n{body}"
+    outline = [OutlineEntry(title="1 Chapter", level=1, offset=0), OutlineEntry(title="1.1 Part", level=2, offset=11)]
+    nodes, chunks = chunks_of(make_doc([text], outline), chunk_size=2000, chunk_overlap=0)
+    assert chunks[0].text.startswith("1 Chapter")
+    assert chunks[0].section_path[-1] == "1.1 Part"
+
+
+def test_transcript_chunks_carry_times_and_speakers() -> None:
+    doc = load_document(SAMPLES / "support-call-2024-03-14.vtt")
+    _, chunks = chunks_of(doc, chunk_size=400, chunk_overlap=50)
+    assert len(chunks) > 1
+    assert chunks[0].start_time == 2.0 and chunks[0].speakers[:2] == ["Dana", "Sam"]
+    assert chunks[-1].end_time == 81.0
+    # transcript chunks end at the end of a speaker line
+    assert all(doc.text[c.end_offset : c.end_offset + 1] in ("", "\n") for c in chunks)
+
+
+def test_invalid_chunking_parameters() -> None:
+    with pytest.raises(ValueError, match="overlap"):
+        ChunkingParams(chunk_size=400, chunk_overlap=300)
+    with pytest.raises(ValueError, match="too small"):
+        ChunkingParams(chunk_size=50)
