@@ -188,6 +188,8 @@ def ingest(
     for outcome in summary.outcomes:
         if outcome.status == "removed":
             console.print(f"[yellow]- removed {outcome.name}: file no longer exists[/yellow]", highlight=False)
+        elif outcome.status == "skipped":
+            console.print(_outcome_line(outcome), highlight=False)
     _print_summary(summary, folder)
     if summary.failed:
         raise typer.Exit(1)
@@ -258,9 +260,9 @@ def inspect(
     for doc in documents:
         tags = ", ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items())
         table.add_row(doc.name, doc.source_type.value, str(doc.n_pages), str(doc.n_chunks), str(doc.n_nodes), doc.outline_source, tags, "[green]indexed[/green]")
-    for _, name, reason in failures if document is None else []:
-        table.add_row(name, "", "", "", "", "", "", f"[red]failed: {reason}[/red]")
     console.print(table)
+    for _, name, reason in failures if document is None else []:
+        console.print(f"[red]✗ {name}: failed: {reason}[/red]", highlight=False)
 
 
 def _flat_tags(tags: DocumentTags) -> dict[str, str]:

@@ -89,6 +89,13 @@ class Embedder(LangChainEmbeddings):
         """Word-pieces the embedder would see, with [CLS] and [SEP], before its truncation."""
         return len(self._counting_tokenizer.encode(text).ids)
 
+    def load(self) -> None:
+        """Load the model now (it loads on first use otherwise), e.g. to keep loading out of a timing."""
+        if self.backend == "onnx":
+            self._onnx_session  # noqa: B018
+        else:
+            self._torch_model  # noqa: B018
+
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)

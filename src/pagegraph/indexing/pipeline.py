@@ -193,6 +193,7 @@ class Ingestor:
 
     def _embed(self, chunks: list[Chunk], summary: IngestSummary) -> np.ndarray:
         embedder = self.index.embedder
+        embedder.load()
         self.progress.chunks_planned(len(chunks))
         # Similar lengths in a batch waste less work on padding; results go back to chunk order.
         order = sorted(range(len(chunks)), key=lambda i: len(chunks[i].text))

@@ -1,0 +1,145 @@
+"""The `pagegraph` command as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pagegraph.cli import app
+from pagegraph.config import Settings
+from pagegraph.indexing.index import Index
+from tests.conftest import SAMPLES
+from tests.pdf_factory import corrupt_pdf, empty_pdf, image_only_pdf, password_pdf, text_pdf, truncated_pdf
+
+pytestmark = pytest.mark.slow
+PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, tmp_path: Path) -> Path:
+    index = tmp_path / "index"
+    monkeypatch.setenv("PAGEGRAPH_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("PAGEGRAPH_INDEX", str(index))
+    return index
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def test_samples_ingest_and_inspect(cli_env: Path) -> None:
+    code, out = run("ingest", str(SAMPLES), "--project", "demo", "--confidentiality", "public", "--tag", "team=support")
+    assert code == 0, out
+    assert "make_manual_pdf.py: unsupported type '.py'" in out
+    assert "3 added" in out and "chunks/s" in out
+    code, out = run("inspect", "--json")
+    assert code == 0, out
+    info = json.loads(out)
+    docs = {d["name"]: d for d in info["documents"]}
+    assert set(docs) == {"sb40-user-manual.pdf", "commissioning-guide.md", "support-call-2024-03-14.vtt"}
+    manual = docs["sb40-user-manual.pdf"]
+    assert manual["pages"] == 9 and manual["tree_source"] == "bookmarks" and manual["status"] == "indexed"
+    assert manual["tags"] == {"project": "demo", "source_type": None, "confidentiality": "public", "extra": {"team": "support"}}
+    assert info["vectors"] == sum(d["chunks"] for d in docs.values())
+    code, out = run("inspect", "--document", "sb40", "--tree")
+    assert code == 0 and "3.2 Mounting" in out and "7 Troubleshooting" in out
+
+    code, out = run("ingest", str(SAMPLES), "--chunk-size", "600")
+    assert code == 2 and "chunk_size: index has 1000, this run asks for 600" in " ".join(out.split())
+
+
+def test_bad_files_fail_clearly_while_others_are_indexed(cli_env: Path, tmp_path: Path) -> None:
+    code, out = run("ingest", str(SAMPLES / "commissioning-guide.md"))
+    assert code == 0, out
+    with Index(cli_env, Settings()) as index:
+        before = [(c.id, c.text) for c in index.store.chunks()]
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    good = text_pdf(bad / "good.pdf", [("Overview", "The relay board switches four loads. " * 30)] * 2)
+    files = {
+        corrupt_pdf(bad / "corrupt.pdf"): "corrupt PDF",
+        truncated_pdf(bad / "truncated.pdf", good): "truncated",
+        password_pdf(bad / "locked.pdf", good): "encrypted with a password",
+        empty_pdf(bad / "empty.pdf"): "no pages",
+        image_only_pdf(bad / "scan.pdf"): "image-only PDF",
+    }
+    unknown = bad / "diagram.png"
+    unknown.write_bytes(b"\x89PNG")
+    missing = bad / "missing.pdf"
+    code, out = run("ingest", str(bad), str(unknown), str(missing))
+    assert code == 1
+    flat = " ".join(out.split())
+    for path, reason in files.items():
+        assert f"✗ {path.name}: " in flat and reason in flat
+    assert "✗ diagram.png: unknown file type '.png'" in flat
+    assert "✗ missing.pdf: no such file" in flat
+    assert "1 added" in flat and "7 failed" in flat
+
+    with Index(cli_env, Settings()) as index:
+        names = sorted(d.name for d in index.store.documents())
+        assert names == ["commissioning-guide.md", "good.pdf"]
+        guide = next(d for d in index.store.documents() if d.name == "commissioning-guide.md")
+        assert [(c.id, c.text) for c in index.store.chunks(guide.id)] == before
+        assert len(index.store.failures()) == 7
+    code, out = run("inspect")
+    assert "failed: truncated" in " ".join(out.split())
+
+
+def test_sigkill_mid_ingest_keeps_committed_documents(cli_env: Path, tmp_path: Path, shared_docs: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLES / "commissioning-guide.md", docs / "a-guide.md")
+    for name in ("2303.05039v2.pdf", "watch_d.pdf"):
+        shutil.copy(shared_docs / name, docs / f"b-{name}")
+    proc = subprocess.Popen([str(PAGEGRAPH), "ingest", str(docs)], env=os.environ.copy(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    committed = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        store = cli_env / "store.sqlite"
+        if store.exists():
+            try:
+                with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+                    committed = db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+            except sqlite3.OperationalError:
+                committed = 0
+        if committed >= 1:
+            time.sleep(1.0)  # now inside the next document
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, f"ingest finished before it could be killed: {proc.stderr.read().decode()}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    with Index(cli_env, Settings(), write=True) as index:  # opening for writing recovers
+        documents = index.store.documents()
+        assert 1 <= len(documents) < 3
+        for doc in documents:
+            chunk_ids = [c.id for c in index.store.chunks(doc.id)]
+            assert len(chunk_ids) == doc.n_chunks > 0
+            assert len(index.store.pages(doc.id)) == doc.n_pages
+            assert len(index.store.tree(doc.id)) == doc.n_nodes
+            found = index.vectors._collection.get(where={"document_id": doc.id}, include=[])["ids"]
+            assert sorted(found) == sorted(chunk_ids)
+        assert index.vectors.count() == sum(d.n_chunks for d in documents)
+        assert index.bm25.chunk_ids == [c.id for c in index.store.chunks()]
+        done = {d.name for d in documents}
+
+    code, out = run("ingest", str(docs))
+    assert code == 0, out
+    flat = " ".join(out.split())
+    for name in done:
+        assert f"{name}: unchanged" in flat
+    assert f"{3 - len(done)} added" in flat

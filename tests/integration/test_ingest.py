@@ -1,0 +1,152 @@
+"""Ingestion against real files, the real embedder, real Chroma and real BM25."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pypdf import PdfReader
+
+from pagegraph.config import Settings
+from pagegraph.errors import IndexMismatchError
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.manifest import IndexParams
+from pagegraph.indexing.pipeline import Ingestor
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.slow
+
+PAPER = "2303.05039v2.pdf"  # 9 pages with bookmarks
+ENCRYPTED = "DSA-278777.pdf"  # AES-encrypted with an empty password
+
+
+def open_index(settings: Settings, embedder: Embedder, params: IndexParams | None = None) -> Index:
+    return Index(settings.index, settings, params, write=True, embedder=embedder)
+
+
+def test_pdf_pages_match_the_pdf(settings: Settings, embedder: Embedder, shared_docs: Path) -> None:
+    path = shared_docs / PAPER
+    with open_index(settings, embedder) as index:
+        summary = Ingestor(index).run([path])
+        assert [o.status for o in summary.outcomes] == ["added"]
+        doc = index.store.documents()[0]
+        pages = index.store.pages(doc.id)
+        reader = PdfReader(path)
+        assert doc.n_pages == len(reader.pages) == len(pages)
+        assert [p.number for p in pages] == list(range(1, len(reader.pages) + 1))
+        for page, pdf_page in zip(pages, reader.pages):
+            assert " ".join(page.text.split()) == " ".join(pdf_page.extract_text().split())
+        page_text = {p.number: p.text for p in pages}
+        for chunk in index.store.chunks(doc.id):
+            covered = "\n\n".join(page_text[n] for n in range(chunk.start_page, chunk.end_page + 1))
+            assert chunk.text in covered
+            assert chunk.start_page == chunk.end_page  # default strategy: page
+        assert index.vectors.count() == doc.n_chunks
+        tree = index.store.tree(doc.id)
+        assert doc.outline_source == "bookmarks" and len(tree) > 5
+        assert all(1 <= node.start_page <= node.end_page <= doc.n_pages for node in tree)
+
+
+def test_encrypted_pdf_with_empty_password_ingests(settings: Settings, embedder: Embedder, shared_docs: Path) -> None:
+    path = shared_docs / ENCRYPTED
+    assert PdfReader(path).is_encrypted
+    with open_index(settings, embedder) as index:
+        summary = Ingestor(index).run([path])
+        assert [o.status for o in summary.outcomes] == ["added"], summary.outcomes
+        doc = index.store.documents()[0]
+        assert doc.n_pages == 21 and doc.n_chunks > 0
+
+
+def test_reingest_unchanged_embeds_nothing_and_changed_file_is_replaced(
+    settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLES, docs, ignore=shutil.ignore_patterns("*.py"))
+    with open_index(settings, embedder) as index:
+        first = Ingestor(index).run([docs])
+        assert first.count("added") == 3 and first.chunks_embedded > 0
+        vectors = index.vectors.count()
+
+        again = Ingestor(index).run([docs])
+        assert again.count("unchanged") == 3 and again.chunks_embedded == 0
+        assert index.vectors.count() == vectors
+
+        guide = docs / "commissioning-guide.md"
+        old = index.store.document_by_path(str(guide.resolve()))
+        guide.write_text(guide.read_text().replace("90 seconds", "two minutes"))
+        changed = Ingestor(index).run([docs])
+        assert changed.count("updated") == 1 and changed.count("unchanged") == 2
+        new = index.store.document_by_path(str(guide.resolve()))
+        assert new.id != old.id
+        assert changed.chunks_embedded == new.n_chunks
+        assert any("two minutes" in c.text for c in index.store.chunks(new.id))
+        assert index.vectors.count() == sum(d.n_chunks for d in index.store.documents())
+        assert not index.vectors.search(embedder.embed(["self-test"])[0], 50, where={"document_id": old.id})
+
+        (docs / "support-call-2024-03-14.vtt").unlink()
+        pruned = Ingestor(index).run([], prune=True)
+        assert [o.status for o in pruned.outcomes] == ["removed"]
+        assert len(index.store.documents()) == 2
+        assert index.vectors.count() == sum(d.n_chunks for d in index.store.documents())
+        assert index.bm25.chunk_ids == [c.id for c in index.store.chunks()]
+
+
+def test_parameter_mismatch_is_refused_naming_the_parameter(settings: Settings, embedder: Embedder) -> None:
+    with open_index(settings, embedder) as index:
+        Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
+    with pytest.raises(IndexMismatchError) as error:
+        open_index(settings, embedder, IndexParams(chunk_size=600, chunk_strategy="document"))
+    message = str(error.value)
+    assert "chunk_size: index has 1000, this run asks for 600" in message
+    assert "chunk_strategy: index has 'page', this run asks for 'document'" in message
+    assert "--recreate" in message
+    with open_index(settings, embedder, IndexParams()) as index:  # the same parameters open fine
+        assert len(index.store.documents()) == 1
+
+
+def test_rebuild_indexes_reproduces_search_results(settings: Settings, embedder: Embedder) -> None:
+    queries = ["What does error E04 mean?", "warranty registration deadline", "how to pair the app", "Dana ticket number"]
+    with open_index(settings, embedder) as index:
+        Ingestor(index).run([SAMPLES])
+
+        def results() -> list:
+            dense = [index.vectors.search(embedder.embed([q])[0], 8) for q in queries]
+            lexical = [index.bm25.search(q, 8) for q in queries]
+            return [[(i, round(s, 5)) for i, s in hits] for hits in dense + lexical]
+
+        before = results()
+        assert all(before)
+        total = index.rebuild_derived()
+        assert total == index.vectors.count() == sum(d.n_chunks for d in index.store.documents())
+        assert results() == before
+
+
+def test_killed_write_leaves_no_orphan_vectors(settings: Settings, embedder: Embedder) -> None:
+    """Vectors written for a document whose commit never happened are removed when the index is next opened."""
+    with open_index(settings, embedder) as index:
+        Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
+        committed = index.vectors.count()
+        ingestor = Ingestor(index)
+        path = (SAMPLES / "support-call-2024-03-14.vtt").resolve()
+        prepared = ingestor.prepare(path, "0" * 64, index.store.documents()[0].tags)
+        index.store.add_to_journal(prepared.record.id)
+        index.vectors.add(prepared.chunks, embedder.embed([c.text for c in prepared.chunks]))
+        assert index.vectors.count() > committed
+    # the process "died" here: no commit
+    with open_index(settings, embedder) as index:
+        assert index.vectors.count() == committed
+        assert index.store.journal() == []
+        assert [d.name for d in index.store.documents()] == ["commissioning-guide.md"]
+
+
+def test_vectors_are_normalised_and_stored_in_the_store(settings: Settings, embedder: Embedder) -> None:
+    with open_index(settings, embedder) as index:
+        Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
+        stored = [vector for _, vector in index.store.iter_chunks()]
+        assert stored and all(abs(float(np.linalg.norm(v)) - 1) < 1e-4 for v in stored)
+        texts = [c.text for c in index.store.chunks()]
+        assert np.allclose(np.stack(stored), embedder.embed(texts), atol=1e-5)
+        assert max(embedder.count_tokens(t) for t in texts) <= index.params.chunk_max_tokens
