@@ -132,6 +132,9 @@ def ingest(
     strategy: Annotated[Optional[str], typer.Option(help="page: chunks never cross pages; document: they may [default: page]")] = None,
     chunk_size: Annotated[Optional[int], typer.Option(help="target chunk length in characters [default: 1000]")] = None,
     chunk_overlap: Annotated[Optional[int], typer.Option(help="characters shared by neighbouring chunks [default: 200]")] = None,
+    heading_pattern: Annotated[
+        Optional[str], typer.Option(help="Markdown heading regex with groups 'marks' (level) and 'title'")
+    ] = None,
     project: Annotated[Optional[str], typer.Option(help="project tag for access filtering")] = None,
     source_type: Annotated[Optional[str], typer.Option(help="your label for these documents, e.g. manual")] = None,
     confidentiality: Annotated[Optional[str], typer.Option(help="public | internal | confidential [default: internal]")] = None,
@@ -152,7 +155,12 @@ def ingest(
             raise PagegraphError("name at least one file or folder to ingest (or use --prune / --rebuild-indexes)")
         overrides = {
             key: value
-            for key, value in {"chunk_strategy": strategy, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}.items()
+            for key, value in {
+                "chunk_strategy": strategy,
+                "chunk_size": chunk_size,
+                "chunk_overlap": chunk_overlap,
+                "heading_pattern": heading_pattern,
+            }.items()
             if value is not None
         }
         if recreate and read_manifest(folder) is not None:

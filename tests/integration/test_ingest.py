@@ -10,11 +10,12 @@ import pytest
 from pypdf import PdfReader
 
 from pagegraph.config import Settings
-from pagegraph.errors import IndexMismatchError
+from pagegraph.errors import IndexLockedError, IndexMismatchError
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.state.records import DocumentTags
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.slow
@@ -73,6 +74,12 @@ def test_reingest_unchanged_embeds_nothing_and_changed_file_is_replaced(
         again = Ingestor(index).run([docs])
         assert again.count("unchanged") == 3 and again.chunks_embedded == 0
         assert index.vectors.count() == vectors
+
+        retagged = Ingestor(index).run([docs], tags=DocumentTags(project="apollo", confidentiality="confidential"))
+        assert retagged.count("retagged") == 3 and retagged.chunks_embedded == 0
+        found = index.vectors._collection.get(where={"project": "apollo"}, include=["metadatas"])
+        assert len(found["ids"]) == vectors
+        assert {m["confidentiality_rank"] for m in found["metadatas"]} == {2}
 
         guide = docs / "commissioning-guide.md"
         old = index.store.document_by_path(str(guide.resolve()))
@@ -150,3 +157,11 @@ def test_vectors_are_normalised_and_stored_in_the_store(settings: Settings, embe
         texts = [c.text for c in index.store.chunks()]
         assert np.allclose(np.stack(stored), embedder.embed(texts), atol=1e-5)
         assert max(embedder.count_tokens(t) for t in texts) <= index.params.chunk_max_tokens
+
+
+def test_one_writer_at_a_time(settings: Settings, embedder: Embedder) -> None:
+    with open_index(settings, embedder):
+        with pytest.raises(IndexLockedError, match="being written by another pagegraph process"):
+            open_index(settings, embedder)
+        with Index(settings.index, settings, embedder=embedder) as reader:  # readers are not blocked
+            assert reader.store.documents() == []

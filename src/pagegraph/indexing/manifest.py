@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from pagegraph import __version__
 from pagegraph.indexing.chunking import ChunkingParams, ChunkStrategy
@@ -37,6 +38,17 @@ class IndexParams(BaseModel):
     bm25_k1: float = 1.5
     bm25_b: float = 0.75
     bm25_tokenizer: str = "lower-words-en-stopwords-v1"
+
+    @field_validator("heading_pattern")
+    @classmethod
+    def _heading_pattern_has_groups(cls, pattern: str) -> str:
+        try:
+            groups = set(re.compile(pattern).groupindex)
+        except re.error as exc:
+            raise ValueError(f"heading pattern {pattern!r} is not a valid regular expression ({exc})") from exc
+        if not {"marks", "title"} <= groups:
+            raise ValueError(f"heading pattern {pattern!r} must define the groups 'marks' and 'title'")
+        return pattern
 
     def chunking(self) -> ChunkingParams:
         return ChunkingParams(

@@ -6,6 +6,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -97,6 +98,14 @@ def document_id(path: str, sha256: str) -> str:
 
 
 @dataclass
+class _Job:
+    path: Path
+    sha256: str
+    existing: DocumentRecord | None
+    tags: DocumentTags
+
+
+@dataclass
 class PreparedDocument:
     record: DocumentRecord
     loaded: LoadedDocument
@@ -110,17 +119,31 @@ class Ingestor:
         self.progress = progress or SilentProgress()
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
-        """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults)."""
+        """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults).
+
+        The next document is parsed on a worker thread while the current one is embedded: pypdf holds the GIL,
+        the embedder releases it, so the two overlap instead of adding up."""
         started = time.perf_counter()
         summary = IngestSummary()
         files, skipped = collect_files(paths)
         summary.outcomes.extend(skipped)
         self.progress.start(len(files))
+        jobs = []
         for path in files:
-            self.progress.file_started(path)
-            outcome = self._ingest_file(path, tags, summary)
-            summary.outcomes.append(outcome)
-            self.progress.file_finished(outcome)
+            job_or_outcome = self._triage(path, tags)
+            if isinstance(job_or_outcome, FileOutcome):
+                self._finish(job_or_outcome, summary)
+            else:
+                jobs.append(job_or_outcome)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pagegraph-parse") as parser:
+            pending = parser.submit(self._timed_prepare, jobs[0]) if jobs else None
+            for position, job in enumerate(jobs):
+                self.progress.file_started(job.path)
+                prepared, seconds = pending.result()
+                if position + 1 < len(jobs):
+                    pending = parser.submit(self._timed_prepare, jobs[position + 1])
+                summary.parse_seconds += seconds
+                self._finish(self._store(job, prepared, summary), summary)
         if prune:
             summary.outcomes.extend(self._prune())
         if self.index.bm25_is_stale():
@@ -128,31 +151,40 @@ class Ingestor:
         summary.seconds = time.perf_counter() - started
         return summary
 
-    def _ingest_file(self, path: Path, tags: DocumentTags | None, summary: IngestSummary) -> FileOutcome:
-        store = self.index.store
+    def _finish(self, outcome: FileOutcome, summary: IngestSummary) -> None:
+        summary.outcomes.append(outcome)
+        self.progress.file_finished(outcome)
+
+    def _triage(self, path: Path, tags: DocumentTags | None) -> _Job | FileOutcome:
+        """Settle what needs no parsing (unreadable, unchanged, retagged); the rest becomes a job."""
         try:
             data = path.read_bytes()
         except OSError as exc:
             reason = "no such file" if isinstance(exc, FileNotFoundError) else f"cannot be read ({exc.strerror or exc})"
             return self._failed(path, reason)
         sha256 = hashlib.sha256(data).hexdigest()
-        existing = store.document_by_path(str(path))
+        existing = self.index.store.document_by_path(str(path))
         if existing and existing.sha256 == sha256:
             if tags is not None and tags != existing.tags:
                 self._retag(existing, tags)
                 return FileOutcome(str(path), "retagged", existing.n_pages, existing.n_chunks)
             return FileOutcome(str(path), "unchanged", existing.n_pages, existing.n_chunks)
+        return _Job(path, sha256, existing, tags or (existing.tags if existing else DocumentTags()))
 
-        parse_started = time.perf_counter()
+    def _timed_prepare(self, job: _Job) -> tuple[PreparedDocument | DocumentError, float]:
+        began = time.perf_counter()
         try:
-            prepared = self.prepare(path, sha256, tags or (existing.tags if existing else DocumentTags()))
+            return self.prepare(job.path, job.sha256, job.tags), time.perf_counter() - began
         except DocumentError as exc:
-            return self._failed(path, exc.reason)
-        summary.parse_seconds += time.perf_counter() - parse_started
+            return exc, time.perf_counter() - began
+
+    def _store(self, job: _Job, prepared: PreparedDocument | DocumentError, summary: IngestSummary) -> FileOutcome:
+        if isinstance(prepared, DocumentError):
+            return self._failed(job.path, prepared.reason)
         summary.pages_parsed += prepared.record.n_pages
         self.progress.pages_parsed(prepared.record.n_pages)
-
         embeddings = self._embed(prepared.chunks, summary)
+        store, existing = self.index.store, job.existing
         store.add_to_journal(prepared.record.id)
         self.index.vectors.add(prepared.chunks, embeddings)
         store.commit_document(
@@ -162,7 +194,7 @@ class Ingestor:
         if existing:
             self.index.vectors.delete_document(existing.id)
             store.clear_journal([existing.id])
-        return FileOutcome(str(path), "updated" if existing else "added", prepared.record.n_pages, len(prepared.chunks))
+        return FileOutcome(str(job.path), "updated" if existing else "added", prepared.record.n_pages, len(prepared.chunks))
 
     def prepare(self, path: Path, sha256: str, tags: DocumentTags) -> PreparedDocument:
         params = self.index.params

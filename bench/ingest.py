@@ -1,0 +1,107 @@
+"""Ingestion throughput on the mmlongbench dev documents.
+
+Prints parsing pages/s, end-to-end chunks/s (load -> tree -> chunks -> embed -> Chroma + SQLite + BM25) and the
+raw embedder's chunks/s on the same chunk texts measured in the same run, and their ratio (target >= 0.8).
+Medians over --rounds (each round alternates the end-to-end and raw runs so machine noise hits both).
+
+    .venv/bin/python bench/ingest.py [--limit N] [--rounds R] [--out bench/out/ingest.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
+
+
+def dev_documents(limit: int | None) -> list[Path]:
+    names = sorted({d for line in (EVAL / "dev.jsonl").open() for d in json.loads(line)["documents"]})
+    return [EVAL / "documents" / name for name in names][:limit]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N dev documents")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
+    args = parser.parse_args()
+    if not (EVAL / "dev.jsonl").exists():
+        sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
+
+    from pagegraph.config import Settings
+    from pagegraph.indexing.embedder import Embedder
+    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.loaders import load_document
+    from pagegraph.indexing.pipeline import Ingestor
+    from pagegraph.errors import DocumentError
+
+    documents = dev_documents(args.limit)
+    settings = Settings(cache_dir=REPO / ".pagegraph" / "cache")
+    embedder = Embedder(settings)
+    embedder.load()
+    print(f"{len(documents)} documents; embedder backend {embedder.backend}, {embedder.threads} threads, batch {embedder.batch_size}")
+
+    pages, parse_s = 0, 0.0
+    for path in documents:
+        started = time.perf_counter()
+        try:
+            pages += len(load_document(path).pages)
+        except DocumentError as exc:
+            print(f"  parse failed: {exc}")
+        parse_s += time.perf_counter() - started
+    print(f"parsing: {pages} pages in {parse_s:.1f} s = {pages / parse_s:.1f} pages/s")
+
+    e2e_rates, raw_rates, chunks_total = [], [], 0
+    for round_index in range(args.rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            settings_round = Settings(index=Path(tmp) / "index", cache_dir=settings.cache_dir)
+            with Index(settings_round.index, settings_round, write=True, embedder=embedder) as index:
+                started = time.perf_counter()
+                summary = Ingestor(index).run(documents)
+                e2e_s = time.perf_counter() - started
+                by_document = {}
+                for chunk in index.store.chunks():
+                    by_document.setdefault(chunk.document_id, []).append(chunk.text)
+        chunks_total = summary.chunks_embedded
+        e2e_rates.append(chunks_total / e2e_s)
+        # The raw embedder on the same texts, batched the way ingestion batches them (per document, by length).
+        started = time.perf_counter()
+        for texts in by_document.values():
+            texts = sorted(texts, key=len)
+            for i in range(0, len(texts), embedder.batch_size):
+                embedder.embed(texts[i : i + embedder.batch_size])
+        raw_s = time.perf_counter() - started
+        raw_rates.append(chunks_total / raw_s)
+        print(
+            f"round {round_index + 1}: {chunks_total} chunks; end to end {e2e_s:.1f} s = {e2e_rates[-1]:.1f} chunks/s "
+            f"(parse {summary.parse_seconds:.1f} s, embed {summary.embed_seconds:.1f} s); raw embedder {raw_s:.1f} s = "
+            f"{raw_rates[-1]:.1f} chunks/s"
+        )
+    e2e, raw = statistics.median(e2e_rates), statistics.median(raw_rates)
+    figures = {
+        "documents": len(documents),
+        "pages": pages,
+        "parse_pages_per_s": round(pages / parse_s, 1),
+        "chunks": chunks_total,
+        "end_to_end_chunks_per_s": round(e2e, 2),
+        "raw_embedder_chunks_per_s": round(raw, 2),
+        "ratio": round(e2e / raw, 3),
+        "rounds": args.rounds,
+        "backend": embedder.backend,
+        "threads": embedder.threads,
+    }
+    print(f"median end-to-end / raw embedder throughput: {e2e:.1f} / {raw:.1f} = {e2e / raw:.2f} (target >= 0.8)")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
