@@ -20,7 +20,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.chunking import ChunkStrategy
 from pagegraph.indexing.index import Index, delete_index
 from pagegraph.indexing.manifest import IndexParams, read_manifest
-from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestSummary
+from pagegraph.indexing.pipeline import FileOutcome, IngestProgress, Ingestor, IngestSummary
 from pagegraph.state.records import Confidentiality, DocumentRecord, DocumentTags, TreeNode
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Answer questions over your documents, with page citations.")
@@ -53,7 +53,7 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-class _RichProgress:
+class _RichProgress(IngestProgress):
     """Files, pages and chunks as they go, with the embedding rate; one line per finished file."""
 
     def __init__(self, progress: Progress) -> None:

