@@ -36,17 +36,19 @@ def main() -> None:
         sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
 
     from pagegraph.config import Settings
+    from pagegraph.errors import DocumentError
     from pagegraph.indexing.embedder import Embedder
     from pagegraph.indexing.index import Index
     from pagegraph.indexing.loaders import load_document
     from pagegraph.indexing.pipeline import Ingestor
-    from pagegraph.errors import DocumentError
 
     documents = dev_documents(args.limit)
     settings = Settings(cache_dir=REPO / ".pagegraph" / "cache")
     embedder = Embedder(settings)
     embedder.load()
-    print(f"{len(documents)} documents; embedder backend {embedder.backend}, {embedder.threads} threads, batch {embedder.batch_size}")
+    print(
+        f"{len(documents)} documents; embedder backend {embedder.backend}, {embedder.threads} threads, batch {embedder.batch_size}"
+    )
 
     pages, parse_s = 0, 0.0
     for path in documents:

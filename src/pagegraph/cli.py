@@ -17,13 +17,14 @@ from rich.tree import Tree
 
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.chunking import ChunkStrategy
 from pagegraph.indexing.index import Index, delete_index
 from pagegraph.indexing.manifest import IndexParams, read_manifest
-from pagegraph.indexing.pipeline import FileOutcome, IngestProgress, Ingestor, IngestSummary
-from pagegraph.state.records import Confidentiality, DocumentRecord, DocumentTags, TreeNode
+from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
+from pagegraph.state.records import DocumentRecord, DocumentTags, TreeNode
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Answer questions over your documents, with page citations.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="Answer questions over your documents, with page citations."
+)
 console = Console()
 err = Console(stderr=True)
 
@@ -103,9 +104,14 @@ def _print_summary(summary: IngestSummary, folder: Path) -> None:
         for status in ("added", "updated", "retagged", "unchanged", "removed", "failed", "skipped")
         if summary.count(status)
     )
-    console.print(f"\n[bold]Ingested into {folder}[/bold]: {counts or 'nothing to do'} in {summary.seconds:.1f} s", highlight=False)
+    console.print(
+        f"\n[bold]Ingested into {folder}[/bold]: {counts or 'nothing to do'} in {summary.seconds:.1f} s",
+        highlight=False,
+    )
     if summary.pages_parsed:
-        console.print(f"  parsing: {summary.pages_parsed} pages at {summary.pages_parsed / max(summary.parse_seconds, 1e-9):.1f} pages/s")
+        console.print(
+            f"  parsing: {summary.pages_parsed} pages at {summary.pages_parsed / max(summary.parse_seconds, 1e-9):.1f} pages/s"
+        )
     if summary.chunks_embedded:
         console.print(
             f"  embedding: {summary.chunks_embedded} chunks at {summary.chunks_embedded / max(summary.embed_seconds, 1e-9):.1f} chunks/s; "
@@ -129,19 +135,29 @@ def _parse_tags(tags: list[str]) -> dict[str, str]:
 def ingest(
     paths: Annotated[Optional[list[Path]], typer.Argument(help="files or folders to index", show_default=False)] = None,
     index: IndexOption = None,
-    strategy: Annotated[Optional[str], typer.Option(help="page: chunks never cross pages; document: they may [default: page]")] = None,
+    strategy: Annotated[
+        Optional[str], typer.Option(help="page: chunks never cross pages; document: they may [default: page]")
+    ] = None,
     chunk_size: Annotated[Optional[int], typer.Option(help="target chunk length in characters [default: 1000]")] = None,
-    chunk_overlap: Annotated[Optional[int], typer.Option(help="characters shared by neighbouring chunks [default: 200]")] = None,
+    chunk_overlap: Annotated[
+        Optional[int], typer.Option(help="characters shared by neighbouring chunks [default: 200]")
+    ] = None,
     heading_pattern: Annotated[
         Optional[str], typer.Option(help="Markdown heading regex with groups 'marks' (level) and 'title'")
     ] = None,
     project: Annotated[Optional[str], typer.Option(help="project tag for access filtering")] = None,
     source_type: Annotated[Optional[str], typer.Option(help="your label for these documents, e.g. manual")] = None,
-    confidentiality: Annotated[Optional[str], typer.Option(help="public | internal | confidential [default: internal]")] = None,
+    confidentiality: Annotated[
+        Optional[str], typer.Option(help="public | internal | confidential [default: internal]")
+    ] = None,
     tag: Annotated[Optional[list[str]], typer.Option(help="extra KEY=VALUE tag; repeatable")] = None,
     prune: Annotated[bool, typer.Option(help="drop indexed documents whose file no longer exists")] = False,
-    rebuild_indexes: Annotated[bool, typer.Option(help="rebuild the vector and BM25 indexes from store.sqlite")] = False,
-    recreate: Annotated[bool, typer.Option(help="delete the index and build it again with this run's parameters")] = False,
+    rebuild_indexes: Annotated[
+        bool, typer.Option(help="rebuild the vector and BM25 indexes from store.sqlite")
+    ] = False,
+    recreate: Annotated[
+        bool, typer.Option(help="delete the index and build it again with this run's parameters")
+    ] = False,
 ) -> None:
     """Index documents (PDF, Markdown, TXT, DOCX, VTT/SRT/JSON transcripts). Unchanged files are not re-embedded."""
     settings = get_settings()
@@ -183,12 +199,19 @@ def ingest(
             if rebuild_indexes:
                 started = time.perf_counter()
                 total = opened.rebuild_derived()
-                console.print(f"Rebuilt vector and BM25 indexes of {folder} from store.sqlite: {total} chunks in {time.perf_counter() - started:.1f} s")
+                console.print(
+                    f"Rebuilt vector and BM25 indexes of {folder} from store.sqlite: {total} chunks in {time.perf_counter() - started:.1f} s"
+                )
             if not paths and not prune:
                 return
             with Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console, transient=True,
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[detail]}"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
             ) as progress:
                 summary = Ingestor(opened, _RichProgress(progress)).run(paths or [], tags=tags, prune=prune)
     except (PagegraphError, ValueError) as exc:
@@ -245,7 +268,9 @@ def inspect(
                 "index": str(folder),
                 "manifest": opened.manifest.model_dump(),
                 "documents": [_document_row(doc) for doc in documents],
-                "failed": [{"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures],
+                "failed": [
+                    {"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures
+                ],
                 "vectors": opened.vectors.count(),
                 "bm25": "current" if not opened.bm25_is_stale() else "stale (rebuilt by the next ingest)",
             }
@@ -257,24 +282,37 @@ def inspect(
     params = opened.params
     console.print(
         f"[bold]{folder}[/bold]  {len(documents)} documents, {sum(d.n_chunks for d in documents)} chunks, "
-        f"{info['vectors']} vectors, BM25 {info['bm25']}", highlight=False,
+        f"{info['vectors']} vectors, BM25 {info['bm25']}",
+        highlight=False,
     )
     console.print(
         f"  {params.embedding_model} ({params.embedding_dimension} d, {opened.manifest.embedding_backend}); "
         f"{params.chunk_strategy} chunks of {params.chunk_size} chars, overlap {params.chunk_overlap}, "
-        f"at most {params.chunk_max_tokens} word-pieces", highlight=False,
+        f"at most {params.chunk_max_tokens} word-pieces",
+        highlight=False,
     )
     table = Table("document", "type", "pages", "chunks", "tree nodes", "tree from", "tags", "status")
     for doc in documents:
         tags = ", ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items())
-        table.add_row(doc.name, doc.source_type.value, str(doc.n_pages), str(doc.n_chunks), str(doc.n_nodes), doc.outline_source, tags, "[green]indexed[/green]")
+        table.add_row(
+            doc.name,
+            doc.source_type.value,
+            str(doc.n_pages),
+            str(doc.n_chunks),
+            str(doc.n_nodes),
+            doc.outline_source,
+            tags,
+            "[green]indexed[/green]",
+        )
     console.print(table)
     for _, name, reason in failures if document is None else []:
         console.print(f"[red]✗ {name}: failed: {reason}[/red]", highlight=False)
 
 
 def _flat_tags(tags: DocumentTags) -> dict[str, str]:
-    flat = {k: v for k, v in {"project": tags.project, "type": tags.source_type, "conf": tags.confidentiality}.items() if v}
+    flat = {
+        k: v for k, v in {"project": tags.project, "type": tags.source_type, "conf": tags.confidentiality}.items() if v
+    }
     return {**flat, **tags.extra}
 
 
@@ -290,7 +328,9 @@ def _find_document(documents: list[DocumentRecord], name: str) -> DocumentRecord
 
 def _show_tree(doc: DocumentRecord, nodes: list[TreeNode], as_json: bool) -> None:
     if as_json:
-        console.print_json(json.dumps([node.model_dump(exclude={"text"}) | {"chars": len(node.text)} for node in nodes]))
+        console.print_json(
+            json.dumps([node.model_dump(exclude={"text"}) | {"chars": len(node.text)} for node in nodes])
+        )
         return
     by_id = {node.id: node for node in nodes}
 

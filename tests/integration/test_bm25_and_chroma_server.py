@@ -24,7 +24,12 @@ from pagegraph.indexing.tree import build_tree, section_outline
 from pagegraph.state.records import DocumentTags
 from tests.conftest import SAMPLES
 
-QUERIES = ["personality traits recommendation", "neural collaborative filtering results", "dataset statistics users", "amazon reviews 2018"]
+QUERIES = [
+    "personality traits recommendation",
+    "neural collaborative filtering results",
+    "dataset statistics users",
+    "amazon reviews 2018",
+]
 
 
 def corpus_texts(path: Path, params: IndexParams) -> list[str]:
@@ -79,7 +84,8 @@ def chroma_server(tmp_path: Path):
     chroma = Path(sys.executable).with_name("chroma")
     proc = subprocess.Popen(
         [str(chroma), "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

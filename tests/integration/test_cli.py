@@ -50,7 +50,12 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     assert set(docs) == {"sb40-user-manual.pdf", "commissioning-guide.md", "support-call-2024-03-14.vtt"}
     manual = docs["sb40-user-manual.pdf"]
     assert manual["pages"] == 9 and manual["tree_source"] == "bookmarks" and manual["status"] == "indexed"
-    assert manual["tags"] == {"project": "demo", "source_type": None, "confidentiality": "public", "extra": {"team": "support"}}
+    assert manual["tags"] == {
+        "project": "demo",
+        "source_type": None,
+        "confidentiality": "public",
+        "extra": {"team": "support"},
+    }
     assert info["vectors"] == sum(d["chunks"] for d in docs.values())
     code, out = run("inspect", "--document", "sb40", "--tree")
     assert code == 0 and "3.2 Mounting" in out and "7 Troubleshooting" in out
@@ -103,8 +108,9 @@ def test_sigkill_mid_ingest_keeps_committed_documents(cli_env: Path, tmp_path: P
     shutil.copy(SAMPLES / "commissioning-guide.md", docs / "a-guide.md")
     for name in ("2303.05039v2.pdf", "watch_d.pdf"):
         shutil.copy(shared_docs / name, docs / f"b-{name}")
-    proc = subprocess.Popen([str(PAGEGRAPH), "ingest", str(docs)], env=os.environ.copy(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [str(PAGEGRAPH), "ingest", str(docs)], env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 240
     committed = 0
     while time.monotonic() < deadline and proc.poll() is None:

@@ -117,7 +117,12 @@ def test_parameter_mismatch_is_refused_naming_the_parameter(settings: Settings, 
 
 
 def test_rebuild_indexes_reproduces_search_results(settings: Settings, embedder: Embedder) -> None:
-    queries = ["What does error E04 mean?", "warranty registration deadline", "how to pair the app", "Dana ticket number"]
+    queries = [
+        "What does error E04 mean?",
+        "warranty registration deadline",
+        "how to pair the app",
+        "Dana ticket number",
+    ]
     with open_index(settings, embedder) as index:
         Ingestor(index).run([SAMPLES])
 

@@ -15,7 +15,9 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 def test_markdown_headings_levels_and_fenced_code_ignored(tmp_path: Path) -> None:
     path = tmp_path / "guide.md"
-    path.write_text("# Guide\n\nIntro.\n\n## Setup\n\n```bash\n# not a heading\n```\n\n### Step one\n\nText.\n###### Deep\n")
+    path.write_text(
+        "# Guide\n\nIntro.\n\n## Setup\n\n```bash\n# not a heading\n```\n\n### Step one\n\nText.\n###### Deep\n"
+    )
     doc = load_document(path)
     assert doc.source_type == SourceType.MARKDOWN
     assert doc.title == "Guide"
@@ -72,18 +74,30 @@ def test_vtt_keeps_timestamps_and_speakers() -> None:
 
 def test_srt_with_speaker_prefix(tmp_path: Path) -> None:
     path = tmp_path / "meeting.srt"
-    path.write_text("1\n00:00:01,000 --> 00:00:03,500\nAlice: Shall we start?\n\n2\n01:02:03,000 --> 01:02:05,000\nBob: Yes.\n")
+    path.write_text(
+        "1\n00:00:01,000 --> 00:00:03,500\nAlice: Shall we start?\n\n2\n01:02:03,000 --> 01:02:05,000\nBob: Yes.\n"
+    )
     doc = load_document(path)
-    assert [(s.start, s.speaker, s.text) for s in doc.segments] == [(1.0, "Alice", "Shall we start?"), (3723.0, "Bob", "Yes.")]
+    assert [(s.start, s.speaker, s.text) for s in doc.segments] == [
+        (1.0, "Alice", "Shall we start?"),
+        (3723.0, "Bob", "Yes."),
+    ]
     assert "[01:02:03] Bob: Yes." in doc.text
 
 
 def test_json_transcript(tmp_path: Path) -> None:
     path = tmp_path / "call.json"
-    path.write_text(json.dumps({"title": "Call", "segments": [
-        {"start": 0, "end": 4.2, "text": "Hello there", "speaker": "A"},
-        {"start": 4.2, "end": 9, "text": "Hi"},
-    ]}))
+    path.write_text(
+        json.dumps(
+            {
+                "title": "Call",
+                "segments": [
+                    {"start": 0, "end": 4.2, "text": "Hello there", "speaker": "A"},
+                    {"start": 4.2, "end": 9, "text": "Hi"},
+                ],
+            }
+        )
+    )
     doc = load_document(path)
     assert doc.title == "Call"
     assert [(s.speaker, s.end) for s in doc.segments] == [("A", 4.2), (None, 9.0)]

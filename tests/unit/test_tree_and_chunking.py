@@ -66,7 +66,10 @@ def test_fallback_detects_numbered_headings() -> None:
     entries, source = section_outline(doc)
     assert source == "detected"
     assert [(e.title, e.level) for e in entries] == [
-        ("1 Introduction", 1), ("2 Methods", 1), ("2.1 Data Sources", 2), ("3 Results", 1)
+        ("1 Introduction", 1),
+        ("2 Methods", 1),
+        ("2.1 Data Sources", 2),
+        ("3 Results", 1),
     ]
 
 

@@ -173,11 +173,9 @@ def _find_cut(text: str, start: int, end: int, size: int) -> int:
     window_start = start + int(size * _MIN_FILL)
     window = text[window_start:limit]
     for boundary in _BOUNDARIES:
-        last = None
-        for last in boundary.finditer(window):
-            pass
-        if last is not None:
-            return window_start + last.end()
+        ends = [match.end() for match in boundary.finditer(window)]
+        if ends:
+            return window_start + ends[-1]
     return limit
 
 

@@ -22,7 +22,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from langchain_core.embeddings import Embeddings as LangChainEmbeddings
 
 from pagegraph.config import Settings
-from pagegraph.indexing.minilm import MAX_TOKENS, MODEL_NAME, load_tokenizer, model_path
+from pagegraph.indexing.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME, load_tokenizer, model_path
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,9 @@ class Embedder(LangChainEmbeddings):
         wanted = settings.embedding_backend
         if wanted == "onnx" and not onnx_available():
             raise RuntimeError("embedding backend 'onnx' needs the packages onnx and onnxruntime")
-        self.backend: Literal["onnx", "torch"] = "onnx" if wanted == "onnx" or (wanted == "auto" and onnx_available()) else "torch"
+        self.backend: Literal["onnx", "torch"] = (
+            "onnx" if wanted == "onnx" or (wanted == "auto" and onnx_available()) else "torch"
+        )
         self._cache_dir = settings.cache_dir / "onnx"
 
     @cached_property
@@ -152,7 +154,9 @@ class Embedder(LangChainEmbeddings):
                     input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
                 ).last_hidden_state
 
-        sample = model.tokenizer(["an example sentence", "and a second, longer example sentence"], padding=True, return_tensors="pt")
+        sample = model.tokenizer(
+            ["an example sentence", "and a second, longer example sentence"], padding=True, return_tensors="pt"
+        )
         axes = {name: {0: "batch", 1: "tokens"} for name in (*_ONNX_INPUTS, "last_hidden_state")}
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
@@ -182,7 +186,9 @@ class Embedder(LangChainEmbeddings):
         difference = float(np.abs(self._encode_onnx(probe) - self._encode_torch(probe)).max())
         del self.__dict__["_onnx_session"]
         if difference > 1e-4:
-            raise RuntimeError(f"exported ONNX embedder differs from torch by {difference:.2e}; set PAGEGRAPH_EMBEDDING_BACKEND=torch")
+            raise RuntimeError(
+                f"exported ONNX embedder differs from torch by {difference:.2e}; set PAGEGRAPH_EMBEDDING_BACKEND=torch"
+            )
 
 
 class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):

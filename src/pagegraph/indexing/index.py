@@ -51,9 +51,13 @@ class Index:
         manifest = read_manifest(folder)
         if manifest is None:
             if not write:
-                raise PagegraphError(f"no index at {folder}: create one with `pagegraph ingest PATH... --index {folder}`")
+                raise PagegraphError(
+                    f"no index at {folder}: create one with `pagegraph ingest PATH... --index {folder}`"
+                )
             if folder.exists() and any(folder.iterdir()):
-                raise PagegraphError(f"{folder} is not empty and holds no {MANIFEST_FILE}: refusing to use it as an index")
+                raise PagegraphError(
+                    f"{folder} is not empty and holds no {MANIFEST_FILE}: refusing to use it as an index"
+                )
         elif params is not None and manifest.params != params:
             raise IndexMismatchError(describe_mismatch(folder, manifest.params, params))
         if write:
@@ -66,7 +70,9 @@ class Index:
         self.manifest = manifest
         self.params = manifest.params
         self.store = Store(folder, read_only=not write)
-        self.vectors = VectorStore(folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url)
+        self.vectors = VectorStore(
+            folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url
+        )
         self.bm25 = BM25Index(folder, self.params)
         if write:
             self._recover()

@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from pagegraph import __version__
 from pagegraph.indexing.chunking import ChunkingParams, ChunkStrategy
-from pagegraph.indexing.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME
 from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN
+from pagegraph.indexing.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME
 
 INDEX_VERSION = 1
 MANIFEST_FILE = "manifest.json"

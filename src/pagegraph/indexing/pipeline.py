@@ -81,7 +81,9 @@ def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[FileOutcome]]
                 if found.suffix.lower() in SUPPORTED_EXTENSIONS:
                     files.append(found.resolve())
                 else:
-                    skipped.append(FileOutcome(str(found.resolve()), "skipped", reason=f"unsupported type '{found.suffix}'"))
+                    skipped.append(
+                        FileOutcome(str(found.resolve()), "skipped", reason=f"unsupported type '{found.suffix}'")
+                    )
         else:
             files.append(path.resolve() if path.exists() else path.absolute())
     return list(dict.fromkeys(files)), skipped
@@ -177,13 +179,19 @@ class Ingestor:
         store.add_to_journal(prepared.record.id)
         self.index.vectors.add(prepared.chunks, embeddings)
         store.commit_document(
-            prepared.record, prepared.loaded.pages, prepared.nodes, prepared.chunks, embeddings,
+            prepared.record,
+            prepared.loaded.pages,
+            prepared.nodes,
+            prepared.chunks,
+            embeddings,
             replaces=existing.id if existing else None,
         )
         if existing:
             self.index.vectors.delete_document(existing.id)
             store.clear_journal([existing.id])
-        return FileOutcome(str(job.path), "updated" if existing else "added", prepared.record.n_pages, len(prepared.chunks))
+        return FileOutcome(
+            str(job.path), "updated" if existing else "added", prepared.record.n_pages, len(prepared.chunks)
+        )
 
     def _embed(self, chunks: list[Chunk], summary: IngestSummary) -> np.ndarray:
         embedder = self.index.embedder

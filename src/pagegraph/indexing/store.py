@@ -93,7 +93,9 @@ class Store:
 
     def tree(self, document_id: str) -> list[TreeNode]:
         text = PAGE_SEPARATOR.join(page.text for page in self.pages(document_id))
-        rows = self._db.execute("SELECT * FROM tree_nodes WHERE document_id = ? ORDER BY position", (document_id,)).fetchall()
+        rows = self._db.execute(
+            "SELECT * FROM tree_nodes WHERE document_id = ? ORDER BY position", (document_id,)
+        ).fetchall()
         nodes = [
             TreeNode(
                 id=r["id"],
@@ -123,7 +125,11 @@ class Store:
     def iter_chunks(self, document_id: str | None = None) -> Iterator[tuple[Chunk, np.ndarray]]:
         """Chunks in document and position order, each with its stored vector."""
         documents = {doc.id: doc for doc in self.documents()}
-        query = "SELECT * FROM chunks" + (" WHERE document_id = ?" if document_id else "") + " ORDER BY document_id, position"
+        query = (
+            "SELECT * FROM chunks"
+            + (" WHERE document_id = ?" if document_id else "")
+            + " ORDER BY document_id, position"
+        )
         for r in self._db.execute(query, (document_id,) if document_id else ()):
             chunk = Chunk(
                 id=r["id"],
@@ -193,17 +199,42 @@ class Store:
             self._db.executemany(
                 "INSERT INTO tree_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (n.id, record.id, n.parent_id, n.position, n.level, n.title, json.dumps(n.title_path),
-                     n.start_page, n.end_page, n.start_offset, n.end_offset)
+                    (
+                        n.id,
+                        record.id,
+                        n.parent_id,
+                        n.position,
+                        n.level,
+                        n.title,
+                        json.dumps(n.title_path),
+                        n.start_page,
+                        n.end_page,
+                        n.start_offset,
+                        n.end_offset,
+                    )
                     for n in nodes
                 ],
             )
             self._db.executemany(
                 "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (c.id, record.id, c.position, c.text, c.start_offset, c.end_offset, c.start_page, c.end_page,
-                     c.section_id, json.dumps(c.section_path), c.start_time, c.end_time, json.dumps(c.speakers),
-                     c.index_version, vector.astype(np.float32).tobytes())
+                    (
+                        c.id,
+                        record.id,
+                        c.position,
+                        c.text,
+                        c.start_offset,
+                        c.end_offset,
+                        c.start_page,
+                        c.end_page,
+                        c.section_id,
+                        json.dumps(c.section_path),
+                        c.start_time,
+                        c.end_time,
+                        json.dumps(c.speakers),
+                        c.index_version,
+                        vector.astype(np.float32).tobytes(),
+                    )
                     for c, vector in zip(chunks, embeddings, strict=True)
                 ],
             )

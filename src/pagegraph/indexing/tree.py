@@ -9,7 +9,9 @@ import re
 from pagegraph.indexing.loaders.transcript import format_timestamp
 from pagegraph.state.records import LoadedDocument, OutlineEntry, SourceType, TreeNode, page_of
 
-_NUMBERED_HEADING = re.compile(r"^(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+(?P<title>[A-Z][^\n]{1,80})$", re.MULTILINE)
+_NUMBERED_HEADING = re.compile(
+    r"^(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+(?P<title>[A-Z][^\n]{1,80})$", re.MULTILINE
+)
 MIN_DETECTED_HEADINGS = 3
 MAX_PAGE_NODES = 20
 TRANSCRIPT_WINDOW_S = 300
@@ -138,7 +140,9 @@ def _paragraph_groups(text: str) -> list[OutlineEntry]:
             if paragraph.strip():
                 first_line = paragraph.strip().splitlines()[0]
                 title = first_line if len(first_line) <= 60 else first_line[:57].rstrip() + "…"
-                entries.append(OutlineEntry(title=title, level=1, offset=offset + len(paragraph) - len(paragraph.lstrip())))
+                entries.append(
+                    OutlineEntry(title=title, level=1, offset=offset + len(paragraph) - len(paragraph.lstrip()))
+                )
                 group_start = offset
         offset += len(paragraph)
     return entries

@@ -41,7 +41,9 @@ def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
 
 
 class VectorStore:
-    def __init__(self, folder: Path, index_id: str, embedding_function: ChromaEmbeddingFunction, url: str | None) -> None:
+    def __init__(
+        self, folder: Path, index_id: str, embedding_function: ChromaEmbeddingFunction, url: str | None
+    ) -> None:
         telemetry = ChromaSettings(anonymized_telemetry=False)
         if url:
             parsed = urlparse(url)

@@ -40,7 +40,8 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
     if not any(page.text.strip() for page in pages):
         if any(_page_has_images(reader, index) for index in range(n_pages)):
             raise DocumentError(
-                path, f"image-only PDF ({n_pages} pages, no text layer): run OCR first (e.g. ocrmypdf) and ingest the result"
+                path,
+                f"image-only PDF ({n_pages} pages, no text layer): run OCR first (e.g. ocrmypdf) and ingest the result",
             )
         failed = [page for page in pages if page.error]
         if failed:
@@ -68,12 +69,16 @@ def _open_reader(path: Path, data: bytes) -> PdfReader:
             except DependencyError as exc:
                 raise DocumentError(path, f"encrypted PDF needs the 'cryptography' package ({exc})") from exc
             if not decrypted:
-                raise DocumentError(path, "encrypted with a password; pagegraph opens only PDFs without one (decrypt it first)")
+                raise DocumentError(
+                    path, "encrypted with a password; pagegraph opens only PDFs without one (decrypt it first)"
+                )
         return reader
     except DocumentError:
         raise
     except (FileNotDecryptedError, WrongPasswordError) as exc:
-        raise DocumentError(path, "encrypted with a password; pagegraph opens only PDFs without one (decrypt it first)") from exc
+        raise DocumentError(
+            path, "encrypted with a password; pagegraph opens only PDFs without one (decrypt it first)"
+        ) from exc
     except Exception as exc:  # pypdf raises many types on damaged files; all mean the same to the user
         raise DocumentError(path, f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
 

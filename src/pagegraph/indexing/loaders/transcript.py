@@ -63,7 +63,9 @@ def load_json_transcript(path: Path, text: str) -> LoadedDocument:
                 )
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise DocumentError(path, f"segment {index + 1}: needs numeric 'start' and 'end' and a 'text' ({exc})") from exc
+            raise DocumentError(
+                path, f"segment {index + 1}: needs numeric 'start' and 'end' and a 'text' ({exc})"
+            ) from exc
     return _build(path, segments, title=str(title) if title else None)
 
 
@@ -95,7 +97,9 @@ def _parse_cues(path: Path, lines: list[str]) -> list[TranscriptSegment]:
             speaker, cue_text = prefix.group("name"), prefix.group("text")
         if cue_text:
             segments.append(
-                TranscriptSegment(start=_seconds(match["start"]), end=_seconds(match["end"]), speaker=speaker, text=cue_text)
+                TranscriptSegment(
+                    start=_seconds(match["start"]), end=_seconds(match["end"]), speaker=speaker, text=cue_text
+                )
             )
     if not segments:
         raise DocumentError(path, "no timed cues found (expected lines like '00:00:01.000 --> 00:00:04.000')")
