@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 VENV="${PAGEGRAPH_VENV:-.venv}"
 PY="${PYTHON:-python3}"
 
+# Some machines' pip configuration names package folders that do not exist; pip warns about each one.
+quiet_pip() { grep -v "^WARNING: Location '.*' is ignored" || true; }
+
 if [ ! -x "$VENV/bin/python" ]; then
     echo "==> creating virtual environment in $VENV"
     "$PY" -m venv "$VENV"
@@ -16,9 +19,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     # CPU torch first: a torch requirement resolved later would pull a multi-GB CUDA build.
     if ! "$VENV/bin/python" -c "import torch, sys; sys.exit(torch.__version__ != '2.13.0+cpu')" 2>/dev/null; then
         echo "==> installing CPU torch 2.13.0"
-        "$VENV/bin/pip" install --quiet --disable-pip-version-check torch==2.13.0
+        "$VENV/bin/pip" install --quiet --disable-pip-version-check torch==2.13.0 2>&1 | quiet_pip
     fi
     echo "==> installing pagegraph and its dependencies"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check -e ".[dev]"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check -e ".[dev]" 2>&1 | quiet_pip
     echo "$want" > "$stamp"
 fi

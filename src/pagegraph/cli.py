@@ -291,17 +291,16 @@ def inspect(
         f"at most {params.chunk_max_tokens} word-pieces",
         highlight=False,
     )
-    table = Table("document", "type", "pages", "chunks", "tree nodes", "tree from", "tags", "status")
+    table = Table("document", "type", "pages", "chunks", "tree", "tags", "status")
+    table.columns[0].overflow = "fold"
     for doc in documents:
-        tags = ", ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items())
         table.add_row(
             doc.name,
             doc.source_type.value,
             str(doc.n_pages),
             str(doc.n_chunks),
-            str(doc.n_nodes),
-            doc.outline_source,
-            tags,
+            f"{doc.n_nodes} from {doc.outline_source}",
+            " ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items()),
             "[green]indexed[/green]",
         )
     console.print(table)
@@ -310,10 +309,8 @@ def inspect(
 
 
 def _flat_tags(tags: DocumentTags) -> dict[str, str]:
-    flat = {
-        k: v for k, v in {"project": tags.project, "type": tags.source_type, "conf": tags.confidentiality}.items() if v
-    }
-    return {**flat, **tags.extra}
+    named = {"project": tags.project, "type": tags.source_type, "access": tags.confidentiality}
+    return {**{k: v for k, v in named.items() if v}, **tags.extra}
 
 
 def _find_document(documents: list[DocumentRecord], name: str) -> DocumentRecord:

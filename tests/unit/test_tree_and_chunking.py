@@ -139,3 +139,13 @@ def test_invalid_chunking_parameters() -> None:
         ChunkingParams(chunk_size=400, chunk_overlap=300)
     with pytest.raises(ValueError, match="too small"):
         ChunkingParams(chunk_size=50)
+
+
+def test_sections_do_not_spill_onto_the_running_header_of_the_next_page() -> None:
+    doc = load_document(SAMPLES / "sb40-user-manual.pdf")
+    entries, _ = section_outline(doc)
+    pages = {node.title: (node.start_page, node.end_page) for node in build_tree(doc, "d", entries)}
+    assert pages["1 About this manual"] == (2, 2)
+    assert pages["3 Installation"] == (4, 4)
+    assert pages["3.3 Wiring"] == (4, 4)
+    assert pages["8 Warranty"] == (9, 9)

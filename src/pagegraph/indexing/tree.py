@@ -16,6 +16,7 @@ MIN_DETECTED_HEADINGS = 3
 MAX_PAGE_NODES = 20
 TRANSCRIPT_WINDOW_S = 300
 PARAGRAPH_GROUP_CHARS = 3000
+RUNNING_HEADER_CHARS = 120
 
 
 def section_outline(doc: LoadedDocument) -> tuple[list[OutlineEntry], str]:
@@ -74,8 +75,18 @@ def build_tree(doc: LoadedDocument, document_id: str, entries: list[OutlineEntry
     _close_spans(nodes)
     for node in nodes:
         node.start_page = page_of(starts, node.start_offset)
-        node.end_page = max(node.start_page, page_of(starts, max(node.start_offset, node.end_offset - 1)))
+        last_page = page_of(starts, max(node.start_offset, node.end_offset - 1))
+        # A section that ends just after a page break (the next one starts below that page's running header)
+        # does not really continue onto that page.
+        if last_page > node.start_page and node.end_offset - starts[last_page - 1] <= RUNNING_HEADER_CHARS:
+            last_page -= 1
+        node.end_page = last_page
         node.text = text[node.start_offset : node.end_offset].strip()
+    by_id = {node.id: node for node in nodes}
+    for node in reversed(nodes):  # children come after their parent in pre-order
+        if node.parent_id is not None:
+            parent = by_id[node.parent_id]
+            parent.end_page = max(parent.end_page, node.end_page)
     return nodes
 
 
