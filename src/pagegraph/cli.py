@@ -292,7 +292,8 @@ def inspect(
         highlight=False,
     )
     table = Table("document", "type", "pages", "chunks", "tree", "tags", "status")
-    table.columns[0].overflow = "fold"
+    for column in (table.columns[0], table.columns[5]):
+        column.overflow = "fold"
     for doc in documents:
         table.add_row(
             doc.name,

@@ -41,7 +41,6 @@ def run(*args: str) -> tuple[int, str]:
 def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     code, out = run("ingest", str(SAMPLES), "--project", "demo", "--confidentiality", "public", "--tag", "team=support")
     assert code == 0, out
-    assert "make_manual_pdf.py: unsupported type '.py'" in out
     assert "3 added" in out and "chunks/s" in out
     code, out = run("inspect", "--json")
     assert code == 0, out
@@ -82,6 +81,7 @@ def test_bad_files_fail_clearly_while_others_are_indexed(cli_env: Path, tmp_path
     }
     unknown = bad / "diagram.png"
     unknown.write_bytes(b"\x89PNG")
+    (bad / "notes.xyz").write_text("found in the folder, not named")
     missing = bad / "missing.pdf"
     code, out = run("ingest", str(bad), str(unknown), str(missing))
     assert code == 1
@@ -89,8 +89,9 @@ def test_bad_files_fail_clearly_while_others_are_indexed(cli_env: Path, tmp_path
     for path, reason in files.items():
         assert f"✗ {path.name}: " in flat and reason in flat
     assert "✗ diagram.png: unknown file type '.png'" in flat
+    assert "skipped notes.xyz: unsupported type '.xyz'" in flat and "skipped diagram.png" not in flat
     assert "✗ missing.pdf: no such file" in flat
-    assert "1 added" in flat and "7 failed" in flat
+    assert "1 added" in flat and "7 failed" in flat and "1 skipped" in flat
 
     with Index(cli_env, Settings()) as index:
         names = sorted(d.name for d in index.store.documents())

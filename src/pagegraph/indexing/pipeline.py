@@ -86,7 +86,8 @@ def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[FileOutcome]]
                     )
         else:
             files.append(path.resolve() if path.exists() else path.absolute())
-    return list(dict.fromkeys(files)), skipped
+    named = {str(path) for path in files}
+    return list(dict.fromkeys(files)), [outcome for outcome in skipped if outcome.path not in named]
 
 
 @dataclass

@@ -20,18 +20,18 @@ RUNNING_HEADER_CHARS = 120
 
 
 def section_outline(doc: LoadedDocument) -> tuple[list[OutlineEntry], str]:
-    """The headings that shape the tree, and where they came from."""
+    """The headings that shape the tree, and where they came from ("none" when the tree is the root alone)."""
     if doc.outline:
         return doc.outline, doc.outline_source
-    text = doc.text
     if doc.source_type == SourceType.TRANSCRIPT:
-        return _time_windows(doc), "time"
-    detected = _detect_numbered_headings(text)
-    if len(detected) >= MIN_DETECTED_HEADINGS:
-        return detected, "detected"
-    if len(doc.pages) > 1:
-        return _page_groups(doc), "pages"
-    return _paragraph_groups(text), "paragraphs"
+        entries, source = _time_windows(doc), "time"
+    elif len(detected := _detect_numbered_headings(doc.text)) >= MIN_DETECTED_HEADINGS:
+        entries, source = detected, "detected"
+    elif len(doc.pages) > 1:
+        entries, source = _page_groups(doc), "pages"
+    else:
+        entries, source = _paragraph_groups(doc.text), "paragraphs"
+    return entries, source if entries else "none"
 
 
 def build_tree(doc: LoadedDocument, document_id: str, entries: list[OutlineEntry]) -> list[TreeNode]:

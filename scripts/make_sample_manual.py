@@ -1,10 +1,11 @@
 """Generate samples/sb40-user-manual.pdf from the text below (fpdf2): a multi-page manual with bookmarks and tables.
 
-The PDF is committed; run this again only after editing the text: `python samples/make_manual_pdf.py`.
+The PDF is committed; run this again only after editing the text: `.venv/bin/python scripts/make_sample_manual.py`.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF
@@ -163,6 +164,7 @@ def build(target: Path) -> None:
     pdf = Manual(format="A5")
     pdf.set_title(TITLE)
     pdf.set_author("pagegraph samples")
+    pdf.set_creation_date(datetime(2026, 11, 1, tzinfo=UTC))  # fixed, so regenerating gives the same bytes
     pdf.set_auto_page_break(auto=True, margin=18)
     pdf.add_page()
     pdf.set_font("Helvetica", "B", 18)
@@ -194,4 +196,4 @@ def build(target: Path) -> None:
 
 
 if __name__ == "__main__":
-    build(Path(__file__).with_name("sb40-user-manual.pdf"))
+    build(Path(__file__).resolve().parents[1] / "samples" / "sb40-user-manual.pdf")
