@@ -171,3 +171,13 @@ def test_one_writer_at_a_time(settings: Settings, embedder: Embedder) -> None:
             open_index(settings, embedder)
         with Index(settings.index, settings, embedder=embedder) as reader:  # readers are not blocked
             assert reader.store.documents() == []
+
+
+def test_pdf_page_labels_are_kept_beside_page_numbers(settings: Settings, embedder: Embedder, shared_docs: Path) -> None:
+    path = shared_docs / "watch_d.pdf"  # front matter numbered i, ii, then 1, 2, ...
+    with open_index(settings, embedder) as index:
+        Ingestor(index).run([path])
+        pages = index.store.pages(index.store.documents()[0].id)
+    assert [p.number for p in pages[:4]] == [1, 2, 3, 4]
+    assert [p.label for p in pages[:4]] == ["i", "ii", "1", "2"]
+    assert [p.label for p in pages] == list(PdfReader(path).page_labels)
