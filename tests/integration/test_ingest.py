@@ -173,7 +173,9 @@ def test_one_writer_at_a_time(settings: Settings, embedder: Embedder) -> None:
             assert reader.store.documents() == []
 
 
-def test_pdf_page_labels_are_kept_beside_page_numbers(settings: Settings, embedder: Embedder, shared_docs: Path) -> None:
+def test_pdf_page_labels_are_kept_beside_page_numbers(
+    settings: Settings, embedder: Embedder, shared_docs: Path
+) -> None:
     path = shared_docs / "watch_d.pdf"  # front matter numbered i, ii, then 1, 2, ...
     with open_index(settings, embedder) as index:
         Ingestor(index).run([path])

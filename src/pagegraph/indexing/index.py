@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import shutil
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +20,9 @@ from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.indexing.store import STORE_FILE, Store
 from pagegraph.indexing.vectors import VectorStore
-from pagegraph.state.records import Chunk
 
 _LOCK_FILE = ".lock"
+_REBUILD_BATCH = 1000
 
 
 def describe_mismatch(folder: Path, built: IndexParams, requested: IndexParams) -> str:
@@ -54,7 +55,7 @@ class Index:
                 raise PagegraphError(
                     f"no index at {folder}: create one with `pagegraph ingest PATH... --index {folder}`"
                 )
-            if folder.exists() and any(folder.iterdir()):
+            if folder.exists() and any(entry.name != _LOCK_FILE for entry in folder.iterdir()):
                 raise PagegraphError(
                     f"{folder} is not empty and holds no {MANIFEST_FILE}: refusing to use it as an index"
                 )
@@ -105,23 +106,14 @@ class Index:
     def rebuild_derived(self) -> int:
         """Recreate the vector and BM25 indexes from store.sqlite alone; returns the number of chunks."""
         self.vectors.reset()
-        batch_chunks, batch_vectors, total = [], [], 0
-        for chunk, vector in self.store.iter_chunks():
-            batch_chunks.append(chunk)
-            batch_vectors.append(vector)
-            if len(batch_chunks) >= 1000:
-                total += self._flush(batch_chunks, batch_vectors)
-        total += self._flush(batch_chunks, batch_vectors)
+        total = 0
+        stored = self.store.iter_chunks()
+        while batch := list(islice(stored, _REBUILD_BATCH)):
+            chunks, vectors = zip(*batch)
+            self.vectors.add(list(chunks), np.stack(vectors))
+            total += len(batch)
         self.refresh_bm25()
         return total
-
-    def _flush(self, chunks: list[Chunk], vectors: list[np.ndarray]) -> int:
-        if chunks:
-            self.vectors.add(chunks, np.stack(vectors))
-        count = len(chunks)
-        chunks.clear()
-        vectors.clear()
-        return count
 
     def close(self) -> None:
         self.store.close()
