@@ -179,14 +179,14 @@ def ingest(
             }.items()
             if value is not None
         }
-        if recreate and read_manifest(folder) is not None:
+        manifest = read_manifest(folder)
+        base = manifest.params if manifest and not recreate else IndexParams()
+        params = IndexParams.model_validate({**base.model_dump(), **overrides})
+        params.chunking()  # validates size against overlap before anything is written or deleted
+        if recreate and manifest is not None:
             with Index(folder, settings, write=True) as old:
                 old.vectors.drop()
             delete_index(folder)
-        manifest = read_manifest(folder)
-        base = manifest.params if manifest else IndexParams()
-        params = IndexParams.model_validate({**base.model_dump(), **overrides})
-        params.chunking()  # validates size against overlap before anything is written
         tags = None
         if any(v is not None for v in (project, source_type, confidentiality)) or tag:
             tags = DocumentTags(
@@ -216,6 +216,11 @@ def ingest(
                 summary = Ingestor(opened, _RichProgress(progress)).run(paths or [], tags=tags, prune=prune)
     except (PagegraphError, ValueError) as exc:
         raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        err.print(
+            "[yellow]interrupted: documents finished so far are committed; run the same command to finish[/yellow]"
+        )
+        raise typer.Exit(130) from None
     for outcome in summary.outcomes:
         if outcome.status == "removed":
             console.print(f"[yellow]- removed {outcome.name}: file no longer exists[/yellow]", highlight=False)

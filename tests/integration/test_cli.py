@@ -150,3 +150,16 @@ def test_sigkill_mid_ingest_keeps_committed_documents(cli_env: Path, tmp_path: P
     for name in done:
         assert f"{name}: unchanged" in flat
     assert f"{3 - len(done)} added" in flat
+
+
+def test_recreate_rebuilds_with_new_parameters_and_validates_first(cli_env: Path) -> None:
+    guide = str(SAMPLES / "commissioning-guide.md")
+    assert run("ingest", guide)[0] == 0
+    code, out = run("ingest", guide, "--recreate", "--chunk-size", "400", "--chunk-overlap", "300")
+    assert code == 2 and "overlap" in out
+    assert json.loads(run("inspect", "--json")[1])["manifest"]["params"]["chunk_size"] == 1000  # untouched
+    code, out = run("ingest", guide, "--recreate", "--chunk-size", "400", "--chunk-overlap", "50")
+    assert code == 0, out
+    info = json.loads(run("inspect", "--json")[1])
+    assert info["manifest"]["params"]["chunk_size"] == 400
+    assert info["documents"][0]["chunks"] > 6

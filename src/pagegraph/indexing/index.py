@@ -117,6 +117,7 @@ class Index:
 
     def close(self) -> None:
         self.store.close()
+        self.vectors.close()
         if self._lock is not None:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import logging
 import multiprocessing
 import time
 from collections import deque
@@ -19,8 +18,6 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
 from pagegraph.indexing.prepare import PreparedDocument, lower_priority, timed_prepare
 from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags
-
-log = logging.getLogger(__name__)
 
 PARSE_AHEAD = 2
 

@@ -100,6 +100,10 @@ class VectorStore:
         found = self._collection.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
         return list(zip(found["ids"][0], found["distances"][0]))
 
+    def close(self) -> None:
+        """Release the client (Chroma shares one per folder in a process, counted by reference)."""
+        self._client.close()
+
     def drop(self) -> None:
         try:
             self._client.delete_collection(self._name)
