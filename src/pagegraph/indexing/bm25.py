@@ -83,9 +83,13 @@ class BM25Index:
         return retriever.get_scores(tokens)
 
     def search(self, query: str, k: int, mask: np.ndarray | None = None) -> list[tuple[str, float]]:
-        """Top-k chunk ids with positive scores; `mask` (0/1 per chunk) restricts the search before ranking."""
+        """Top-k chunk ids with positive scores; `mask` (True per chunk to keep) restricts the search before ranking."""
         scores = self.scores(query)
-        if mask is not None and len(scores):
-            scores = scores * mask
-        top = np.argsort(-scores, kind="stable")[:k]
+        if not len(scores):
+            return []
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((top, -scores[top]))]
         return [(self.chunk_ids[i], float(scores[i])) for i in top if scores[i] > 0]

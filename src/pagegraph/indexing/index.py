@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import shutil
+from functools import cached_property
 from itertools import islice
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.indexing.store import STORE_FILE, Store
 from pagegraph.indexing.vectors import VectorStore
+from pagegraph.retrievers.catalog import ChunkCatalog
 
 _LOCK_FILE = ".lock"
 _REBUILD_BATCH = 1000
@@ -102,6 +104,12 @@ class Index:
     def refresh_bm25(self) -> None:
         chunks = self.store.chunks()
         self.bm25.build([c.id for c in chunks], [c.text for c in chunks], self.store.generation())
+        self.__dict__.pop("catalog", None)
+
+    @cached_property
+    def catalog(self) -> ChunkCatalog:
+        """Chunk metadata in BM25 order, for retrieval pre-filters and windows."""
+        return ChunkCatalog(self.store.chunk_catalog(), self.bm25.chunk_ids)
 
     def rebuild_derived(self) -> int:
         """Recreate the vector and BM25 indexes from store.sqlite alone; returns the number of chunks."""

@@ -22,6 +22,7 @@ from pagegraph.state.records import (
 )
 
 STORE_FILE = "store.sqlite"
+_SQL_BATCH = 900  # SQLite's bound-parameter limit is 999 on older builds
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -124,32 +125,35 @@ class Store:
 
     def iter_chunks(self, document_id: str | None = None) -> Iterator[tuple[Chunk, np.ndarray]]:
         """Chunks in document and position order, each with its stored vector."""
+        where, args = ("WHERE document_id = ?", (document_id,)) if document_id else ("", ())
         documents = {doc.id: doc for doc in self.documents()}
-        query = (
-            "SELECT * FROM chunks"
-            + (" WHERE document_id = ?" if document_id else "")
-            + " ORDER BY document_id, position"
+        for row in self._db.execute(f"SELECT * FROM chunks {where} ORDER BY document_id, position", args):
+            yield _chunk(row, documents[row["document_id"]]), np.frombuffer(row["embedding"], dtype=np.float32)
+
+    def chunks_by_id(self, chunk_ids: list[str]) -> dict[str, Chunk]:
+        """The chunks with these ids (missing ids are left out), without their vectors."""
+        columns = (
+            "id, document_id, position, text, start_offset, end_offset, start_page, end_page, section_id, "
+            "section_path, start_time, end_time, speakers, index_version"
         )
-        for r in self._db.execute(query, (document_id,) if document_id else ()):
-            chunk = Chunk(
-                id=r["id"],
-                document_id=r["document_id"],
-                source=documents[r["document_id"]].name,
-                position=r["position"],
-                text=r["text"],
-                start_offset=r["start_offset"],
-                end_offset=r["end_offset"],
-                start_page=r["start_page"],
-                end_page=r["end_page"],
-                section_id=r["section_id"],
-                section_path=json.loads(r["section_path"]),
-                start_time=r["start_time"],
-                end_time=r["end_time"],
-                speakers=json.loads(r["speakers"]),
-                tags=documents[r["document_id"]].tags,
-                index_version=r["index_version"],
-            )
-            yield chunk, np.frombuffer(r["embedding"], dtype=np.float32)
+        documents: dict[str, DocumentRecord] = {}
+        found: dict[str, Chunk] = {}
+        for start in range(0, len(chunk_ids), _SQL_BATCH):
+            part = chunk_ids[start : start + _SQL_BATCH]
+            marks = ",".join("?" * len(part))
+            for row in self._db.execute(f"SELECT {columns} FROM chunks WHERE id IN ({marks})", part):
+                if row["document_id"] not in documents:
+                    documents[row["document_id"]] = self._documents("WHERE d.id = ?", (row["document_id"],))[0]
+                found[row["id"]] = _chunk(row, documents[row["document_id"]])
+        return found
+
+    def chunk_catalog(self) -> list[tuple[str, str, str, int, int, int, str]]:
+        """(chunk id, document id, file name, position, start page, end page, tags JSON) of every chunk, in the
+        order the BM25 index is built in."""
+        return self._db.execute(
+            """SELECT c.id, c.document_id, d.name, c.position, c.start_page, c.end_page, d.tags
+               FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.document_id, c.position"""
+        ).fetchall()
 
     # -- writes --------------------------------------------------------------------------------------------------
     def journal(self) -> list[str]:
@@ -269,6 +273,27 @@ class Store:
         self._db.execute(
             "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
         )
+
+
+def _chunk(row: sqlite3.Row, document: DocumentRecord) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        document_id=row["document_id"],
+        source=document.name,
+        position=row["position"],
+        text=row["text"],
+        start_offset=row["start_offset"],
+        end_offset=row["end_offset"],
+        start_page=row["start_page"],
+        end_page=row["end_page"],
+        section_id=row["section_id"],
+        section_path=json.loads(row["section_path"]),
+        start_time=row["start_time"],
+        end_time=row["end_time"],
+        speakers=json.loads(row["speakers"]),
+        tags=document.tags,
+        index_version=row["index_version"],
+    )
 
 
 def _document(row: sqlite3.Row) -> DocumentRecord:

@@ -146,3 +146,30 @@ class Chunk(BaseModel):
     speakers: list[str] = Field(default_factory=list)
     tags: DocumentTags = Field(default_factory=DocumentTags)
     index_version: int
+
+
+class RetrievalFilter(BaseModel):
+    """Restricts a search before scoring. Empty fields do not restrict."""
+
+    documents: list[str] | None = Field(default=None, description="file names of the documents to search")
+    projects: list[str] | None = Field(default=None, description="documents tagged with one of these projects")
+    source_types: list[str] | None = Field(default=None, description="documents with one of these source-type tags")
+    max_confidentiality: Confidentiality | None = Field(default=None, description="ceiling: nothing above this level")
+    pages: tuple[int, int] | None = Field(default=None, description="inclusive page range a chunk must overlap")
+
+    def chroma_where(self) -> dict | None:
+        clauses: list[dict] = []
+        if self.documents is not None:
+            clauses.append({"source": {"$in": list(self.documents)}})
+        if self.projects is not None:
+            clauses.append({"project": {"$in": list(self.projects)}})
+        if self.source_types is not None:
+            clauses.append({"source_type": {"$in": list(self.source_types)}})
+        if self.max_confidentiality is not None:
+            clauses.append({"confidentiality_rank": {"$lte": CONFIDENTIALITY_LEVELS.index(self.max_confidentiality)}})
+        if self.pages is not None:
+            clauses.append({"end_page": {"$gte": self.pages[0]}})
+            clauses.append({"start_page": {"$lte": self.pages[1]}})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}

@@ -1,0 +1,29 @@
+"""Lexical retrieval over the persisted bm25s index, pre-filtered by a mask before ranking."""
+
+from __future__ import annotations
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field
+
+from pagegraph.indexing.index import Index
+from pagegraph.retrievers.results import ScoredChunk, to_documents
+from pagegraph.state.records import RetrievalFilter
+
+
+class BM25ChunkRetriever(BaseRetriever):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    index: Index
+    k: int = Field(default=20, ge=1)
+    filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
+
+    def search(self, query: str, k: int | None = None, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
+        mask = self.index.catalog.mask(flt or self.filter)
+        hits = self.index.bm25.search(query, k or self.k, mask=mask)
+        return [ScoredChunk(chunk_id, score, "bm25") for chunk_id, score in hits]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        hits = self.search(query)
+        return to_documents(hits, self.index.store.chunks_by_id([h.chunk_id for h in hits]))

@@ -1,0 +1,64 @@
+"""Per-chunk metadata held as arrays in the BM25 index's order: pre-filter masks and neighbour lookups without
+touching Chroma or the chunk texts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from pagegraph.state.records import CONFIDENTIALITY_LEVELS, RetrievalFilter
+
+
+class ChunkCatalog:
+    def __init__(self, rows: list[tuple[str, str, str, int, int, int, str]], order: list[str]) -> None:
+        by_id = {row[0]: row for row in rows}
+        missing = [chunk_id for chunk_id in order if chunk_id not in by_id]
+        if missing:
+            raise ValueError(f"the BM25 index lists {len(missing)} chunks the store does not hold; rebuild it")
+        ordered = [by_id[chunk_id] for chunk_id in order]
+        self.ids = list(order)
+        self.row_of = {chunk_id: i for i, chunk_id in enumerate(self.ids)}
+        self.document_ids = np.array([row[1] for row in ordered], dtype=object)
+        self.sources = np.array([row[2] for row in ordered], dtype=object)
+        self.positions = np.array([row[3] for row in ordered], dtype=np.int64)
+        self.start_pages = np.array([row[4] for row in ordered], dtype=np.int64)
+        self.end_pages = np.array([row[5] for row in ordered], dtype=np.int64)
+        tags = {}
+        for row in ordered:
+            if row[6] not in tags:
+                tags[row[6]] = json.loads(row[6])
+        self.projects = np.array([tags[row[6]].get("project") for row in ordered], dtype=object)
+        self.source_types = np.array([tags[row[6]].get("source_type") for row in ordered], dtype=object)
+        self.confidentiality = np.array(
+            [CONFIDENTIALITY_LEVELS.index(tags[row[6]]["confidentiality"]) for row in ordered], dtype=np.int64
+        )
+        self._at = {(row[1], row[3]): row[0] for row in ordered}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def mask(self, flt: RetrievalFilter | None) -> np.ndarray | None:
+        """True for chunks the filter lets through; None when it lets everything through."""
+        if flt is None or flt.chroma_where() is None:
+            return None
+        keep = np.ones(len(self.ids), dtype=bool)
+        if flt.documents is not None:
+            keep &= np.isin(self.sources, list(flt.documents))
+        if flt.projects is not None:
+            keep &= np.isin(self.projects, list(flt.projects))
+        if flt.source_types is not None:
+            keep &= np.isin(self.source_types, list(flt.source_types))
+        if flt.max_confidentiality is not None:
+            keep &= self.confidentiality <= CONFIDENTIALITY_LEVELS.index(flt.max_confidentiality)
+        if flt.pages is not None:
+            keep &= (self.end_pages >= flt.pages[0]) & (self.start_pages <= flt.pages[1])
+        return keep
+
+    def neighbours(self, chunk_id: str, n: int, mask: np.ndarray | None = None) -> list[str]:
+        """The chunk and up to n chunks either side of it in the same document, in position order; chunks the
+        mask excludes are left out."""
+        row = self.row_of[chunk_id]
+        document_id, position = self.document_ids[row], int(self.positions[row])
+        found = (self._at.get((document_id, p)) for p in range(position - n, position + n + 1))
+        return [c for c in found if c is not None and (mask is None or mask[self.row_of[c]])]

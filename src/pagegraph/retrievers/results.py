@@ -1,0 +1,48 @@
+"""How retrieved chunks are handed out: LangChain Documents whose metadata carries the citation fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_core.documents import Document
+
+from pagegraph.state.records import Chunk
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    """A retrieved chunk id; `hit_id` names the hit a window brought it in for (itself for a hit)."""
+
+    chunk_id: str
+    score: float
+    retriever: str
+    hit_id: str | None = None
+
+
+def to_documents(hits: list[ScoredChunk], chunks: dict[str, Chunk]) -> list[Document]:
+    documents = []
+    for hit in hits:
+        chunk = chunks[hit.chunk_id]
+        documents.append(
+            Document(
+                id=chunk.id,
+                page_content=chunk.text,
+                metadata={
+                    "chunk_id": chunk.id,
+                    "document_id": chunk.document_id,
+                    "source": chunk.source,
+                    "position": chunk.position,
+                    "start_page": chunk.start_page,
+                    "end_page": chunk.end_page,
+                    "section_id": chunk.section_id,
+                    "section_path": chunk.section_path,
+                    "start_time": chunk.start_time,
+                    "end_time": chunk.end_time,
+                    "score": hit.score,
+                    "retriever": hit.retriever,
+                    "hit_id": hit.hit_id or chunk.id,
+                    "is_hit": hit.hit_id in (None, chunk.id),
+                },
+            )
+        )
+    return documents
