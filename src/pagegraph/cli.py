@@ -231,6 +231,119 @@ def ingest(
         raise typer.Exit(1)
 
 
+@app.command("eval")
+def evaluate(
+    questions: Annotated[
+        Path, typer.Argument(help="question set (JSONL rows: id, question, answerable, documents, ...)")
+    ],
+    index: IndexOption = None,
+    docs: Annotated[
+        Optional[Path], typer.Option(help="folder of the documents; ingested into --index when needed")
+    ] = None,
+    mode: Annotated[str, typer.Option(help="retrieval: rank chunks and score pages and documents")] = "retrieval",
+    retriever: Annotated[
+        Optional[list[str]], typer.Option(help="bm25 | dense | hybrid | hybrid+window | ensemble; repeatable")
+    ] = None,
+    scope: Annotated[
+        str, typer.Option(help="document: search only each question's documents; corpus: everything")
+    ] = "document",
+    k: Annotated[str, typer.Option(help="cut-offs for hit@k, recall@k, doc_hit@k")] = "1,3,5,10,20",
+    window: Annotated[int, typer.Option(help="neighbours on each side for hybrid+window")] = 1,
+    limit: Annotated[Optional[int], typer.Option(help="only the first N questions")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="write the run as JSON")] = None,
+    plot: Annotated[Optional[Path], typer.Option(help="write the hit@k curves as PNG")] = None,
+) -> None:
+    """Measure retrievers on a question set, side by side over one index; the run is stored in the index."""
+    from pagegraph.eval.questions import load_questions
+    from pagegraph.eval.report import plot_hit_curves, write_json
+    from pagegraph.eval.retrieval import RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
+
+    settings = get_settings()
+    folder = _index_folder(index, settings)
+    try:
+        if mode != "retrieval":
+            raise PagegraphError(f"--mode {mode!r}: this version evaluates retrieval only")
+        if scope not in ("document", "corpus"):
+            raise PagegraphError(f"--scope {scope!r}: choose document or corpus")
+        names = retriever or ["bm25", "dense", "hybrid", "ensemble"]
+        unknown = [name for name in names if name not in RETRIEVERS]
+        if unknown:
+            raise PagegraphError(f"--retriever {unknown[0]!r}: choose from {', '.join(RETRIEVERS)}")
+        try:
+            ks = sorted({int(part) for part in k.split(",") if part.strip()})
+        except ValueError:
+            raise PagegraphError(f"--k {k!r}: expected numbers separated by commas, e.g. 1,3,5,10") from None
+        if not ks or ks[0] < 1:
+            raise PagegraphError("--k: cut-offs must be at least 1")
+        rows = load_questions(questions)[:limit]
+        with Index(folder, settings, write=True) as opened:
+            if docs is not None:
+                with Progress(
+                    TextColumn("{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("{task.fields[detail]}"),
+                    TimeElapsedColumn(),
+                    console=console,
+                    transient=True,
+                ) as progress:
+                    summary = Ingestor(opened, _RichProgress(progress)).run([docs])
+                if summary.failed:
+                    err.print(
+                        f"[yellow]{len(summary.failed)} documents failed to ingest; their questions score 0[/yellow]"
+                    )
+            config = RetrievalEvalConfig(
+                retrievers=list(dict.fromkeys(names)), scope=scope, ks=tuple(ks), window=window
+            )
+            with Progress(
+                TextColumn("questions"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            ) as progress:
+                task = progress.add_task("questions", total=len(rows))
+                run = run_retrieval_eval(opened, rows, config, on_question=lambda n: progress.update(task, completed=n))
+            opened.store.add_eval_run(run)
+    except (PagegraphError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    table = Table(
+        "retriever",
+        *(f"hit@{x}" for x in ks),
+        "mrr",
+        "recall@5" if 5 in ks else f"recall@{ks[-1]}",
+        "doc_hit@5" if 5 in ks else f"doc_hit@{ks[-1]}",
+        "p50 ms",
+        "p95 ms",
+        "n",
+    )
+    probe = 5 if 5 in ks else ks[-1]
+    for name, metrics in run.summary.items():
+        table.add_row(
+            name,
+            *(f"{metrics[f'hit@{x}']:.3f}" for x in ks),
+            f"{metrics['mrr']:.3f}",
+            f"{metrics[f'recall@{probe}']:.3f}",
+            f"{metrics[f'doc_hit@{probe}']:.3f}",
+            f"{metrics['latency_ms_p50']:.1f}",
+            f"{metrics['latency_ms_p95']:.1f}",
+            str(metrics["n"]),
+        )
+    console.print(
+        f"run {run.id}: {questions.name}, {scope} scope, {run.config['dropped_gold_pages']} gold pages dropped "
+        "(not pages of the document)",
+        highlight=False,
+    )
+    console.print(table)
+    if out:
+        write_json(run, out)
+        console.print(f"wrote {out}")
+    if plot:
+        plot_hit_curves(run, plot)
+        console.print(f"wrote {plot}")
+
+
 def _document_row(doc: DocumentRecord) -> dict[str, object]:
     return {
         "name": doc.name,

@@ -15,6 +15,7 @@ from pagegraph.state.records import (
     Chunk,
     DocumentRecord,
     DocumentTags,
+    EvalRun,
     Page,
     SourceType,
     TreeNode,
@@ -45,6 +46,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     start_time REAL, end_time REAL, speakers TEXT NOT NULL, index_version INTEGER NOT NULL, embedding BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id, position);
 CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, name TEXT NOT NULL, reason TEXT NOT NULL, failed_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS eval_runs (
+    id TEXT PRIMARY KEY, created_at TEXT NOT NULL, mode TEXT NOT NULL, config TEXT NOT NULL, summary TEXT NOT NULL,
+    per_question TEXT NOT NULL);
 -- Documents whose vectors may exist in Chroma without a committed row here (mid-write or replaced); removed on open.
 CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
 """
@@ -268,6 +272,34 @@ class Store:
     def forget_failure(self, path: str) -> None:
         with self._db:
             self._db.execute("DELETE FROM failures WHERE path = ?", (path,))
+
+    def add_eval_run(self, run: EvalRun) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT INTO eval_runs VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    run.id,
+                    run.created_at,
+                    run.mode,
+                    json.dumps(run.config),
+                    json.dumps(run.summary),
+                    json.dumps(run.per_question),
+                ),
+            )
+
+    def eval_runs(self) -> list[EvalRun]:
+        rows = self._db.execute("SELECT * FROM eval_runs ORDER BY created_at").fetchall()
+        return [
+            EvalRun(
+                id=r["id"],
+                created_at=r["created_at"],
+                mode=r["mode"],
+                config=json.loads(r["config"]),
+                summary=json.loads(r["summary"]),
+                per_question=json.loads(r["per_question"]),
+            )
+            for r in rows
+        ]
 
     def _bump_generation(self) -> None:
         self._db.execute(

@@ -72,6 +72,14 @@ class VectorStore:
             configuration={"hnsw": {"space": "cosine"}},
         )
 
+    @property
+    def client(self) -> chromadb.ClientAPI:
+        return self._client
+
+    @property
+    def collection_name(self) -> str:
+        return self._name
+
     def count(self) -> int:
         return self._collection.count()
 

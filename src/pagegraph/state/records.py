@@ -173,3 +173,33 @@ class RetrievalFilter(BaseModel):
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class Evidence(BaseModel):
+    document: str
+    page: int | None = Field(default=None, description="1-indexed; absent for document-level evidence")
+
+
+class EvalQuestion(BaseModel):
+    """One row of a question set (the format of shared/eval/README.md); fields past id, question, answerable and
+    documents are optional."""
+
+    id: str
+    question: str
+    answerable: bool = True
+    documents: list[str] = Field(default_factory=list)
+    answer: str | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    answer_format: str | None = None
+    task_type: str | None = None
+    doc_type: str | None = None
+    text_friendly: bool | None = None
+
+
+class EvalRun(BaseModel):
+    id: str
+    created_at: str = Field(default_factory=now_iso)
+    mode: Literal["retrieval", "answer"]
+    config: dict
+    summary: dict
+    per_question: list[dict]

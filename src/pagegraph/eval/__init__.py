@@ -1,0 +1,1 @@
+"""Evaluation: question sets, metrics, runners and reports."""

@@ -1,0 +1,53 @@
+"""The baseline a LangChain user would write: EnsembleRetriever over rank-bm25's BM25Retriever and a Chroma
+retriever, weights 0.5/0.5, on the same chunks and the same embedder."""
+
+from __future__ import annotations
+
+import warnings
+
+from langchain_core.documents import Document
+
+from pagegraph.indexing.index import Index
+from pagegraph.state.records import RetrievalFilter
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # langchain-community announces its sunset on import
+    from langchain_chroma import Chroma
+    from langchain_classic.retrievers import EnsembleRetriever
+    from langchain_community.retrievers import BM25Retriever
+
+
+class LangChainEnsemble:
+    def __init__(self, index: Index) -> None:
+        self._chunks = index.store.chunks()
+        self._vectorstore = Chroma(
+            client=index.vectors.client,
+            collection_name=index.vectors.collection_name,
+            embedding_function=index.embedder,
+        )
+        self._bm25: dict[tuple[str, ...] | None, BM25Retriever] = {}
+
+    def _bm25_for(self, documents: tuple[str, ...] | None, k: int) -> BM25Retriever:
+        if documents not in self._bm25:
+            corpus = [
+                Document(page_content=c.text, metadata={"chunk_id": c.id})
+                for c in self._chunks
+                if documents is None or c.source in documents
+            ]
+            self._bm25[documents] = BM25Retriever.from_documents(corpus)
+        retriever = self._bm25[documents]
+        retriever.k = k
+        return retriever
+
+    def search(self, query: str, flt: RetrievalFilter | None, k: int) -> list[str]:
+        """Chunk ids, best first. Only the document restriction of `flt` is applied (as a user would)."""
+        documents = tuple(sorted(flt.documents)) if flt and flt.documents is not None else None
+        search_kwargs: dict = {"k": k}
+        if documents is not None:
+            search_kwargs["filter"] = {"source": {"$in": list(documents)}}
+        ensemble = EnsembleRetriever(
+            retrievers=[self._bm25_for(documents, k), self._vectorstore.as_retriever(search_kwargs=search_kwargs)],
+            weights=[0.5, 0.5],
+        )
+        ids = [doc.metadata.get("chunk_id") or doc.id for doc in ensemble.invoke(query)]
+        return list(dict.fromkeys(ids))[:k]

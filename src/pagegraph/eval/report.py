@@ -1,0 +1,52 @@
+"""Reports of evaluation runs: JSON and a PNG of hit@k curves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pagegraph.state.records import EvalRun
+
+
+def write_json(run: EvalRun, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {
+        "id": run.id,
+        "created_at": run.created_at,
+        "summary": run.summary,
+        "per_question": run.per_question,
+        "config": run.config,
+    }
+    path.write_text(json.dumps(body, indent=2) + "\n")
+
+
+def plot_hit_curves(run: EvalRun, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ks = run.config["ks"]
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for name, metrics in run.summary.items():
+        axis.plot(
+            ks,
+            [metrics[f"hit@{k}"] for k in ks],
+            marker="o",
+            label=f"{name} (hit@5 {metrics.get('hit@5', 0):.3f})" if "hit@5" in metrics else name,
+        )
+    axis.set_xscale("log")
+    axis.set_xticks(ks, [str(k) for k in ks])
+    axis.set_ylim(0, 1)
+    axis.set_xlabel("k (retrieved chunks)")
+    axis.set_ylabel("hit@k (a gold page among the top k)")
+    axis.set_title(
+        f"Retrieval, {run.config['scope']} scope, {run.config['index_params']['chunk_strategy']} chunks, "
+        f"n = {next(iter(run.summary.values()))['n']}"
+    )
+    axis.grid(alpha=0.3)
+    axis.legend(loc="lower right")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
