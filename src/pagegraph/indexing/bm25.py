@@ -90,6 +90,8 @@ class BM25Index:
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
         k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.lexsort((top, -scores[top]))]
+        kth = scores[np.argpartition(-scores, k - 1)[:k]].min()
+        # Every chunk scoring at least the k-th best, ties broken by index order, so that results do not depend on k.
+        candidates = np.flatnonzero(scores >= kth)
+        top = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
         return [(self.chunk_ids[i], float(scores[i])) for i in top if scores[i] > 0]

@@ -1,0 +1,181 @@
+"""Retrievers and the retrieval evaluator on real PDFs, the real embedder, Chroma and BM25."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pagegraph.cli import app
+from pagegraph.config import Settings
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.retrievers.bm25 import BM25ChunkRetriever
+from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.retrievers.vector import DenseRetriever
+from pagegraph.state.records import DocumentTags, RetrievalFilter
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.slow
+PAPER, MANUAL = "2303.05039v2.pdf", "watch_d.pdf"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder, shared_docs: Path):
+    settings = Settings(index=tmp_path_factory.mktemp("retrieval") / "index", cache_dir=cache_dir)
+    with Index(settings.index, settings, write=True, embedder=embedder) as opened:
+        Ingestor(opened).run(
+            [shared_docs / PAPER], tags=DocumentTags(project="research", confidentiality="confidential")
+        )
+        Ingestor(opened).run([shared_docs / MANUAL], tags=DocumentTags(project="products", confidentiality="public"))
+        yield opened
+
+
+QUESTIONS = ["personality traits of users", "how to measure heart rate", "battery charging time", "dataset statistics"]
+FILTERS = [
+    RetrievalFilter(documents=[MANUAL]),
+    RetrievalFilter(projects=["research"]),
+    RetrievalFilter(max_confidentiality="internal"),
+    RetrievalFilter(documents=[PAPER], pages=(3, 4)),
+]
+
+
+def sources_and_pages(index: Index, chunk_ids: list[str]) -> list[tuple[str, int, int]]:
+    chunks = index.store.chunks_by_id(chunk_ids)
+    return [(chunks[c].source, chunks[c].start_page, chunks[c].end_page) for c in chunk_ids]
+
+
+@pytest.mark.parametrize("flt", FILTERS, ids=["document", "project", "ceiling", "pages"])
+def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -> None:
+    allowed = {MANUAL} if flt.documents == [MANUAL] or flt.max_confidentiality else {PAPER}
+    retrievers = {
+        "bm25": lambda q: [h.chunk_id for h in BM25ChunkRetriever(index=index).search(q, 40, flt)],
+        "dense": lambda q: [h.chunk_id for h in DenseRetriever(index=index).search(q, 40, flt)],
+        "hybrid": lambda q: [h.chunk_id for h in HybridRetriever(index=index, window=2).search(q, flt)],
+    }
+    for name, search in retrievers.items():
+        returned = 0
+        for question in QUESTIONS:
+            for source, start, end in sources_and_pages(index, search(question)):
+                returned += 1
+                assert source in allowed, (name, question)
+                if flt.pages:
+                    assert end >= flt.pages[0] and start <= flt.pages[1], (name, question)
+        assert returned > 0, name
+
+
+def test_hybrid_dedupes_fuses_and_returns_langchain_documents(index: Index) -> None:
+    hybrid = HybridRetriever(index=index, max_chunks=10, window=1)
+    fused = hybrid.fused("heart rate measurement")
+    assert len(fused) == 10 and len({h.chunk_id for h in fused}) == 10
+    docs = hybrid.invoke("heart rate measurement")
+    ids = [d.metadata["chunk_id"] for d in docs]
+    assert len(ids) == len(set(ids)) >= 10
+    assert {h.chunk_id for h in fused} <= set(ids)
+    # a hit that falls inside a better hit's window is listed under that hit
+    hits = [d.metadata["chunk_id"] for d in docs if d.metadata["is_hit"]]
+    assert hits == [h.chunk_id for h in fused if h.chunk_id in hits]
+    assert all(d.metadata["hit_id"] in {h.chunk_id for h in fused} for d in docs)
+    assert {"source", "start_page", "end_page", "section_path", "score"} <= set(docs[0].metadata)
+    assert BM25ChunkRetriever(index=index, k=3).invoke("personality")[0].metadata["source"] == PAPER
+
+
+def test_explicit_alpha_overrides_the_detector(index: Index) -> None:
+    question = "how to measure heart rate"
+    lexical = [h.chunk_id for h in BM25ChunkRetriever(index=index).search(question, 20)][:5]
+    dense = [h.chunk_id for h in DenseRetriever(index=index).search(question, 40)][:5]
+    assert [h.chunk_id for h in HybridRetriever(index=index, alpha=1.0, max_chunks=5).fused(question)] == lexical
+    assert [h.chunk_id for h in HybridRetriever(index=index, alpha=0.0, max_chunks=5).fused(question)] == dense
+
+
+def test_document_ranking_without_a_model(index: Index) -> None:
+    hybrid = HybridRetriever(index=index)
+    assert hybrid.rank_documents("How do I measure my heart rate with the watch?")[0][0] == MANUAL
+    assert hybrid.rank_documents("Which personality traits were inferred from product reviews?")[0][0] == PAPER
+
+
+def test_reranker_hook_reorders_hits(index: Index) -> None:
+    class PrefersShortChunks:
+        def score(self, query: str, chunks: list) -> list[float]:
+            return [-len(chunk.text) for chunk in chunks]
+
+    hits = HybridRetriever(index=index, max_chunks=5, reranker=PrefersShortChunks()).fused("heart rate")
+    lengths = [len(c.text) for c in index.store.chunks_by_id([h.chunk_id for h in hits]).values()]
+    chunks = index.store.chunks_by_id([h.chunk_id for h in hits])
+    assert [len(chunks[h.chunk_id].text) for h in hits] == sorted(lengths)
+    assert hits[0].retriever == "hybrid+rerank"
+
+
+def test_eval_command_end_to_end(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAGEGRAPH_CACHE_DIR", str(cache_dir))
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {
+            "id": "e04",
+            "question": "What does error code E04 mean?",
+            "answerable": True,
+            "documents": ["sb40-user-manual.pdf"],
+            "evidence": [{"document": "sb40-user-manual.pdf", "page": 8}],
+        },
+        {
+            "id": "weight",
+            "question": "What is the weight of the unit?",
+            "answerable": True,
+            "documents": ["sb40-user-manual.pdf"],
+            "evidence": [
+                {"document": "sb40-user-manual.pdf", "page": 6},
+                {"document": "sb40-user-manual.pdf", "page": 40},
+            ],
+        },
+        {
+            "id": "ticket",
+            "question": "Which ticket number was opened?",
+            "answerable": True,
+            "documents": ["support-call-2024-03-14.vtt"],
+            "evidence": [{"document": "support-call-2024-03-14.vtt"}],
+        },
+        {"id": "none", "question": "Who won the 1998 world cup?", "answerable": False, "documents": []},
+    ]
+    questions.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    index_dir, out, png = tmp_path / "index", tmp_path / "run.json", tmp_path / "run.png"
+    args = [
+        "eval",
+        str(questions),
+        "--docs",
+        str(SAMPLES),
+        "--index",
+        str(index_dir),
+        "--scope",
+        "corpus",
+        "--k",
+        "1,3,5",
+        "--out",
+        str(out),
+        "--plot",
+        str(png),
+    ]
+    for name in ("bm25", "dense", "hybrid", "hybrid+window", "ensemble"):
+        args += ["--retriever", name]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert set(report) >= {"summary", "per_question", "config"}
+    assert set(report["summary"]) == {"bm25", "dense", "hybrid", "hybrid+window", "ensemble"}
+    for metrics in report["summary"].values():
+        assert set(metrics) == {
+            *(f"{m}@{k}" for m in ("hit", "recall", "doc_hit") for k in (1, 3, 5)),
+            "mrr",
+            "n",
+            "latency_ms_p50",
+            "latency_ms_p95",
+        }
+        assert metrics["n"] == 2
+    assert report["config"]["dropped_gold_pages"] == 1 and report["config"]["scope"] == "corpus"
+    assert report["summary"]["hybrid+window"]["hit@5"] >= report["summary"]["hybrid"]["hit@5"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with Index(index_dir, Settings()) as opened:
+        runs = opened.store.eval_runs()
+    assert [run.summary for run in runs] == [report["summary"]]
