@@ -1,0 +1,162 @@
+"""Hybrid query latency at 20k and 200k chunks.
+
+The corpus is a synthetic replication of an ingested index (by default the mmlongbench documents that
+`pagegraph eval` ingests): every document is copied under a new name, its chunk vectors jittered slightly so that
+the vector index holds no exact duplicates. Queries are the dev questions, run unfiltered, filtered to one document
+and filtered to one document and a page range. Prints p50/p95 of the whole hybrid search (query embedding, BM25,
+Chroma, fusion) and of its parts.
+
+    .venv/bin/python bench/retrieval.py [--source-index DIR] [--sizes 20000,200000] [--queries 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
+
+
+def build_replica(source, folder: Path, size: int, settings) -> None:
+    from pagegraph.indexing.index import Index
+    from pagegraph.state.records import DocumentRecord
+
+    rng = np.random.default_rng(7)
+    documents = source.store.documents()
+    per_copy = sum(doc.n_chunks for doc in documents)
+    copies = math.ceil(size / per_copy)
+    written = 0
+    print(f"building {folder.name}: {copies} copies of {len(documents)} documents ({per_copy} chunks each copy)")
+    with Index(folder, settings, source.params, write=True, embedder=source.embedder) as replica:
+        for copy in range(copies):
+            for doc in documents:
+                if written >= size:
+                    break
+                suffix = f"-{copy:03d}"
+                pairs = list(source.store.iter_chunks(doc.id))[: size - written]
+                chunks = [
+                    c.model_copy(
+                        update={
+                            "id": c.id + suffix,
+                            "document_id": doc.id + suffix,
+                            "source": f"copy{copy:03d}-{doc.name}",
+                            "section_id": c.section_id + suffix,
+                        }
+                    )
+                    for c, _ in pairs
+                ]
+                vectors = np.stack([v for _, v in pairs]) + rng.normal(0, 0.02, (len(pairs), len(pairs[0][1])))
+                vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+                nodes = [
+                    n.model_copy(
+                        update={
+                            "id": n.id + suffix,
+                            "document_id": doc.id + suffix,
+                            "parent_id": n.parent_id + suffix if n.parent_id else None,
+                        }
+                    )
+                    for n in source.store.tree(doc.id)
+                ]
+                record = DocumentRecord(
+                    **{
+                        **doc.model_dump(),
+                        "id": doc.id + suffix,
+                        "path": f"{doc.path}#{copy}",
+                        "name": f"copy{copy:03d}-{doc.name}",
+                    }
+                )
+                replica.store.add_to_journal(record.id)
+                replica.vectors.add(chunks, vectors)
+                replica.store.commit_document(record, source.store.pages(doc.id), nodes, chunks, vectors, None)
+                written += len(chunks)
+        replica.refresh_bm25()
+    print(f"  {written} chunks")
+
+
+def percentiles(values: list[float]) -> str:
+    return f"p50 {np.percentile(values, 50):6.1f} ms  p95 {np.percentile(values, 95):6.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--source-index", type=Path, default=REPO / ".pagegraph" / "eval-mmlb")
+    parser.add_argument("--sizes", default="20000,200000")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--workdir", type=Path, default=REPO / "bench" / "out")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    if not (EVAL / "dev.jsonl").exists():
+        sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
+
+    from pagegraph.config import Settings
+    from pagegraph.indexing.index import Index
+    from pagegraph.retrievers.bm25 import BM25ChunkRetriever
+    from pagegraph.retrievers.hybrid import HybridRetriever
+    from pagegraph.retrievers.vector import DenseRetriever
+    from pagegraph.state.records import RetrievalFilter
+
+    settings = Settings(cache_dir=REPO / ".pagegraph" / "cache")
+    if not (args.source_index / "manifest.json").exists():
+        sys.exit(
+            f"no source index at {args.source_index}: run `pagegraph eval {EVAL / 'dev.jsonl'} --docs "
+            f"{EVAL / 'documents'} --index {args.source_index}` first"
+        )
+    rows = [json.loads(line) for line in (EVAL / "dev.jsonl").open()][: args.queries]
+    figures = {}
+    with Index(args.source_index, settings) as source:
+        for size in [int(s) for s in args.sizes.split(",")]:
+            folder = args.workdir / f"replica-{size}"
+            if not (folder / "manifest.json").exists():
+                started = time.perf_counter()
+                build_replica(source, folder, size, settings)
+                print(f"  built in {time.perf_counter() - started:.0f} s")
+            with Index(folder, settings, embedder=source.embedder) as replica:
+                hybrid = HybridRetriever(index=replica)
+                bm25, dense = BM25ChunkRetriever(index=replica), DenseRetriever(index=replica)
+                replica.catalog  # noqa: B018  (loaded once, outside the timings)
+                modes = {
+                    "unfiltered": lambda row: None,
+                    "document": lambda row: RetrievalFilter(documents=[f"copy000-{d}" for d in row["documents"]]),
+                    "document+pages": lambda row: RetrievalFilter(
+                        documents=[f"copy000-{d}" for d in row["documents"]], pages=(1, 10)
+                    ),
+                }
+                for row in rows[:5]:  # warm-up
+                    hybrid.fused(row["question"])
+                print(f"{size} chunks ({len(replica.catalog)} in BM25):")
+                for mode, make_filter in modes.items():
+                    total, lexical, vector = [], [], []
+                    for row in rows:
+                        flt = make_filter(row)
+                        started = time.perf_counter()
+                        hybrid.fused(row["question"], flt)
+                        total.append((time.perf_counter() - started) * 1000)
+                        started = time.perf_counter()
+                        bm25.search(row["question"], 20, flt)
+                        lexical.append((time.perf_counter() - started) * 1000)
+                        started = time.perf_counter()
+                        dense.search(row["question"], 40, flt)
+                        vector.append((time.perf_counter() - started) * 1000)
+                    print(
+                        f"  {mode:15s} hybrid {percentiles(total)} | bm25 {percentiles(lexical)} | "
+                        f"dense (with query embedding) {percentiles(vector)}"
+                    )
+                    figures[f"{size}/{mode}"] = {
+                        "p50_ms": round(statistics.median(total), 2),
+                        "p95_ms": round(float(np.percentile(total, 95)), 2),
+                    }
+    print("target: hybrid p50 < 50 ms at 200k")
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
