@@ -172,7 +172,8 @@ def test_eval_command_end_to_end(tmp_path: Path, cache_dir: Path, monkeypatch: p
             "latency_ms_p50",
             "latency_ms_p95",
         }
-        assert metrics["n"] == 2
+        assert metrics["n"] == 3
+    assert report["config"]["rows_with_page_evidence"] == 2
     assert report["config"]["dropped_gold_pages"] == 1 and report["config"]["scope"] == "corpus"
     assert report["summary"]["hybrid+window"]["hit@5"] >= report["summary"]["hybrid"]["hit@5"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -156,6 +156,6 @@ def test_summary_keys_and_means() -> None:
     ]
     summary = summarise(rows, [10.0, 20.0, 30.0], [1])
     assert set(summary) == {"hit@1", "recall@1", "doc_hit@1", "mrr", "n", "latency_ms_p50", "latency_ms_p95"}
-    assert summary["hit@1"] == 0.5 and summary["mrr"] == 0.625 and summary["n"] == 2
+    assert summary["hit@1"] == 0.5 and summary["mrr"] == 0.625 and summary["n"] == 3
     assert summary["doc_hit@1"] == pytest.approx(0.6667, abs=1e-4) and summary["latency_ms_p50"] == 20.0
     assert np.isclose(summary["latency_ms_p95"], 29.0)

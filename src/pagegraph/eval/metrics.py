@@ -65,12 +65,13 @@ def question_metrics(groups: list[RetrievedGroup], gold: Gold, ks: list[int]) ->
 
 
 def summarise(rows: list[dict[str, float | None]], latencies_ms: list[float], ks: list[int]) -> dict[str, float]:
-    """Means over the rows where each metric applies; `n` counts rows with page evidence."""
+    """Means over the rows where each metric applies (page metrics: rows with page evidence); `n` counts the rows
+    scored, i.e. answerable rows with page or document evidence."""
     summary: dict[str, float] = {}
     for key in [*(f"{m}@{k}" for m in ("hit", "recall", "doc_hit") for k in ks), "mrr"]:
         values = [row[key] for row in rows if row.get(key) is not None]
         summary[key] = round(float(np.mean(values)), 4) if values else 0.0
-    summary["n"] = sum(1 for row in rows if row.get(f"hit@{ks[0]}") is not None)
+    summary["n"] = len(rows)
     summary["latency_ms_p50"] = round(float(np.percentile(latencies_ms, 50)), 2) if latencies_ms else 0.0
     summary["latency_ms_p95"] = round(float(np.percentile(latencies_ms, 95)), 2) if latencies_ms else 0.0
     return summary

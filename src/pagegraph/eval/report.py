@@ -27,19 +27,20 @@ def plot_hit_curves(run: EvalRun, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     ks = run.config["ks"]
+    # Page hits where the questions have page evidence; document hits for document-level sets.
+    metric = "hit" if run.config.get("rows_with_page_evidence") else "doc_hit"
     figure, axis = plt.subplots(figsize=(7, 4.5))
     for name, metrics in run.summary.items():
-        axis.plot(
-            ks,
-            [metrics[f"hit@{k}"] for k in ks],
-            marker="o",
-            label=f"{name} (hit@5 {metrics.get('hit@5', 0):.3f})" if "hit@5" in metrics else name,
-        )
+        probe = f"{metric}@5"
+        label = f"{name} ({probe} {metrics[probe]:.3f})" if probe in metrics else name
+        axis.plot(ks, [metrics[f"{metric}@{k}"] for k in ks], marker="o", label=label)
     axis.set_xscale("log")
     axis.set_xticks(ks, [str(k) for k in ks])
     axis.set_ylim(0, 1)
     axis.set_xlabel("k (retrieved chunks)")
-    axis.set_ylabel("hit@k (a gold page among the top k)")
+    axis.set_ylabel(
+        "hit@k (a gold page among the top k)" if metric == "hit" else "doc_hit@k (the gold document among the top k)"
+    )
     axis.set_title(
         f"Retrieval, {run.config['scope']} scope, {run.config['index_params']['chunk_strategy']} chunks, "
         f"n = {next(iter(run.summary.values()))['n']}"

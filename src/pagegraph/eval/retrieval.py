@@ -73,11 +73,12 @@ def run_retrieval_eval(
     rows: dict[str, list[dict]] = {name: [] for name in searches}
     latencies: dict[str, list[float]] = {name: [] for name in searches}
     per_question: list[dict] = []
-    dropped = 0
+    dropped = with_pages = 0
     for number, question in enumerate(questions, start=1):
         gold = gold_for(question, page_counts)
         dropped += gold.dropped_pages
         if question.answerable and (gold.pages or gold.documents):
+            with_pages += bool(gold.pages)
             flt = RetrievalFilter(documents=question.documents) if config.scope == "document" else None
             for name, search in searches.items():
                 started = time.perf_counter()
@@ -120,6 +121,7 @@ def run_retrieval_eval(
         "index_params": index.params.model_dump(),
         "questions": len(questions),
         "dropped_gold_pages": dropped,
+        "rows_with_page_evidence": with_pages,
     }
     return EvalRun(
         id=uuid.uuid4().hex[:12], mode="retrieval", config=run_config, summary=summary, per_question=per_question
