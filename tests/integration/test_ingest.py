@@ -13,6 +13,7 @@ from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
+from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.minilm import count_tokens
 from pagegraph.indexing.pipeline import Ingestor
@@ -183,3 +184,12 @@ def test_pdf_page_labels_are_kept_beside_page_numbers(
     assert [p.number for p in pages[:4]] == [1, 2, 3, 4]
     assert [p.label for p in pages[:4]] == ["i", "ii", "1", "2"]
     assert [p.label for p in pages] == list(PdfReader(path).page_labels)
+
+
+def test_large_filing_past_pypdf_default_limits_loads(shared_docs: Path) -> None:
+    path = shared_docs.parents[1] / "sec10q" / "documents" / "2023 Q1 MSFT.pdf"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    doc = load_document(path)
+    assert len(doc.pages) == 72  # pypdf alone stops at its array limit on this file
+    assert sum(bool(page.text) for page in doc.pages) > 60

@@ -49,3 +49,16 @@ def test_bad_pdfs_fail_with_reason(tmp_path: Path, make, reason: str) -> None:
         load_document(bad)
     assert str(error.value).startswith(f"{bad.name}: ")
     assert reason in str(error.value)
+
+
+def test_unexpected_loader_errors_become_a_reason_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pagegraph.indexing import prepare
+    from pagegraph.indexing.manifest import IndexParams
+    from pagegraph.state.records import DocumentTags
+
+    def explode(path: Path, heading_pattern: str) -> None:
+        raise RuntimeError("parser bug")
+
+    monkeypatch.setattr(prepare, "load_document", explode)
+    result, seconds = prepare.timed_prepare(tmp_path / "x.pdf", "0" * 64, DocumentTags(), IndexParams())
+    assert result == "unexpected error while reading (RuntimeError: parser bug)" and seconds >= 0

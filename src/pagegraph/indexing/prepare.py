@@ -64,6 +64,8 @@ def timed_prepare(
         return prepare_document(path, sha256, tags, params), time.perf_counter() - began
     except DocumentError as exc:
         return exc.reason, time.perf_counter() - began
+    except Exception as exc:  # a bug or a file no loader anticipated must not stop the other files
+        return f"unexpected error while reading ({type(exc).__name__}: {exc})", time.perf_counter() - began
 
 
 def lower_priority() -> None:

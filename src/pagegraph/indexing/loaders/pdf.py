@@ -7,8 +7,8 @@ import logging
 import re
 from pathlib import Path
 
-from pypdf import PdfReader
-from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, WrongPasswordError
+from pypdf import PdfReader, apply_configuration
+from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, WrongPasswordError
 from pypdf.generic import Destination
 
 from pagegraph.errors import DocumentError
@@ -18,9 +18,26 @@ log = logging.getLogger(__name__)
 
 # A complete PDF ends with %%EOF; writers may append a few bytes of whitespace or junk after it.
 _EOF_WINDOW = 2048
+_RAISED_LIMITS = {"array_maximum_element_count": 1_000_000, "dictionary_maximum_element_count": 1_000_000}
 
 
 def load_pdf(path: Path, data: bytes) -> LoadedDocument:
+    try:
+        return _load_pdf(path, data)
+    except LimitReachedError:
+        # pypdf's element limits guard against hostile files but also stop some large legitimate ones (big object
+        # streams in financial filings); retry once with limits ten times higher.
+        log.info("%s: pypdf limit reached, retrying with raised limits", path.name)
+        with apply_configuration(**_RAISED_LIMITS):
+            try:
+                return _load_pdf(path, data)
+            except LimitReachedError as exc:
+                raise DocumentError(
+                    path, f"PDF structure exceeds pypdf's safety limits even when raised ({exc})"
+                ) from exc
+
+
+def _load_pdf(path: Path, data: bytes) -> LoadedDocument:
     if not data.lstrip()[:5].startswith(b"%PDF"):
         raise DocumentError(path, "not a PDF (no %PDF header): the file is corrupt or has the wrong extension")
     if b"%%EOF" not in data[-_EOF_WINDOW:]:
@@ -28,8 +45,10 @@ def load_pdf(path: Path, data: bytes) -> LoadedDocument:
     reader = _open_reader(path, data)
     try:
         n_pages = len(reader.pages)
-    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
-        raise DocumentError(path, f"corrupt PDF: page tree unreadable ({exc})") from exc
+    except LimitReachedError:
+        raise
+    except Exception as exc:  # pypdf raises many types on damaged page trees
+        raise DocumentError(path, f"corrupt PDF: page tree unreadable ({type(exc).__name__}: {exc})") from exc
     if n_pages == 0:
         raise DocumentError(path, "PDF has no pages")
 
@@ -73,7 +92,7 @@ def _open_reader(path: Path, data: bytes) -> PdfReader:
                     path, "encrypted with a password; pagegraph opens only PDFs without one (decrypt it first)"
                 )
         return reader
-    except DocumentError:
+    except (DocumentError, LimitReachedError):
         raise
     except (FileNotDecryptedError, WrongPasswordError) as exc:
         raise DocumentError(
