@@ -90,6 +90,21 @@ class _RichProgress(IngestProgress):
         self._progress.console.print(_outcome_line(outcome), highlight=False)
 
 
+def _ingest_with_progress(
+    index: Index, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False
+) -> IngestSummary:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        return Ingestor(index, _RichProgress(progress)).run(paths, tags=tags, prune=prune)
+
+
 def _outcome_line(outcome: FileOutcome) -> str:
     if outcome.status == "failed":
         return f"[red]✗ {outcome.name}: {outcome.reason}[/red]"
@@ -204,16 +219,7 @@ def ingest(
                 )
             if not paths and not prune:
                 return
-            with Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[detail]}"),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            ) as progress:
-                summary = Ingestor(opened, _RichProgress(progress)).run(paths or [], tags=tags, prune=prune)
+            summary = _ingest_with_progress(opened, paths or [], tags, prune)
     except (PagegraphError, ValueError) as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -278,16 +284,7 @@ def evaluate(
         rows = load_questions(questions)[:limit]
         with Index(folder, settings, write=True) as opened:
             if docs is not None:
-                with Progress(
-                    TextColumn("{task.description}"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TextColumn("{task.fields[detail]}"),
-                    TimeElapsedColumn(),
-                    console=console,
-                    transient=True,
-                ) as progress:
-                    summary = Ingestor(opened, _RichProgress(progress)).run([docs])
+                summary = _ingest_with_progress(opened, [docs])
                 if summary.failed:
                     err.print(
                         f"[yellow]{len(summary.failed)} documents failed to ingest; their questions score 0[/yellow]"
