@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -306,14 +307,28 @@ def evaluate(
     except (PagegraphError, ValueError) as exc:
         raise _fail(str(exc)) from None
     probe = 5 if 5 in ks else ks[-1]
-    table = Table("retriever", *(f"hit@{x}" for x in ks), "mrr", f"doc@{probe}", "p50 ms", "n", pad_edge=False)
+    table = Table(
+        "retriever",
+        *(f"hit@{x}" for x in ks),
+        "mrr",
+        f"doc@{probe}",
+        "p50 ms",
+        "n",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
     table.columns[0].no_wrap = True
+
+    def cell(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
     for name, metrics in run.summary.items():
         table.add_row(
             name,
-            *(f"{metrics[f'hit@{x}']:.3f}" for x in ks),
-            f"{metrics['mrr']:.3f}",
-            f"{metrics[f'doc_hit@{probe}']:.3f}",
+            *(cell(metrics[f"hit@{x}"]) for x in ks),
+            cell(metrics["mrr"]),
+            cell(metrics[f"doc_hit@{probe}"]),
             f"{metrics['latency_ms_p50']:.1f}",
             str(metrics["n"]),
         )

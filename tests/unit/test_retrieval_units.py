@@ -159,3 +159,4 @@ def test_summary_keys_and_means() -> None:
     assert summary["hit@1"] == 0.5 and summary["mrr"] == 0.625 and summary["n"] == 3
     assert summary["doc_hit@1"] == pytest.approx(0.6667, abs=1e-4) and summary["latency_ms_p50"] == 20.0
     assert np.isclose(summary["latency_ms_p95"], 29.0)
+    assert summarise([{"hit@1": None, "recall@1": None, "doc_hit@1": 1.0, "mrr": None}], [5.0], [1])["hit@1"] is None

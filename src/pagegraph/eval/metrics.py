@@ -64,13 +64,13 @@ def question_metrics(groups: list[RetrievedGroup], gold: Gold, ks: list[int]) ->
     return metrics
 
 
-def summarise(rows: list[dict[str, float | None]], latencies_ms: list[float], ks: list[int]) -> dict[str, float]:
-    """Means over the rows where each metric applies (page metrics: rows with page evidence); `n` counts the rows
-    scored, i.e. answerable rows with page or document evidence."""
-    summary: dict[str, float] = {}
+def summarise(rows: list[dict[str, float | None]], latencies_ms: list[float], ks: list[int]) -> dict[str, float | None]:
+    """Means over the rows where each metric applies (page metrics: rows with page evidence; None when no row
+    has any); `n` counts the rows scored, i.e. answerable rows with page or document evidence."""
+    summary: dict[str, float | None] = {}
     for key in [*(f"{m}@{k}" for m in ("hit", "recall", "doc_hit") for k in ks), "mrr"]:
         values = [row[key] for row in rows if row.get(key) is not None]
-        summary[key] = round(float(np.mean(values)), 4) if values else 0.0
+        summary[key] = round(float(np.mean(values)), 4) if values else None
     summary["n"] = len(rows)
     summary["latency_ms_p50"] = round(float(np.percentile(latencies_ms, 50)), 2) if latencies_ms else 0.0
     summary["latency_ms_p95"] = round(float(np.percentile(latencies_ms, 95)), 2) if latencies_ms else 0.0

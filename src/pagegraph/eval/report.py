@@ -32,7 +32,7 @@ def plot_hit_curves(run: EvalRun, path: Path) -> None:
     figure, axis = plt.subplots(figsize=(7, 4.5))
     for name, metrics in run.summary.items():
         probe = f"{metric}@5"
-        label = f"{name} ({probe} {metrics[probe]:.3f})" if probe in metrics else name
+        label = f"{name} ({probe} {metrics[probe]:.3f})" if metrics.get(probe) is not None else name
         axis.plot(ks, [metrics[f"{metric}@{k}"] for k in ks], marker="o", label=label)
     axis.set_xscale("log")
     axis.set_xticks(ks, [str(k) for k in ks])
@@ -41,9 +41,9 @@ def plot_hit_curves(run: EvalRun, path: Path) -> None:
     axis.set_ylabel(
         "hit@k (a gold page among the top k)" if metric == "hit" else "doc_hit@k (the gold document among the top k)"
     )
+    rows = run.config["rows_with_page_evidence"] if metric == "hit" else next(iter(run.summary.values()))["n"]
     axis.set_title(
-        f"Retrieval, {run.config['scope']} scope, {run.config['index_params']['chunk_strategy']} chunks, "
-        f"n = {next(iter(run.summary.values()))['n']}"
+        f"Retrieval, {run.config['scope']} scope, {run.config['index_params']['chunk_strategy']} chunks, n = {rows}"
     )
     axis.grid(alpha=0.3)
     axis.legend(loc="lower right")
