@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import statistics
 import sys
 import time
@@ -78,6 +79,7 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
                 replica.store.commit_document(record, source.store.pages(doc.id), nodes, chunks, vectors, None)
                 written += len(chunks)
         replica.refresh_bm25()
+    (folder / "replica-complete").write_text(str(written))
     print(f"  {written} chunks")
 
 
@@ -114,7 +116,8 @@ def main() -> None:
     with Index(args.source_index, settings) as source:
         for size in [int(s) for s in args.sizes.split(",")]:
             folder = args.workdir / f"replica-{size}"
-            if not (folder / "manifest.json").exists():
+            if not (folder / "replica-complete").exists():
+                shutil.rmtree(folder, ignore_errors=True)
                 started = time.perf_counter()
                 build_replica(source, folder, size, settings)
                 print(f"  built in {time.perf_counter() - started:.0f} s")

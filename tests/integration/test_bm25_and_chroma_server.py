@@ -52,7 +52,7 @@ def test_bm25_scores_agree_with_rank_bm25(tmp_path: Path, shared_docs: Path, met
     texts = corpus_texts(shared_docs / "2303.05039v2.pdf", params)
     tokenized = [tokenize(t) for t in texts]
     index = BM25Index(tmp_path, params)
-    index.build([f"c{i}" for i in range(len(texts))], texts, generation=1)
+    index.build([f"c{i}" for i in range(len(texts))], texts, np.zeros((len(texts), 384), np.float32), generation=1)
     reference_class = LuceneIdfBM25 if method == "lucene" else BM25Okapi
     reference = reference_class(tokenized, k1=params.bm25_k1, b=params.bm25_b)
     queries = QUERIES

@@ -180,3 +180,14 @@ def test_eval_command_end_to_end(tmp_path: Path, cache_dir: Path, monkeypatch: p
     with Index(index_dir, Settings()) as opened:
         runs = opened.store.eval_runs()
     assert [run.summary for run in runs] == [report["summary"]]
+
+
+def test_exact_filtered_search_matches_chroma(index: Index) -> None:
+    flt = RetrievalFilter(documents=[MANUAL], pages=(2, 20))
+    exact = DenseRetriever(index=index)
+    approximate = DenseRetriever(index=index, exact_search_limit=0)
+    for question in QUESTIONS:
+        ours = exact.search(question, 10, flt)
+        theirs = approximate.search(question, 10, flt)
+        assert [h.chunk_id for h in ours] == [h.chunk_id for h in theirs]
+        assert [round(h.score, 4) for h in ours] == [round(h.score, 4) for h in theirs]

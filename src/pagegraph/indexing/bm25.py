@@ -1,5 +1,6 @@
-"""The persisted BM25 index (bm25s): rebuilt from the store whenever the store has changed since it was built,
-written to a temporary folder and swapped in, so a crash never leaves a half-written index in place."""
+"""The persisted BM25 index (bm25s) and, in the same chunk order, a matrix of the chunk vectors for exact dense
+search over pre-filtered subsets. Rebuilt from the store whenever the store has changed since it was built, written
+to a temporary folder and swapped in, so a crash never leaves a half-written index in place."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pagegraph.indexing.manifest import IndexParams
 BM25_DIR = "bm25"
 _STATE_FILE = "state.json"
 _IDS_FILE = "chunk_ids.json"
+_VECTORS_FILE = "vectors.npy"
 _WORD = re.compile(r"\w+")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 
@@ -35,11 +37,11 @@ class BM25Index:
 
     def built_generation(self) -> int | None:
         state = self._folder / _STATE_FILE
-        if not state.exists():
+        if not state.exists() or not (self._folder / _VECTORS_FILE).exists():
             return None
         return int(json.loads(state.read_text())["generation"])
 
-    def build(self, chunk_ids: list[str], texts: list[str], generation: int) -> None:
+    def build(self, chunk_ids: list[str], texts: list[str], vectors: np.ndarray, generation: int) -> None:
         retriever = bm25s.BM25(method=self._params.bm25_method, k1=self._params.bm25_k1, b=self._params.bm25_b)
         # bm25s cannot index an empty corpus; an empty index is a folder with no chunk ids.
         parent = self._folder.parent
@@ -50,6 +52,7 @@ class BM25Index:
                 retriever.index([tokenize(text) for text in texts], show_progress=False)
                 retriever.save(str(tmp))
             (tmp / _IDS_FILE).write_text(json.dumps(chunk_ids))
+            np.save(tmp / _VECTORS_FILE, vectors.astype(np.float32))
             (tmp / _STATE_FILE).write_text(json.dumps({"generation": generation, "chunks": len(chunk_ids)}))
             old = parent / f".{BM25_DIR}-old"
             shutil.rmtree(old, ignore_errors=True)
@@ -60,6 +63,7 @@ class BM25Index:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         self.__dict__.pop("_loaded", None)
+        self.__dict__.pop("vectors", None)
 
     @cached_property
     def _loaded(self) -> tuple[bm25s.BM25 | None, list[str]]:
@@ -71,6 +75,11 @@ class BM25Index:
     @property
     def chunk_ids(self) -> list[str]:
         return self._loaded[1]
+
+    @cached_property
+    def vectors(self) -> np.ndarray:
+        """Chunk vectors in `chunk_ids` order, memory-mapped."""
+        return np.load(self._folder / _VECTORS_FILE, mmap_mode="r")
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk, in the order of `chunk_ids`."""

@@ -102,8 +102,13 @@ class Index:
         return self.bm25.built_generation() != self.store.generation()
 
     def refresh_bm25(self) -> None:
-        chunks = self.store.chunks()
-        self.bm25.build([c.id for c in chunks], [c.text for c in chunks], self.store.generation())
+        ids, texts, vectors = [], [], []
+        for chunk, vector in self.store.iter_chunks():
+            ids.append(chunk.id)
+            texts.append(chunk.text)
+            vectors.append(vector)
+        matrix = np.stack(vectors) if vectors else np.zeros((0, self.params.embedding_dimension), dtype=np.float32)
+        self.bm25.build(ids, texts, matrix, self.store.generation())
         self.__dict__.pop("catalog", None)
 
     @cached_property
