@@ -11,6 +11,7 @@ from pagegraph.eval.baselines import LangChainEnsemble
 from pagegraph.eval.metrics import RetrievedGroup, gold_for, question_metrics, summarise
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
+from pagegraph.retrievers.catalog import ChunkCatalog
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.vector import DenseRetriever
@@ -34,6 +35,13 @@ def _groups(hits: list[ScoredChunk]) -> list[list[str]]:
     for hit in hits:
         grouped.setdefault(hit.hit_id or hit.chunk_id, []).append(hit.chunk_id)
     return list(grouped.values())
+
+
+def _covered(group: list[str], catalog: ChunkCatalog) -> RetrievedGroup:
+    """The document and pages a hit and its window cover."""
+    locations = [catalog.location(chunk_id) for chunk_id in group]
+    pages = frozenset(page for _, first, last in locations for page in range(first, last + 1))
+    return RetrievedGroup(source=locations[0][0], pages=pages)
 
 
 def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search]:
@@ -84,20 +92,7 @@ def run_retrieval_eval(
                 started = time.perf_counter()
                 groups = search(question.question, flt)
                 latencies[name].append((time.perf_counter() - started) * 1000)
-                retrieved = [
-                    RetrievedGroup(
-                        source=catalog.sources[catalog.row_of[group[0]]],
-                        pages=frozenset(
-                            page
-                            for chunk_id in group
-                            for page in range(
-                                int(catalog.start_pages[catalog.row_of[chunk_id]]),
-                                int(catalog.end_pages[catalog.row_of[chunk_id]]) + 1,
-                            )
-                        ),
-                    )
-                    for group in groups
-                ]
+                retrieved = [_covered(group, catalog) for group in groups]
                 metrics = question_metrics(retrieved, gold, ks)
                 rows[name].append(metrics)
                 per_question.append(

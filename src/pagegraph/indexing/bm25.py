@@ -76,6 +76,10 @@ class BM25Index:
     def chunk_ids(self) -> list[str]:
         return self._loaded[1]
 
+    @property
+    def has_vectors(self) -> bool:
+        return (self._folder / _VECTORS_FILE).exists()
+
     @cached_property
     def vectors(self) -> np.ndarray:
         """Chunk vectors in `chunk_ids` order, memory-mapped."""

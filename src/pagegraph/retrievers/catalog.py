@@ -39,6 +39,11 @@ class ChunkCatalog:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def location(self, chunk_id: str) -> tuple[str, int, int]:
+        """File name, first page and last page of a chunk."""
+        row = self.row_of[chunk_id]
+        return self.sources[row], int(self.start_pages[row]), int(self.end_pages[row])
+
     def mask(self, flt: RetrievalFilter | None) -> np.ndarray | None:
         """True for chunks the filter lets through; None when it lets everything through."""
         if flt is None or flt.chroma_where() is None:

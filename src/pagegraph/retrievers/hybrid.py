@@ -63,10 +63,9 @@ class HybridRetriever(BaseRetriever):
     ) -> list[tuple[str, float]]:
         """Documents (file names) ordered by the sum of their best `per_document` fused chunk scores."""
         hits = self.fused(query, flt, limit=self.top_k_bm25 + self.top_k_vector)
-        catalog = self.index.catalog
         by_document: dict[str, list[float]] = defaultdict(list)
         for hit in hits:
-            source = catalog.sources[catalog.row_of[hit.chunk_id]]
+            source, _, _ = self.index.catalog.location(hit.chunk_id)
             if len(by_document[source]) < per_document:
                 by_document[source].append(hit.score)
         return sorted(((source, sum(scores)) for source, scores in by_document.items()), key=lambda item: -item[1])

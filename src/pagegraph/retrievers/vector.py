@@ -30,7 +30,7 @@ class DenseRetriever(BaseRetriever):
         flt, k = flt or self.filter, k or self.k
         vector = self.index.embedder.embed([query])[0]
         mask = self.index.catalog.mask(flt)
-        if mask is not None and int(mask.sum()) <= self.exact_search_limit:
+        if mask is not None and int(mask.sum()) <= self.exact_search_limit and self.index.bm25.has_vectors:
             rows = np.flatnonzero(mask)
             similarities = self.index.bm25.vectors[rows] @ vector
             best = np.argsort(-similarities, kind="stable")[:k]
