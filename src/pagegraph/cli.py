@@ -1,4 +1,4 @@
-"""`pagegraph` command line: ingest and inspect (question answering joins with the graphs)."""
+"""`pagegraph` command line: ingest, inspect and eval (question answering joins with the graphs)."""
 
 from __future__ import annotations
 
