@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -193,3 +195,34 @@ def test_large_filing_past_pypdf_default_limits_loads(shared_docs: Path) -> None
     doc = load_document(path)
     assert len(doc.pages) == 72  # pypdf alone stops at its array limit on this file
     assert sum(bool(page.text) for page in doc.pages) > 60
+
+
+def test_a_dying_parser_fails_its_documents_and_the_run_goes_on(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pagegraph.indexing.prepare import ParseWorker
+
+    # a worker that reads its first job and dies, as a native crash or the OOM killer would leave it
+    monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)"])
+    with open_index(settings, embedder) as index:
+        summary = Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"])
+        assert [o.status for o in summary.outcomes] == ["failed", "failed"]
+        assert {o.reason for o in summary.outcomes} == {"the parser process died while reading this file"}
+        assert index.store.documents() == []
+
+
+def test_python_script_without_main_guard_can_ingest(tmp_path: Path, cache_dir: Path) -> None:
+    script = tmp_path / "ingest_docs.py"
+    script.write_text(
+        "from pathlib import Path\n"
+        "from pagegraph.config import Settings\n"
+        "from pagegraph.indexing.index import Index\n"
+        "from pagegraph.indexing.pipeline import Ingestor\n"
+        f"settings = Settings(index=Path({str(tmp_path / 'index')!r}), cache_dir=Path({str(cache_dir)!r}))\n"
+        "with Index(settings.index, settings, write=True) as index:\n"
+        f"    summary = Ingestor(index).run([Path({str(SAMPLES)!r})])\n"
+        "    print(summary.count('added'), [o.reason for o in summary.failed])\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("3 []")

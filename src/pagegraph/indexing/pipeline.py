@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -16,7 +14,7 @@ import numpy as np
 
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
-from pagegraph.indexing.prepare import PreparedDocument, lower_priority, timed_prepare
+from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
 from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags
 
 PARSE_AHEAD = 2
@@ -155,17 +153,29 @@ class Ingestor:
         if len(jobs) < 2:
             yield from (timed_prepare(job.path, job.sha256, job.tags, params) for job in jobs)
             return
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=lower_priority) as parser:
-            submitted = deque(
-                parser.submit(timed_prepare, job.path, job.sha256, job.tags, params) for job in jobs[:PARSE_AHEAD]
-            )
-            for job in jobs[PARSE_AHEAD:]:
-                result = submitted.popleft().result()
-                submitted.append(parser.submit(timed_prepare, job.path, job.sha256, job.tags, params))
+        pending = deque(jobs)
+        worker = ParseWorker()
+        try:
+            submitted = 0
+            while pending:
+                while submitted < min(PARSE_AHEAD, len(pending)):
+                    job = pending[submitted]
+                    worker.submit(job.path, job.sha256, job.tags, params)
+                    submitted += 1
+                try:
+                    result = worker.result()
+                except EOFError:
+                    # The worker died on this document (a crash in a native library, out of memory): fail the
+                    # document, start a new worker for the rest.
+                    worker.close()
+                    worker, submitted = ParseWorker(), 0
+                    result = "the parser process died while reading this file", 0.0
+                else:
+                    submitted -= 1
+                pending.popleft()
                 yield result
-            while submitted:
-                yield submitted.popleft().result()
+        finally:
+            worker.close()
 
     def _store(self, job: _Job, prepared: PreparedDocument | str, summary: IngestSummary) -> FileOutcome:
         if isinstance(prepared, str):

@@ -4,7 +4,11 @@ during ingestion, so it imports nothing heavy."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import pickle
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +72,51 @@ def timed_prepare(
         return f"unexpected error while reading ({type(exc).__name__}: {exc})", time.perf_counter() - began
 
 
-def lower_priority() -> None:
-    """Worker initializer: parsing yields the CPU to the embedder, which is what ingestion waits on."""
+class ParseWorker:
+    """A child process (running `serve_parse_jobs`) that prepares the documents sent to it, in order, at
+    low CPU priority so the embedder keeps the cores. Jobs and results travel as pickles over its stdin and stdout.
+
+    A module entry point rather than multiprocessing: multiprocessing's spawn re-runs the caller's script in the
+    child, which breaks any user script without a `__main__` guard."""
+
+    command = [sys.executable, "-c", "from pagegraph.indexing.prepare import serve_parse_jobs; serve_parse_jobs()"]
+
+    def __init__(self) -> None:
+        self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def submit(self, path: Path, sha256: str, tags: DocumentTags, params: IndexParams) -> None:
+        pickle.dump((path, sha256, tags, params), self._process.stdin)
+        self._process.stdin.flush()
+
+    def result(self) -> tuple[PreparedDocument | str, float]:
+        """The next result; a worker that died mid-document raises EOFError."""
+        return pickle.load(self._process.stdout)
+
+    def close(self) -> None:
+        try:
+            self._process.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+def serve_parse_jobs() -> None:
+    """The worker's loop: read a job from stdin, write its result to stdout, until stdin closes."""
     os.nice(10)
+    # Results own the real stdout; anything a library prints goes to stderr instead of corrupting them.
+    results = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    jobs = sys.stdin.buffer
+    while True:
+        try:
+            job = pickle.load(jobs)
+        except EOFError:
+            return
+        pickle.dump(timed_prepare(*job), results)
+        results.flush()
