@@ -7,6 +7,7 @@ import hashlib
 import logging
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import time
@@ -76,7 +77,7 @@ class ParseWorker:
     """A child process (running `serve_parse_jobs`) that prepares the documents sent to it, in order, at
     low CPU priority so the embedder keeps the cores. Jobs and results travel as pickles over its stdin and stdout.
 
-    A module entry point rather than multiprocessing: multiprocessing's spawn re-runs the caller's script in the
+    A plain subprocess rather than multiprocessing: multiprocessing's spawn re-runs the caller's script in the
     child, which breaks any user script without a `__main__` guard."""
 
     command = [sys.executable, "-c", "from pagegraph.indexing.prepare import serve_parse_jobs; serve_parse_jobs()"]
@@ -85,8 +86,11 @@ class ParseWorker:
         self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def submit(self, path: Path, sha256: str, tags: DocumentTags, params: IndexParams) -> None:
-        pickle.dump((path, sha256, tags, params), self._process.stdin)
-        self._process.stdin.flush()
+        try:
+            pickle.dump((path, sha256, tags, params), self._process.stdin)
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            pass  # the worker died; result() reports it as EOFError for the document it was on
 
     def result(self) -> tuple[PreparedDocument | str, float]:
         """The next result; a worker that died mid-document raises EOFError."""
@@ -107,6 +111,7 @@ class ParseWorker:
 def serve_parse_jobs() -> None:
     """The worker's loop: read a job from stdin, write its result to stdout, until stdin closes."""
     os.nice(10)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it then closes our stdin
     # Results own the real stdout; anything a library prints goes to stderr instead of corrupting them.
     results = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
