@@ -22,12 +22,7 @@ CHROMA_DIR = "chroma"
 def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
     """Flat metadata for pre-filtering: Chroma accepts scalars only."""
     meta: dict[str, str | int | float | bool] = {
-        "document_id": chunk.document_id,
-        "source": chunk.source,
-        "position": chunk.position,
-        "start_page": chunk.start_page,
-        "end_page": chunk.end_page,
-        "section_id": chunk.section_id,
+        **chunk.location(),
         "confidentiality": chunk.tags.confidentiality,
         "confidentiality_rank": CONFIDENTIALITY_LEVELS.index(chunk.tags.confidentiality),
     }

@@ -29,12 +29,7 @@ def to_documents(hits: list[ScoredChunk], chunks: dict[str, Chunk]) -> list[Docu
                 page_content=chunk.text,
                 metadata={
                     "chunk_id": chunk.id,
-                    "document_id": chunk.document_id,
-                    "source": chunk.source,
-                    "position": chunk.position,
-                    "start_page": chunk.start_page,
-                    "end_page": chunk.end_page,
-                    "section_id": chunk.section_id,
+                    **chunk.location(),
                     "section_path": chunk.section_path,
                     "start_time": chunk.start_time,
                     "end_time": chunk.end_time,

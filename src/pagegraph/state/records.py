@@ -147,6 +147,17 @@ class Chunk(BaseModel):
     tags: DocumentTags = Field(default_factory=DocumentTags)
     index_version: int
 
+    def location(self) -> dict[str, str | int]:
+        """Where the chunk sits: the fields a citation and a metadata filter need."""
+        return {
+            "document_id": self.document_id,
+            "source": self.source,
+            "position": self.position,
+            "start_page": self.start_page,
+            "end_page": self.end_page,
+            "section_id": self.section_id,
+        }
+
 
 class RetrievalFilter(BaseModel):
     """Restricts a search before scoring. Empty fields do not restrict."""
