@@ -4,6 +4,7 @@ touching Chroma or the chunk texts."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,6 +36,7 @@ class ChunkCatalog:
             "source_type": _encode([tags[row[6]].get("source_type") for row in ordered]),
         }
         self._at = {(row[1], row[3]): row[0] for row in ordered}
+        self._cached_mask = lru_cache(maxsize=64)(self._compute_mask)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -45,9 +47,14 @@ class ChunkCatalog:
         return self.sources[row], int(self.start_pages[row]), int(self.end_pages[row])
 
     def mask(self, flt: RetrievalFilter | None) -> np.ndarray | None:
-        """True for chunks the filter lets through; None when it lets everything through."""
+        """True for chunks the filter lets through (read-only); None when it lets everything through. Masks are
+        cached per filter: one hybrid search asks for the same mask for BM25, dense search and windows."""
         if flt is None or flt.chroma_where() is None:
             return None
+        return self._cached_mask(flt.model_dump_json())
+
+    def _compute_mask(self, flt_json: str) -> np.ndarray:
+        flt = RetrievalFilter.model_validate_json(flt_json)
         keep = np.ones(len(self.ids), dtype=bool)
         for field, wanted in (("source", flt.documents), ("project", flt.projects), ("source_type", flt.source_types)):
             if wanted is not None:
@@ -57,6 +64,7 @@ class ChunkCatalog:
             keep &= self.confidentiality <= CONFIDENTIALITY_LEVELS.index(flt.max_confidentiality)
         if flt.pages is not None:
             keep &= (self.end_pages >= flt.pages[0]) & (self.start_pages <= flt.pages[1])
+        keep.flags.writeable = False
         return keep
 
     def neighbours(self, chunk_id: str, n: int, mask: np.ndarray | None = None) -> list[str]:
