@@ -24,3 +24,11 @@ class IndexMismatchError(PagegraphError):
 
 class IndexLockedError(PagegraphError):
     """Another process holds the index for writing."""
+
+
+class ModelError(PagegraphError):
+    """A chat model could not be created, loaded or reached."""
+
+
+class ModelUnavailableError(ModelError):
+    """A remote model server refused the connection, timed out, or does not serve the model."""

@@ -1,0 +1,142 @@
+"""One way to call a chat model: timed, with token usage recorded, and connection failures explained."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from time import perf_counter
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel, Field
+
+from pagegraph.errors import ModelUnavailableError
+
+CHARS_PER_TOKEN_ESTIMATE = 3.5
+
+
+class ModelCall(BaseModel):
+    """What one model call cost."""
+
+    model: str
+    purpose: str = Field(description="the stage or step that made the call")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    estimated: bool = Field(default=False, description="token counts estimated from characters: the model gave none")
+    finish_reason: str | None = None
+
+
+class UsageSummary(BaseModel):
+    """Model usage of a whole graph run, added up from its calls."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    by_model: dict[str, int] = Field(default_factory=dict, description="calls per model")
+
+    @classmethod
+    def from_calls(cls, calls: Sequence[ModelCall]) -> UsageSummary:
+        by_model: dict[str, int] = {}
+        for call in calls:
+            by_model[call.model] = by_model.get(call.model, 0) + 1
+        return cls(
+            calls=len(calls),
+            prompt_tokens=sum(c.prompt_tokens for c in calls),
+            completion_tokens=sum(c.completion_tokens for c in calls),
+            latency_ms=round(sum(c.latency_ms for c in calls), 1),
+            by_model=by_model,
+        )
+
+
+def model_label(model: BaseChatModel) -> str:
+    """`ollama:llama3.2`, `openai:gpt-4o-mini`, `local (Qwen…)`: how traces and errors name a model."""
+    kind = type(model).__name__
+    name = getattr(model, "model_name", None) or getattr(model, "model", None) or kind
+    provider = {"ChatOllama": "ollama", "ChatOpenAI": "openai"}.get(kind)
+    return f"{provider}:{name}" if provider else str(name)
+
+
+def model_endpoint(model: BaseChatModel) -> str | None:
+    for attribute in ("base_url", "openai_api_base"):
+        if value := getattr(model, attribute, None):
+            return str(value)
+    return {"ChatOllama": "http://127.0.0.1:11434", "ChatOpenAI": "https://api.openai.com/v1"}.get(type(model).__name__)
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    chain, seen = [], set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    return isinstance(exc, TimeoutError) or name in {"APITimeoutError", "ReadTimeout", "ConnectTimeout", "TimeoutException"}
+
+
+def _is_refused(exc: BaseException) -> bool:
+    return isinstance(exc, ConnectionError) or type(exc).__name__ in {"APIConnectionError", "ConnectError"}
+
+
+def explain_model_failure(model: BaseChatModel, exc: BaseException) -> ModelUnavailableError | None:
+    """A user-facing error when `exc` means the model's server cannot be used; None for other failures."""
+    label, endpoint = model_label(model), model_endpoint(model)
+    where = f"{label} at {endpoint}" if endpoint else label
+    is_ollama = label.startswith("ollama:")
+    start = "start it with `ollama serve`" if is_ollama else "start the server or fix its address"
+    for cause in _causes(exc):
+        if _is_timeout(cause):
+            return ModelUnavailableError(
+                f"{where} did not answer in time: raise PAGEGRAPH_MODEL_TIMEOUT_S or pick a faster model with --model"
+            )
+        if _is_refused(cause):
+            return ModelUnavailableError(f"{where} refused the connection: {start} or pick another model with --model")
+        if is_ollama and getattr(cause, "status_code", None) == 404:
+            name = label.split(":", 1)[1]
+            return ModelUnavailableError(f"{where} does not have model {name}: run `ollama pull {name}` or pick another model with --model")
+        if type(cause).__name__ == "AuthenticationError":
+            return ModelUnavailableError(f"{where} rejected the API key: set the provider's API key variable")
+    return None
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, round(len(text) / CHARS_PER_TOKEN_ESTIMATE)) if text else 0
+
+
+def message_text(message: BaseMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in message.content)
+
+
+def invoke_model(
+    model: BaseChatModel, messages: Sequence[BaseMessage], *, purpose: str, **kwargs: Any
+) -> tuple[AIMessage, ModelCall]:
+    """Call the model once. Raises ModelUnavailableError (one clear line) when its server cannot be used."""
+    started = perf_counter()
+    try:
+        reply = model.invoke(list(messages), **kwargs)
+    except Exception as exc:
+        explained = explain_model_failure(model, exc)
+        if explained is not None:
+            raise explained from exc
+        raise
+    latency_ms = (perf_counter() - started) * 1000
+    usage = getattr(reply, "usage_metadata", None)
+    metadata = getattr(reply, "response_metadata", None) or {}
+    call = ModelCall(
+        model=model_label(model),
+        purpose=purpose,
+        prompt_tokens=usage["input_tokens"] if usage else sum(estimate_tokens(message_text(m)) for m in messages),
+        completion_tokens=usage["output_tokens"] if usage else estimate_tokens(message_text(reply)),
+        latency_ms=round(latency_ms, 1),
+        estimated=not usage,
+        finish_reason=metadata.get("finish_reason") or metadata.get("done_reason"),
+    )
+    return reply, call

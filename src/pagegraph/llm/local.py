@@ -1,0 +1,175 @@
+"""The embedded chat model: a GGUF file run in-process by llama.cpp, as a LangChain chat model.
+
+Written against `llama_cpp.Llama` directly rather than langchain-community's ChatLlamaCpp because that wrapper
+loads its own copy of the weights per instance, reports no token usage when streaming, ships unsafe defaults
+(n_ctx 512, n_batch 8, temperature 0.8, a rope_freq_base that overrides the model's) and is not safe to call from
+two threads at once, which LangGraph's server does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel, generate_from_stream
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, Field
+
+from pagegraph.llm.calls import message_text
+from pagegraph.llm.weights import LocalModelError
+
+_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+
+
+@dataclass
+class _LoadedModel:
+    llama: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_loaded: dict[tuple[str, int, int, int], _LoadedModel] = {}
+_loading = threading.Lock()
+
+
+def _load(path: str, n_ctx: int, n_threads: int, n_batch: int) -> _LoadedModel:
+    """One llama.cpp instance per weights file and shape, shared by every chat model object in the process."""
+    key = (path, n_ctx, n_threads, n_batch)
+    with _loading:
+        if key not in _loaded:
+            if not Path(path).is_file():
+                raise LocalModelError(f"{path}: model file not found")
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise LocalModelError(
+                    "llama-cpp-python is not installed; run `bash scripts/setup.sh` (or `pip install -e .`)"
+                ) from exc
+            try:
+                llama = Llama(
+                    model_path=path,
+                    n_ctx=n_ctx,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    n_batch=n_batch,
+                    rope_freq_base=0.0,  # 0 keeps the value stored in the GGUF file
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise LocalModelError(f"{Path(path).name}: llama.cpp could not load it ({exc})") from exc
+            _loaded[key] = _LoadedModel(llama)
+        return _loaded[key]
+
+
+class LlamaCppChatModel(BaseChatModel):
+    """Chat model over a local GGUF file. Calls from several threads queue on one lock per loaded model."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_path: str = Field(description="the GGUF file")
+    model_name: str = Field(description="name shown in traces and errors")
+    n_ctx: int = Field(default=8192, ge=256, description="context window in tokens")
+    n_threads: int = Field(default=1, ge=1)
+    n_batch: int = Field(default=512, ge=1, description="prompt tokens evaluated per step")
+    temperature: float = Field(default=0.0, ge=0.0)
+    max_tokens: int = Field(default=1024, ge=1)
+    top_p: float = 0.95
+    repeat_penalty: float = 1.0
+    seed: int = 0
+    streaming: bool = False
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "n_ctx": self.n_ctx, "temperature": self.temperature}
+
+    def loaded(self) -> _LoadedModel:
+        return _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch)
+
+    def get_num_tokens(self, text: str) -> int:
+        model = self.loaded()
+        return len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        request = {
+            "messages": [{"role": _ROLES.get(m.type, "user"), "content": message_text(m)} for m in messages],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "repeat_penalty": self.repeat_penalty,
+            "seed": self.seed,
+            "stop": stop or [],
+        }
+        # response_format={"type": "json_object", "schema": {...}} turns into a llama.cpp grammar
+        request.update({k: v for k, v in kwargs.items() if k in {"max_tokens", "temperature", "response_format"}})
+        return request
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.streaming:
+            return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
+        model = self.loaded()
+        with model.lock:
+            response = model.llama.create_chat_completion(**self._request(messages, stop, kwargs))
+        choice = response["choices"][0]
+        usage = response.get("usage") or {}
+        message = AIMessage(
+            content=choice["message"].get("content") or "",
+            usage_metadata=UsageMetadata(
+                input_tokens=usage.get("prompt_tokens", 0),
+                output_tokens=usage.get("completion_tokens", 0),
+                total_tokens=usage.get("total_tokens", 0),
+            ),
+            response_metadata={"model_name": self.model_name, "finish_reason": choice.get("finish_reason")},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        model = self.loaded()
+        request = self._request(messages, stop, kwargs)
+        with model.lock:
+            generated = 0
+            finish_reason = None
+            for part in model.llama.create_chat_completion(stream=True, **request):
+                choice = part["choices"][0] if part.get("choices") else None
+                if choice is None:
+                    continue
+                finish_reason = choice.get("finish_reason") or finish_reason
+                text = (choice.get("delta") or {}).get("content") or ""
+                if not text:
+                    continue
+                generated += 1
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                if run_manager:
+                    run_manager.on_llm_new_token(text, chunk=chunk)
+                yield chunk
+            # llama.cpp reports no usage while streaming; its context now holds the prompt and the generated tokens
+            prompt_tokens = max(0, model.llama.n_tokens - generated)
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                usage_metadata=UsageMetadata(
+                    input_tokens=prompt_tokens, output_tokens=generated, total_tokens=prompt_tokens + generated
+                ),
+                response_metadata={"model_name": self.model_name, "finish_reason": finish_reason},
+            )
+        )

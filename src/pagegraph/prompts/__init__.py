@@ -1,0 +1,1 @@
+"""Every prompt text pagegraph sends to a model, one module per stage."""
