@@ -60,7 +60,9 @@ class Settings(BaseSettings):
         "since two threads collapse when another process competes for a 2-core machine",
     )
     llm_context_tokens: int = Field(default=8192, ge=1024, le=32768, description="local model context window")
-    llm_batch_size: int = Field(default=512, ge=8, le=4096, description="prompt tokens the local model evaluates per step")
+    llm_batch_size: int = Field(
+        default=512, ge=8, le=4096, description="prompt tokens the local model evaluates per step"
+    )
     llm_max_tokens: int = Field(default=1024, ge=16, description="longest reply a model may write")
     ollama_url: str = Field(default="http://127.0.0.1:11434", description="Ollama server for ollama:NAME specs")
     openai_base_url: str | None = Field(

@@ -77,7 +77,12 @@ def _causes(exc: BaseException) -> list[BaseException]:
 
 def _is_timeout(exc: BaseException) -> bool:
     name = type(exc).__name__
-    return isinstance(exc, TimeoutError) or name in {"APITimeoutError", "ReadTimeout", "ConnectTimeout", "TimeoutException"}
+    return isinstance(exc, TimeoutError) or name in {
+        "APITimeoutError",
+        "ReadTimeout",
+        "ConnectTimeout",
+        "TimeoutException",
+    }
 
 
 def _is_refused(exc: BaseException) -> bool:
@@ -99,7 +104,9 @@ def explain_model_failure(model: BaseChatModel, exc: BaseException) -> ModelUnav
             return ModelUnavailableError(f"{where} refused the connection: {start} or pick another model with --model")
         if is_ollama and getattr(cause, "status_code", None) == 404:
             name = label.split(":", 1)[1]
-            return ModelUnavailableError(f"{where} does not have model {name}: run `ollama pull {name}` or pick another model with --model")
+            return ModelUnavailableError(
+                f"{where} does not have model {name}: run `ollama pull {name}` or pick another model with --model"
+            )
         if type(cause).__name__ == "AuthenticationError":
             return ModelUnavailableError(f"{where} rejected the API key: set the provider's API key variable")
     return None

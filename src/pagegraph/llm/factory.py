@@ -19,7 +19,9 @@ from pagegraph.llm.weights import QWEN_CODER_0_5B, QWEN_CODER_1_5B, PackagedWeig
 
 LOCAL_MODELS: dict[str, PackagedWeights] = {"local": QWEN_CODER_1_5B, "local-fast": QWEN_CODER_0_5B}
 PROFILES = ("cheap", "balanced", "premium")
-SPEC_FORMS = "local, local-fast, gguf:PATH, ollama:NAME, openai:NAME, PROVIDER:NAME, or a profile (cheap, balanced, premium)"
+SPEC_FORMS = (
+    "local, local-fast, gguf:PATH, ollama:NAME, openai:NAME, PROVIDER:NAME, or a profile (cheap, balanced, premium)"
+)
 
 
 def resolve_spec(spec: str | None, settings: Settings) -> str:
@@ -28,7 +30,9 @@ def resolve_spec(spec: str | None, settings: Settings) -> str:
     if spec in PROFILES:
         target = getattr(settings, f"model_{spec}").strip()
         if target in PROFILES:
-            raise ModelError(f"profile {spec} points at profile {target}; set PAGEGRAPH_MODEL_{spec.upper()} to a model spec")
+            raise ModelError(
+                f"profile {spec} points at profile {target}; set PAGEGRAPH_MODEL_{spec.upper()} to a model spec"
+            )
         return target
     return spec
 
@@ -129,7 +133,11 @@ def _init_chat_model(
 ) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
-    options: dict[str, object] = {"temperature": temperature, "max_tokens": max_tokens, "timeout": settings.model_timeout_s}
+    options: dict[str, object] = {
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "timeout": settings.model_timeout_s,
+    }
     if base_url:
         options["base_url"] = base_url
     try:

@@ -78,7 +78,9 @@ def constrained_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[st
     if kind == "ChatOllama":
         return {"format": json_schema}
     if kind == "ChatOpenAI":
-        return {"response_format": {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema}}}
+        return {
+            "response_format": {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema}}
+        }
     return None
 
 
@@ -122,7 +124,13 @@ def structured_call(
     if value is None and repair:
         failed = attempts[-1]
         value = _ask(
-            model, schema, repair_messages(prompt, failed.raw, failed.error or "", schema), "repair", purpose, context, attempts
+            model,
+            schema,
+            repair_messages(prompt, failed.raw, failed.error or "", schema),
+            "repair",
+            purpose,
+            context,
+            attempts,
         )
     if value is None:
         return StructuredResult(value=default.model_copy(deep=True), ok=False, attempts=attempts)
@@ -154,7 +162,14 @@ def _ask(
     raw = message_text(reply)
     value, stage, error = parse_structured(raw, schema, context)
     attempts.append(
-        Attempt(step=step, constrained=options is not None, raw=raw[:RAW_KEPT_CHARS], parsed_by=stage, error=error, call=call)
+        Attempt(
+            step=step,
+            constrained=options is not None,
+            raw=raw[:RAW_KEPT_CHARS],
+            parsed_by=stage,
+            error=error,
+            call=call,
+        )
     )
     return value
 
