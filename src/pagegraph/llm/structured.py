@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 import json_repair
+from annotated_types import MaxLen
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
+from pydantic.fields import FieldInfo
 
 from pagegraph.errors import ModelUnavailableError
 from pagegraph.llm.calls import ModelCall, invoke_model, message_text
@@ -286,6 +288,21 @@ def _shape(annotation: Any) -> str:
     return "str" if annotation is str else "other"
 
 
+def _list_item(annotation: Any) -> Any:
+    """The item type of a list-shaped field."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _list_item(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return _list_item(next(a for a in get_args(annotation) if a is not type(None)))
+    args = get_args(annotation)
+    return args[0] if args else Any
+
+
+def _max_items(info: FieldInfo) -> int | None:
+    return next((m.max_length for m in info.metadata if isinstance(m, MaxLen)), None)
+
+
 def _normal_key(key: str) -> str:
     return re.sub(r"[\s\-]+", "_", key.strip()).lower()
 
@@ -320,6 +337,11 @@ def coerce_to_schema(obj: Any, schema: type[BaseModel]) -> Any:
             continue
         if shape == "list" and isinstance(value, str | int | float | bool | dict):
             value = [value]
+        if shape == "list" and isinstance(value, list):
+            if _shape(_list_item(fields[name].annotation)) == "str":
+                value = [str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for v in value]
+            if (limit := _max_items(fields[name])) is not None:
+                value = value[:limit]
         elif shape == "str" and isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
             value = ", ".join(str(v) for v in value)
         elif shape == "str" and isinstance(value, int | float) and not isinstance(value, bool):

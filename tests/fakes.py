@@ -1,0 +1,59 @@
+"""Fake chat models for unit tests: scripted replies, recorded requests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replies with the scripted items in order: a str becomes the reply text, an exception is raised.
+
+    Every request's messages and call options are kept in `requests`.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    script: list[Any] = Field(default_factory=list)
+    requests: list[tuple[list[BaseMessage], dict[str, Any]]] = Field(default_factory=list)
+    usage: bool = False
+
+    @classmethod
+    def replying(cls, *replies: str | BaseException, usage: bool = False) -> ScriptedChatModel:
+        return cls(script=list(replies), usage=usage)
+
+    def extend(self, replies: Iterable[str | BaseException]) -> None:
+        self.script.extend(replies)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.requests.append((list(messages), dict(kwargs)))
+        if not self.script:
+            raise AssertionError("the scripted model was called more often than scripted")
+        reply = self.script.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        usage = None
+        if self.usage:
+            prompt = sum(len(str(m.content).split()) for m in messages)
+            usage = {
+                "input_tokens": prompt,
+                "output_tokens": len(reply.split()),
+                "total_tokens": prompt + len(reply.split()),
+            }
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply, usage_metadata=usage))])

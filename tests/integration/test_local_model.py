@@ -1,0 +1,88 @@
+"""The embedded local model, for real: offline load, a structured call that validates, usage counted.
+
+Three short calls (~5 s each on 2 cores). The joined weights live in the default cache folder so that a second run
+reuses them instead of writing another 1.1 GB.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from pagegraph.config import Settings
+from pagegraph.indexing.loaders import load_document
+from pagegraph.llm import get_chat_model, invoke_model, structured_call
+from pagegraph.llm.local import LlamaCppChatModel
+from pagegraph.llm.weights import QWEN_CODER_1_5B
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.slow
+
+
+class PassageJudgement(BaseModel):
+    # facts before the verdict: a small model decoding left to right decides better after writing them out
+    facts: list[str] = Field(default_factory=list, max_length=5, description="facts from the passage that help")
+    relevant: bool = Field(description="whether the passage helps answer the question")
+
+
+JUDGE = "You judge whether a passage from a document helps answer a question, and list the facts in it that help."
+
+
+@pytest.fixture(scope="module")
+def local_model() -> LlamaCppChatModel:
+    model = get_chat_model("local", settings=Settings())
+    assert isinstance(model, LlamaCppChatModel)
+    return model
+
+
+@pytest.fixture(scope="module")
+def specifications_page() -> str:
+    manual = load_document(SAMPLES / "sb40-user-manual.pdf")
+    return next(p.text for p in manual.pages if "Technical specifications" in p.text)
+
+
+def judge(model: LlamaCppChatModel, question: str, passage: str) -> tuple[PassageJudgement, bool]:
+    result = structured_call(
+        model,
+        PassageJudgement,
+        [SystemMessage(content=JUDGE), HumanMessage(content=f"Question: {question}\n\nPassage:\n{passage}")],
+        default=PassageJudgement(relevant=False),
+        purpose="judge",
+    )
+    assert all(a.constrained for a in result.attempts), "llama.cpp decodes under the schema's grammar"
+    return result.value, result.ok
+
+
+def test_weights_come_from_the_verified_packages(local_model: LlamaCppChatModel) -> None:
+    path = Path(local_model.model_path)
+    assert path.stat().st_size == QWEN_CODER_1_5B.size
+    assert path.with_name(path.name + ".sha256").read_text().split()[0] == QWEN_CODER_1_5B.sha256
+
+
+def test_structured_call_validates_and_finds_the_fact(local_model: LlamaCppChatModel, specifications_page: str) -> None:
+    value, ok = judge(local_model, "How much does the SB-40 weigh?", specifications_page)
+    assert ok and value.relevant
+    assert any("98" in fact for fact in value.facts), value
+
+
+def test_irrelevant_passage_is_judged_irrelevant(local_model: LlamaCppChatModel) -> None:
+    passage = "Preheat the oven to 200 degrees. Knead the dough for ten minutes and let it rise for an hour."
+    value, ok = judge(local_model, "How much does the SB-40 weigh?", passage)
+    assert ok and not value.relevant
+
+
+def test_streaming_reports_the_same_usage_as_a_plain_call() -> None:
+    question = [HumanMessage(content="Name the capital of France in one word.")]
+    plain = get_chat_model("local", settings=Settings(), max_tokens=8)
+    streaming = get_chat_model("local", settings=Settings(), max_tokens=8, streaming=True)
+    plain_reply, plain_call = invoke_model(plain, question, purpose="plain")
+    stream_reply, stream_call = invoke_model(streaming, question, purpose="stream")
+    assert "Paris" in str(plain_reply.content) and stream_reply.content == plain_reply.content
+    assert not plain_call.estimated and not stream_call.estimated
+    assert (stream_call.prompt_tokens, stream_call.completion_tokens) == (
+        plain_call.prompt_tokens,
+        plain_call.completion_tokens,
+    )
