@@ -1,3 +1,31 @@
 """pagegraph: document question answering with page-accurate citations."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import Checkpointer
+
+    from pagegraph.services import Services
+
 __version__ = "0.1.0"
+
+GraphName = Literal["rag", "basic"]
+
+
+def build_graph(
+    name: GraphName = "rag", *, services: Services | None = None, checkpointer: Checkpointer = None
+) -> CompiledStateGraph:
+    """The compiled question-answering graph `name`. Invoke it with {"question": ...} and, optionally,
+    context=pagegraph.config.Context(...); pass services=Services(chat_model=...) to use a model object of yours."""
+    if name == "rag":
+        from pagegraph.graphs.rag import build_rag_graph
+
+        return build_rag_graph(services, checkpointer)
+    if name == "basic":
+        from pagegraph.graphs.basic import build_basic_graph
+
+        return build_basic_graph(services, checkpointer)
+    raise ValueError(f"unknown graph {name!r}: choose rag or basic")

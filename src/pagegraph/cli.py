@@ -21,6 +21,8 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index, delete_index
 from pagegraph.indexing.manifest import IndexParams, read_manifest
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
+from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, Summarizer
+from pagegraph.state.answering import StoredSummary
 from pagegraph.state.records import DocumentRecord, DocumentTags, TreeNode
 
 app = typer.Typer(
@@ -86,13 +88,20 @@ class _RichProgress(IngestProgress):
         rate = f"{self._embedded / self._embed_seconds:.1f} chunks/s" if self._embed_seconds else ""
         self._progress.update(self._chunks, advance=chunks, detail=rate)
 
+    def summarizing(self, name: str) -> None:
+        self._progress.update(self._files, description=f"files ({name}: writing its summary)")
+
     def file_finished(self, outcome: FileOutcome) -> None:
         self._progress.advance(self._files)
         self._progress.console.print(_outcome_line(outcome), highlight=False)
 
 
 def _ingest_with_progress(
-    index: Index, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False
+    index: Index,
+    paths: list[Path],
+    tags: DocumentTags | None = None,
+    prune: bool = False,
+    summarizer: Summarizer | None = None,
 ) -> IngestSummary:
     with Progress(
         TextColumn("{task.description}"),
@@ -103,7 +112,15 @@ def _ingest_with_progress(
         console=console,
         transient=True,
     ) as progress:
-        return Ingestor(index, _RichProgress(progress)).run(paths, tags=tags, prune=prune)
+        return Ingestor(index, _RichProgress(progress), summarizer).run(paths, tags=tags, prune=prune)
+
+
+def _summarizer(no_llm: bool, model: str | None, settings: Settings) -> Summarizer:
+    if no_llm or (model is None and settings.ingest_summaries == "extractive"):
+        return ExtractiveSummarizer()
+    from pagegraph.llm.factory import get_chat_model
+
+    return ModelSummarizer(get_chat_model(model, settings=settings))
 
 
 def _outcome_line(outcome: FileOutcome) -> str:
@@ -174,6 +191,12 @@ def ingest(
     recreate: Annotated[
         bool, typer.Option(help="delete the index and build it again with this run's parameters")
     ] = False,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="summarise documents without a model (title, outline, first sentences)")
+    ] = False,
+    model: Annotated[
+        Optional[str], typer.Option(help="model that writes document summaries [default: $PAGEGRAPH_MODEL]")
+    ] = None,
 ) -> None:
     """Index documents (PDF, Markdown, TXT, DOCX, VTT/SRT/JSON transcripts). Unchanged files are not re-embedded."""
     settings = get_settings()
@@ -220,7 +243,7 @@ def ingest(
                 )
             if not paths and not prune:
                 return
-            summary = _ingest_with_progress(opened, paths or [], tags, prune)
+            summary = _ingest_with_progress(opened, paths or [], tags, prune, _summarizer(no_llm, model, settings))
     except (PagegraphError, ValueError) as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -367,6 +390,9 @@ def inspect(
     index: IndexOption = None,
     document: Annotated[Optional[str], typer.Option(help="one document, by file name (or part of it)")] = None,
     tree: Annotated[bool, typer.Option("--tree", help="show the document's section tree")] = False,
+    summaries: Annotated[
+        bool, typer.Option("--summaries", help="show each document's summary (what the router reads)")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
 ) -> None:
     """Show what an index holds: documents with pages, chunks, tree nodes and status."""
@@ -383,6 +409,9 @@ def inspect(
             if tree:
                 nodes = opened.store.tree(documents[0].id)
                 _show_tree(documents[0], nodes, as_json)
+                return
+            if summaries:
+                _show_summaries(documents, opened.store.summaries(), as_json)
                 return
             info = {
                 "index": str(folder),
@@ -427,6 +456,27 @@ def inspect(
     console.print(table)
     for _, name, reason in failures if document is None else []:
         console.print(f"[red]✗ {name}: failed: {reason}[/red]", highlight=False)
+
+
+def _show_summaries(documents: list[DocumentRecord], stored: dict[str, StoredSummary], as_json: bool) -> None:
+    if as_json:
+        console.print_json(
+            json.dumps({doc.name: stored[doc.id].model_dump() if doc.id in stored else None for doc in documents})
+        )
+        return
+    for doc in documents:
+        summary = stored.get(doc.id)
+        if summary is None:
+            console.print(f"[bold]{doc.name}[/bold]: no summary yet (the next ingest writes one)\n", highlight=False)
+            continue
+        source = f"by {summary.model}" if summary.method == "model" else "extracted without a model"
+        console.print(f"[bold]{doc.name}[/bold] — {summary.document_type} [dim]({source})[/dim]", highlight=False)
+        console.print(f"  {summary.summary}", highlight=False)
+        if summary.key_topics:
+            console.print(f"  topics: {', '.join(summary.key_topics)}", highlight=False)
+        if summary.use_for:
+            console.print(f"  use for: {summary.use_for}", highlight=False)
+        console.print()
 
 
 def _flat_tags(tags: DocumentTags) -> dict[str, str]:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -43,6 +43,11 @@ class Settings(BaseSettings):
         default=None, description="http://HOST:PORT of a `chroma run` server; unset keeps vectors in the index folder"
     )
 
+    ingest_summaries: Literal["model", "extractive"] = Field(
+        default="model",
+        description="how ingest writes document summaries: with the configured model, or extracted without one "
+        "(what `pagegraph ingest --no-llm` does)",
+    )
     model: str = Field(
         default="local",
         description="chat model spec: local | local-fast | gguf:PATH | ollama:NAME | openai:NAME | PROVIDER:NAME, "
@@ -56,8 +61,8 @@ class Settings(BaseSettings):
     llm_threads: int = Field(
         default=0,
         ge=0,
-        description="CPU threads for the local model; 0 picks half the cores the process may use (at least 1), "
-        "since two threads collapse when another process competes for a 2-core machine",
+        description="CPU threads for the local model; 0 uses every core the process may run on. On a machine "
+        "other work keeps busy, 1 can be faster: two threads collapse when they have to share two cores",
     )
     llm_context_tokens: int = Field(default=8192, ge=1024, le=32768, description="local model context window")
     llm_batch_size: int = Field(
@@ -77,10 +82,55 @@ class Settings(BaseSettings):
     model_retries: int = Field(default=1, ge=0, le=5, description="retries of a remote call that failed to connect")
 
     def local_model_threads(self) -> int:
-        if self.llm_threads:
-            return self.llm_threads
-        return max(1, len(os.sched_getaffinity(0)) // 2)
+        return self.llm_threads or len(os.sched_getaffinity(0))
 
 
 def get_settings() -> Settings:
     return Settings()
+
+
+class Context(BaseModel):
+    """Per-run knobs of the question-answering graphs (LangGraph `context_schema`; Studio shows them as a form)."""
+
+    index: str | None = Field(default=None, description="index folder; unset uses PAGEGRAPH_INDEX")
+    model: str | None = Field(
+        default=None,
+        description="chat model spec (local, local-fast, gguf:PATH, ollama:NAME, openai:NAME, PROVIDER:NAME); "
+        "unset uses model_profile, else PAGEGRAPH_MODEL",
+    )
+    model_profile: Literal["cheap", "balanced", "premium"] | None = Field(
+        default=None, description="pick the model by profile (PAGEGRAPH_MODEL_CHEAP/BALANCED/PREMIUM)"
+    )
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="sampling temperature of answer calls")
+    output_type: Literal["answer", "blueprint", "pdr", "workflow", "build_plan"] = Field(
+        default="answer", description="default output shape when the input names none"
+    )
+    top_k_files: int = Field(default=3, ge=1, le=20, description="documents the router keeps")
+    top_k_bm25: int = Field(default=20, ge=1, le=200, description="BM25 candidates per search")
+    top_k_vector: int = Field(default=40, ge=1, le=400, description="dense candidates per search")
+    max_chunks_for_context: int = Field(
+        default=15, ge=1, le=50, description="fused hits per plan step handed on (before windows and the budget)"
+    )
+    window: int = Field(default=1, ge=0, le=5, description="neighbouring chunks added on each side of a hit")
+    alpha: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="BM25 weight in the fusion; unset adapts to the question"
+    )
+    abstain_threshold: float = Field(
+        default=0.19,
+        ge=0.0,
+        le=1.0,
+        description="abstain without calling the answer model when no chunk of the searched documents reaches "
+        "this cosine similarity to the question (calibrated with bench/abstain_threshold.py: keeps 98% of "
+        "answerable benchmark questions)",
+    )
+    max_evidence_tokens: int = Field(
+        default=3000,
+        ge=200,
+        le=100_000,
+        description="evidence tokens in the answer prompt at most (also bounded by the model's context window); "
+        "the local model reads ~80 prompt tokens/s on 2 cores",
+    )
+    nodes_per_file: int = Field(default=5, ge=1, le=20, description="tree nodes selected per document")
+    tree_max_steps: int = Field(default=3, ge=1, le=10, description="levels the tree navigator may descend")
+    repair_attempts: int = Field(default=1, ge=0, le=3, description="repair calls after invalid structured output")
+    history_turns: int = Field(default=3, ge=0, le=20, description="earlier chat turns shown to the answer model")

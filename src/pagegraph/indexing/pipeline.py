@@ -15,6 +15,7 @@ import numpy as np
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
 from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
+from pagegraph.indexing.summaries import ExtractiveSummarizer, Summarizer, SummarySource
 from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags
 
 PARSE_AHEAD = 2
@@ -60,6 +61,7 @@ class IngestProgress:
     def pages_parsed(self, pages: int) -> None: ...
     def chunks_planned(self, chunks: int) -> None: ...
     def chunks_embedded(self, chunks: int, seconds: float) -> None: ...
+    def summarizing(self, name: str) -> None: ...
     def file_finished(self, outcome: FileOutcome) -> None: ...
 
 
@@ -94,9 +96,13 @@ class _Job:
 
 
 class Ingestor:
-    def __init__(self, index: Index, progress: IngestProgress | None = None) -> None:
+    def __init__(
+        self, index: Index, progress: IngestProgress | None = None, summarizer: Summarizer | None = None
+    ) -> None:
+        """`summarizer` writes each document's summary for the router; None extracts one without a model."""
         self.index = index
         self.progress = progress or IngestProgress()
+        self.summarizer = summarizer or ExtractiveSummarizer()
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
         """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults).
@@ -121,6 +127,7 @@ class Ingestor:
             self._finish(self._store(job, prepared, summary), summary)
         if prune:
             summary.outcomes.extend(self._prune())
+        self._summarize_missing()
         if self.index.bm25_is_stale():
             self.index.refresh_bm25()
         summary.seconds = time.perf_counter() - started
@@ -183,6 +190,11 @@ class Ingestor:
         summary.pages_parsed += prepared.record.n_pages
         self.progress.pages_parsed(prepared.record.n_pages)
         embeddings = self._embed(prepared.chunks, summary)
+        record, loaded = prepared.record, prepared.loaded
+        self.progress.summarizing(record.name)
+        document_summary = self.summarizer.summarize(
+            SummarySource.from_parts(record.name, record.title, record.source_type, loaded.pages, prepared.nodes)
+        )
         store, existing = self.index.store, job.existing
         store.add_to_journal(prepared.record.id)
         self.index.vectors.add(prepared.chunks, embeddings)
@@ -193,6 +205,7 @@ class Ingestor:
             prepared.chunks,
             embeddings,
             replaces=existing.id if existing else None,
+            summary=document_summary,
         )
         if existing:
             self.index.vectors.delete_document(existing.id)
@@ -218,6 +231,18 @@ class Ingestor:
             summary.chunks_embedded += len(batch)
             self.progress.chunks_embedded(len(batch), seconds)
         return vectors
+
+    def _summarize_missing(self) -> None:
+        """Documents indexed before summaries existed get one now."""
+        store = self.index.store
+        have = store.summaries()
+        for doc in store.documents():
+            if doc.id not in have:
+                self.progress.summarizing(doc.name)
+                source = SummarySource.from_parts(
+                    doc.name, doc.title, doc.source_type, store.pages(doc.id), store.tree(doc.id)
+                )
+                store.set_summary(doc.id, self.summarizer.summarize(source))
 
     def _retag(self, existing: DocumentRecord, tags: DocumentTags) -> None:
         self.index.store.update_tags(existing.id, tags)

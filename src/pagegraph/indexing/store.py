@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pagegraph.state.answering import StoredSummary
 from pagegraph.state.records import (
     PAGE_SEPARATOR,
     Chunk,
@@ -49,6 +50,8 @@ CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, name TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS eval_runs (
     id TEXT PRIMARY KEY, created_at TEXT NOT NULL, mode TEXT NOT NULL, config TEXT NOT NULL, summary TEXT NOT NULL,
     per_question TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS summaries (
+    document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE, summary TEXT NOT NULL);
 -- Documents whose vectors may exist in Chroma without a committed row here (mid-write or replaced); removed on open.
 CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
 """
@@ -179,6 +182,7 @@ class Store:
         chunks: list[Chunk],
         embeddings: np.ndarray,
         replaces: str | None,
+        summary: StoredSummary | None = None,
     ) -> None:
         """Write a whole document (replacing an older version of it) in one transaction, or nothing."""
         with self._db:
@@ -246,9 +250,23 @@ class Store:
                     for c, vector in zip(chunks, embeddings, strict=True)
                 ],
             )
+            if summary is not None:
+                self._db.execute("INSERT INTO summaries VALUES (?, ?)", (record.id, summary.model_dump_json()))
             self._db.execute("DELETE FROM vector_journal WHERE document_id = ?", (record.id,))
             self._db.execute("DELETE FROM failures WHERE path = ?", (record.path,))
             self._bump_generation()
+
+    def set_summary(self, document_id: str, summary: StoredSummary) -> None:
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?, ?)", (document_id, summary.model_dump_json()))
+
+    def summaries(self) -> dict[str, StoredSummary]:
+        """Summaries by document id; empty for an index written before summaries existed and opened read-only."""
+        try:
+            rows = self._db.execute("SELECT document_id, summary FROM summaries").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        return {row["document_id"]: StoredSummary.model_validate_json(row["summary"]) for row in rows}
 
     def remove_document(self, document_id: str) -> None:
         with self._db:

@@ -42,7 +42,9 @@ class HybridRetriever(BaseRetriever):
 
     def fused(self, query: str, flt: RetrievalFilter | None = None, limit: int | None = None) -> list[ScoredChunk]:
         """Fused (and reranked) hits, best first, without windows."""
-        flt = flt or self.filter
+        return self._fused(query, flt or self.filter, limit)[0]
+
+    def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> tuple[list[ScoredChunk], float]:
         lexical = BM25ChunkRetriever(index=self.index).search(query, self.top_k_bm25, flt)
         dense = DenseRetriever(index=self.index).search(query, self.top_k_vector, flt)
         alpha = self.alpha if self.alpha is not None else adaptive_alpha(query)
@@ -50,13 +52,18 @@ class HybridRetriever(BaseRetriever):
         hits = [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score, _, _ in fused]
         if self.reranker is not None:
             hits = self._rerank(query, hits[: 2 * self.max_chunks])
-        return hits[: limit or self.max_chunks]
+        return hits[: limit or self.max_chunks], max((h.score for h in dense), default=0.0)
 
     def search(self, query: str, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
         """Fused hits expanded with their windows."""
-        hits = self.fused(query, flt)
-        mask = self.index.catalog.mask(flt or self.filter)
-        return expand_window(hits, self.index.catalog, self.window, mask)
+        return self.search_with_relevance(query, flt)[0]
+
+    def search_with_relevance(self, query: str, flt: RetrievalFilter | None = None) -> tuple[list[ScoredChunk], float]:
+        """Fused hits with their windows, and the best cosine similarity of any chunk to the query: rank fusion
+        scores only order hits, this says whether anything in the filtered documents is close at all."""
+        flt = flt or self.filter
+        hits, relevance = self._fused(query, flt, None)
+        return expand_window(hits, self.index.catalog, self.window, self.index.catalog.mask(flt)), relevance
 
     def rank_documents(
         self, query: str, flt: RetrievalFilter | None = None, per_document: int = 3

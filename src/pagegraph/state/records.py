@@ -186,7 +186,9 @@ class RetrievalFilter(BaseModel):
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
-class Evidence(BaseModel):
+class GoldEvidence(BaseModel):
+    """Where a question set says the answer is."""
+
     document: str
     page: int | None = Field(default=None, description="1-indexed; absent for document-level evidence")
 
@@ -200,7 +202,7 @@ class EvalQuestion(BaseModel):
     answerable: bool = True
     documents: list[str] = Field(default_factory=list)
     answer: str | None = None
-    evidence: list[Evidence] = Field(default_factory=list)
+    evidence: list[GoldEvidence] = Field(default_factory=list)
     answer_format: str | None = None
     task_type: str | None = None
     doc_type: str | None = None

@@ -1,0 +1,1 @@
+"""Wiring only: one module per graph."""

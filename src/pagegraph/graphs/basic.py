@@ -1,0 +1,43 @@
+"""`basic`: plain RAG. Hybrid search on the question → evidence gate → one answer call → verify; abstain edges.
+Also what the `rag` graph falls back to when one of its stages fails."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pagegraph.config import Context
+from pagegraph.nodes.abstain import abstain
+from pagegraph.nodes.answer import answer
+from pagegraph.nodes.edges import after_gate, after_start, after_verify
+from pagegraph.nodes.gate import gate
+from pagegraph.nodes.retrieve import search_question
+from pagegraph.nodes.start import start
+from pagegraph.nodes.verify import verify
+from pagegraph.services import Services
+from pagegraph.state.graph import InputState, OutputState, RagState
+
+
+def build_basic_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    services = services or Services()
+    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("start", start)
+    builder.add_node("search", partial(search_question, services=services))
+    builder.add_node("gate", gate)
+    builder.add_node("answer", partial(answer, services=services))
+    builder.add_node("verify", verify)
+    builder.add_node("abstain", abstain)
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", after_start, {"route": "search", "abstain": "abstain"})
+    builder.add_edge("search", "gate")
+    builder.add_conditional_edges("gate", after_gate, {"answer": "answer", "abstain": "abstain"})
+    builder.add_edge("answer", "verify")
+    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain"})
+    builder.add_edge("abstain", END)
+    return builder.compile(checkpointer=checkpointer, name="basic")
+
+
+graph = build_basic_graph()

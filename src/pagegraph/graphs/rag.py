@@ -1,0 +1,55 @@
+"""`rag`, the main graph: route → plan → retrieve (one parallel task per plan step) → gate → answer → verify.
+Abstain edges from route, gate and verify; repair edges from route and plan back to themselves; a stage that
+raises takes the run to the basic graph."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pagegraph.config import Context
+from pagegraph.graphs.basic import build_basic_graph
+from pagegraph.nodes.abstain import abstain
+from pagegraph.nodes.answer import answer
+from pagegraph.nodes.edges import after_answer, after_gate, after_plan, after_route, after_start, after_verify
+from pagegraph.nodes.fallback import fallback
+from pagegraph.nodes.gate import gate
+from pagegraph.nodes.guard import guarded
+from pagegraph.nodes.plan import plan
+from pagegraph.nodes.retrieve import retrieve
+from pagegraph.nodes.route import route
+from pagegraph.nodes.start import start
+from pagegraph.nodes.verify import verify
+from pagegraph.services import Services
+from pagegraph.state.graph import InputState, OutputState, RagState
+
+
+def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    services = services or Services()
+    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("start", start)
+    builder.add_node("route", guarded("route", partial(route, services=services)))
+    builder.add_node("plan", guarded("plan", partial(plan, services=services)))
+    builder.add_node("retrieve", guarded("retrieve", partial(retrieve, services=services)))
+    builder.add_node("gate", gate)
+    builder.add_node("answer", guarded("answer", partial(answer, services=services)))
+    builder.add_node("verify", guarded("verify", verify))
+    builder.add_node("abstain", abstain)
+    builder.add_node("basic", partial(fallback, basic=build_basic_graph(services)))
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", after_start, ["route", "abstain"])
+    builder.add_conditional_edges("route", after_route, ["route", "plan", "abstain", "basic"])
+    builder.add_conditional_edges("plan", after_plan, ["plan", "retrieve", "basic"])
+    builder.add_edge("retrieve", "gate")
+    builder.add_conditional_edges("gate", after_gate, ["answer", "abstain", "basic"])
+    builder.add_conditional_edges("answer", after_answer, ["verify", "basic"])
+    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
+    builder.add_edge("abstain", END)
+    builder.add_edge("basic", END)
+    return builder.compile(checkpointer=checkpointer, name="rag")
+
+
+graph = build_rag_graph()

@@ -1,0 +1,35 @@
+"""Abstention: say plainly that the documents do not hold the answer, why, and what to ingest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.llm.calls import UsageSummary
+from pagegraph.nodes.common import StageTimer
+from pagegraph.prompts.abstain import ABSTAIN_MESSAGE, SEARCHED
+from pagegraph.state.answering import Turn
+from pagegraph.state.graph import RagState
+
+
+def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+    timer = StageTimer("abstain")
+    reason = state.get("abstain_reason") or "no relevant passage was found"
+    route = state.get("route")
+    searched = SEARCHED.format(documents=", ".join(route.names)) if route else ""
+    message = ABSTAIN_MESSAGE.format(reason=reason, searched=searched)
+    calls = [call for record in state.get("trace") or [] for call in record.calls]
+    return {
+        "answer": message,
+        "citations": [],
+        "abstained": True,
+        "abstain_reason": reason,
+        "confidence": 0.0,
+        "low_confidence": True,
+        "evidence": state.get("evidence") or [],
+        "usage": UsageSummary.from_calls(calls),
+        "history": [Turn(question=state.get("question", ""), answer=message)],
+        "trace": [timer.record(reason)],
+    }

@@ -1,0 +1,57 @@
+"""Orchestrator: the answer, written from numbered evidence that fits the model's context, citing it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
+from pagegraph.llm.calls import invoke_model, message_text
+from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.prompts.answer import ANSWER_REQUEST, ANSWER_SYSTEM, FORMAT_INSTRUCTIONS, HISTORY, REFUSAL
+from pagegraph.services import Services
+from pagegraph.state.answering import Evidence
+from pagegraph.state.graph import RagState
+
+STRUCTURED_OUTPUT_MAX_TEMPERATURE = 0.2
+
+
+def render_evidence(number: int, evidence: Evidence) -> str:
+    return f"[{number}] {evidence.label()}\n{evidence.text}"
+
+
+def answer(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    timer = StageTimer("answer")
+    context = context_of(runtime)
+    output_type = state.get("output_type") or context.output_type
+    temperature = context.temperature
+    if output_type != "answer":
+        temperature = min(temperature, STRUCTURED_OUTPUT_MAX_TEMPERATURE)
+    model = services.chat_model(context, temperature=temperature)
+    # each step's best passages first, so the budget drops the weakest passage of every step before a strong one
+    ranked = sorted(state.get("retrieved") or [], key=lambda e: (e.rank, e.step))
+    turns = (state.get("history") or [])[-context.history_turns :] if context.history_turns else []
+    history = HISTORY.format(turns="\n".join(f"Q: {t.question}\nA: {t.answer}" for t in turns)) if turns else ""
+    system = ANSWER_SYSTEM.format(refusal=REFUSAL)
+    request = ANSWER_REQUEST.format(
+        history=history,
+        question=state["question"],
+        instructions=FORMAT_INSTRUCTIONS[output_type],
+        evidence="{evidence}",
+    )
+    budget = min(context.max_evidence_tokens, evidence_budget(model, system + request, services.settings))
+    count = token_counter(model)
+    fit = fit_evidence(list(enumerate(ranked, 1)), lambda item: render_evidence(*item), budget=budget, count=count)
+    kept = [evidence for _, evidence in fit.kept]
+    blocks = "\n\n".join(render_evidence(n, e) for n, e in enumerate(kept, 1))
+    messages = [SystemMessage(content=system), HumanMessage(content=request.replace("{evidence}", blocks))]
+    reply, call = invoke_model(model, messages, purpose="answer")
+    summary = f"{output_type} from {len(kept)} passages ({fit.tokens} of {budget} evidence tokens; {len(fit.dropped)} dropped)"
+    return {
+        "draft": message_text(reply).strip(),
+        "evidence": kept,
+        "trace": [timer.record(summary, ids=[e.label() for e in kept], calls=[call])],
+    }

@@ -1,0 +1,68 @@
+"""Helpers the stages share: document-name matching, trace records, the stage's Context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import PurePath
+from time import perf_counter
+
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.llm.calls import ModelCall
+from pagegraph.llm.structured import Attempt
+from pagegraph.state.answering import TraceRecord
+
+
+def context_of(runtime: Runtime[Context] | None) -> Context:
+    """The run's Context (defaults when the caller gave none)."""
+    context = getattr(runtime, "context", None)
+    if isinstance(context, Context):
+        return context
+    return Context.model_validate(context or {})
+
+
+def match_document_names(requested: Sequence[str], known: Sequence[str]) -> list[str]:
+    """Indexed names for the names a user or a model gave: exact, then ignoring case, then ignoring the extension,
+    then a unique partial match. Names that match nothing are dropped; order is kept, repeats removed."""
+    by_lower = {name.lower(): name for name in known}
+    by_stem = {PurePath(name).stem.lower(): name for name in known}
+    matched: list[str] = []
+    for raw in requested:
+        name = raw.strip().strip("'\"`")
+        lowered = name.lower()
+        found = name if name in known else by_lower.get(lowered) or by_stem.get(PurePath(lowered).stem) or None
+        if found is None and len(lowered) >= 3:
+            partial = [k for k in known if lowered in k.lower() or PurePath(k).stem.lower() in lowered]
+            found = partial[0] if len(partial) == 1 else None
+        if found is not None and found not in matched:
+            matched.append(found)
+    return matched
+
+
+class StageTimer:
+    """Measures a stage and builds its trace record."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self.started = perf_counter()
+
+    def record(
+        self,
+        summary: str,
+        *,
+        ids: Sequence[str] = (),
+        calls: Sequence[ModelCall] = (),
+        attempts: Sequence[Attempt] = (),
+        error: str | None = None,
+    ) -> TraceRecord:
+        calls = list(calls) or [a.call for a in attempts if a.call is not None]
+        return TraceRecord(
+            stage=self.stage,
+            summary=summary,
+            ids=list(ids),
+            latency_ms=round((perf_counter() - self.started) * 1000, 1),
+            calls=calls,
+            attempts=list(attempts),
+            error=error,
+        )

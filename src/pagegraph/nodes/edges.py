@@ -1,0 +1,62 @@
+"""Where a run goes next, read from the state the stages left (the graphs wire these as conditional edges)."""
+
+from __future__ import annotations
+
+from langgraph.types import Send
+
+from pagegraph.state.graph import RagState, StepTask
+
+
+def failed(state: RagState) -> bool:
+    return state.get("failure") is not None
+
+
+def after_start(state: RagState) -> str:
+    return "abstain" if state.get("abstain_reason") else "route"
+
+
+def after_route(state: RagState) -> str:
+    if failed(state):
+        return "basic"
+    repair = state.get("repair")
+    if repair is not None and repair.stage == "route":
+        return "route"
+    return "abstain" if state.get("abstain_reason") else "plan"
+
+
+def after_plan(state: RagState) -> list[Send] | str:
+    if failed(state):
+        return "basic"
+    repair = state.get("repair")
+    if repair is not None and repair.stage == "plan":
+        return "plan"
+    routed = state["route"].names if state.get("route") else []
+    tasks = []
+    for number, step in enumerate(state["plan"].steps):
+        task = StepTask(
+            question=state["question"],
+            step=number,
+            query=step.query,
+            documents=step.documents or routed,
+            kind=state["plan"].kind,
+        )
+        if state.get("filters"):
+            task["filters"] = state["filters"]
+        tasks.append(Send("retrieve", task))
+    return tasks
+
+
+def after_gate(state: RagState) -> str:
+    if failed(state):
+        return "basic"
+    return "abstain" if state.get("abstain_reason") else "answer"
+
+
+def after_answer(state: RagState) -> str:
+    return "basic" if failed(state) else "verify"
+
+
+def after_verify(state: RagState) -> str:
+    if failed(state):
+        return "basic"
+    return "abstain" if state.get("abstain_reason") else "end"

@@ -1,0 +1,33 @@
+"""Fallback: when a stage of the rag graph failed, answer with the basic graph (hybrid search on the question,
+one answer call, verification) and keep the failure in the trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.llm.calls import UsageSummary
+from pagegraph.nodes.common import context_of
+from pagegraph.state.answering import Turn
+from pagegraph.state.graph import InputState, RagState
+
+PASSED_ON = ("question", "documents", "filters", "output_type")
+RETURNED = ("answer", "citations", "abstained", "abstain_reason", "confidence", "low_confidence", "evidence")
+
+
+def fallback(state: RagState, runtime: Runtime[Context], config: RunnableConfig, basic: Any) -> dict[str, Any]:
+    inputs: InputState = {key: state[key] for key in PASSED_ON if state.get(key)}  # type: ignore[misc]
+    route = state.get("route")
+    if route is not None and not state.get("documents"):
+        inputs["documents"] = route.names
+    result = basic.invoke(inputs, config=config, context=context_of(runtime))
+    calls = [call for record in [*(state.get("trace") or []), *result["trace"]] for call in record.calls]
+    return {
+        **{key: result[key] for key in RETURNED if key in result},
+        "trace": result["trace"],
+        "usage": UsageSummary.from_calls(calls),
+        "history": [Turn(question=state["question"], answer=result["answer"])],
+    }

@@ -1,0 +1,93 @@
+"""Planner: enumeration questions get one broad search aimed at lists and tables of contents, lookups one search
+with the question itself, reasoning questions up to four model-planned searches (one repair pass, then the
+question itself)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from pagegraph.config import Context
+from pagegraph.llm.structured import repair_messages, structured_call
+from pagegraph.nodes.common import StageTimer, context_of, match_document_names
+from pagegraph.prompts.plan import ENUMERATION_QUERY_SUFFIX, PLAN_REQUEST, PLAN_SYSTEM
+from pagegraph.retrievers.fusion import question_kind
+from pagegraph.services import Services
+from pagegraph.state.answering import PlanStep, RepairRequest, RetrievalPlan
+from pagegraph.state.graph import RagState
+
+
+class PlanDraft(BaseModel):
+    steps: list[PlanStep] = Field(min_length=1, max_length=4)
+    requires_combination: bool = False
+
+
+def plan(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    timer = StageTimer("plan")
+    context = context_of(runtime)
+    question = state["question"]
+    documents = state["route"].names if state.get("route") else []
+    kind = question_kind(question)
+    if kind == "enumeration":
+        step = PlanStep(query=f"{question} {ENUMERATION_QUERY_SUFFIX}", expected_output="every item the documents list")
+        return _planned(RetrievalPlan(kind=kind, steps=[step], method="rule"), timer, "enumeration: one broad search")
+    if kind == "lookup":
+        step = PlanStep(query=question, expected_output="the passage that states the answer")
+        return _planned(RetrievalPlan(kind=kind, steps=[step], method="rule"), timer, "lookup: one search")
+
+    messages = [
+        SystemMessage(content=PLAN_SYSTEM),
+        HumanMessage(content=PLAN_REQUEST.format(question=question, documents=", ".join(documents) or "all")),
+    ]
+    repair = state.get("repair")
+    if repair is not None and repair.stage == "plan":
+        messages = repair_messages(messages, repair.raw, repair.error, PlanDraft)
+    result = structured_call(
+        services.chat_model(context, temperature=0.0),
+        PlanDraft,
+        messages,
+        default=PlanDraft(steps=[PlanStep(query=question)]),
+        purpose="plan",
+        repair=False,
+    )
+    if result.ok:
+        steps = [
+            step.model_copy(update={"documents": match_document_names(step.documents, documents)})
+            for step in result.value.steps
+        ]
+        drafted = RetrievalPlan(
+            kind=kind, steps=steps, requires_combination=result.value.requires_combination, method="model"
+        )
+        return _planned(drafted, timer, f"reasoning: {len(steps)} planned searches", result.attempts)
+    attempts = dict(state.get("attempts") or {})
+    failed = result.attempts[-1]
+    if attempts.get("plan", 0) < context.repair_attempts:
+        attempts["plan"] = attempts.get("plan", 0) + 1
+        return {
+            "repair": RepairRequest(stage="plan", raw=failed.raw, error=failed.error or "invalid output"),
+            "attempts": attempts,
+            "trace": [timer.record("model output invalid: asking again", attempts=result.attempts, error=failed.error)],
+        }
+    fallback = RetrievalPlan(kind=kind, steps=[PlanStep(query=question)], method="fallback")
+    return _planned(
+        fallback, timer, "model output invalid twice: searching with the question", result.attempts, failed.error
+    )
+
+
+def _planned(
+    retrieval_plan: RetrievalPlan,
+    timer: StageTimer,
+    summary: str,
+    attempts: list | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "plan": retrieval_plan,
+        "repair": None,
+        "trace": [
+            timer.record(summary, ids=[s.query for s in retrieval_plan.steps], attempts=attempts or [], error=error)
+        ],
+    }

@@ -1,0 +1,109 @@
+"""Retriever: one plan step through the hybrid retriever, pre-filtered to the step's documents, hits expanded with
+their windows and merged into passages."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.indexing.index import Index
+from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.retrievers.fusion import ALPHA_BY_KIND, question_kind
+from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.retrievers.results import ScoredChunk
+from pagegraph.services import Services
+from pagegraph.state.answering import Evidence
+from pagegraph.state.graph import RagState, StepTask
+from pagegraph.state.records import Chunk, RetrievalFilter
+
+GAP_MARK = " … "
+
+
+def passages(index: Index, hits: list[ScoredChunk], step: int) -> list[Evidence]:
+    """One passage per hit: the hit and the window chunks it brought, in document order, overlaps removed."""
+    chunks = index.store.chunks_by_id([h.chunk_id for h in hits])
+    groups: dict[str, list[Chunk]] = defaultdict(list)
+    scores: dict[str, float] = {}
+    for hit in hits:
+        owner = hit.hit_id or hit.chunk_id
+        groups[owner].append(chunks[hit.chunk_id])
+        scores.setdefault(owner, hit.score)
+    evidence = []
+    for rank, (hit_id, members) in enumerate(groups.items()):
+        members.sort(key=lambda c: c.position)
+        hit = chunks[hit_id]
+        evidence.append(
+            Evidence(
+                id=hit_id,
+                chunk_ids=[c.id for c in members],
+                source=hit.source,
+                section=hit.section_path[-1] if hit.section_path else "",
+                start_page=min(c.start_page for c in members),
+                end_page=max(c.end_page for c in members),
+                start_time=members[0].start_time,
+                end_time=members[-1].end_time,
+                text=_joined(members),
+                score=scores[hit_id],
+                step=step,
+                rank=rank,
+            )
+        )
+    return evidence
+
+
+def _joined(chunks: list[Chunk]) -> str:
+    text, end = chunks[0].text, chunks[0].end_offset
+    for chunk in chunks[1:]:
+        if chunk.start_offset <= end:
+            text += chunk.text[end - chunk.start_offset :]
+        else:
+            text += GAP_MARK + chunk.text
+        end = max(end, chunk.end_offset)
+    return text
+
+
+def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    timer = StageTimer(f"retrieve[{task['step']}]")
+    context = context_of(runtime)
+    index = services.index(context)
+    base = task.get("filters") or RetrievalFilter()
+    flt = base.model_copy(update={"documents": task["documents"] or base.documents})
+    alpha = context.alpha if context.alpha is not None else ALPHA_BY_KIND[task["kind"]]
+    retriever = HybridRetriever(
+        index=index,
+        top_k_bm25=context.top_k_bm25,
+        top_k_vector=context.top_k_vector,
+        max_chunks=context.max_chunks_for_context,
+        alpha=alpha,
+        window=context.window,
+    )
+    hits, relevance = retriever.search_with_relevance(task["query"], flt)
+    found = passages(index, hits, task["step"])
+    return {
+        "retrieved": found,
+        "relevance": [relevance],
+        "trace": [
+            timer.record(
+                f"{len(found)} passages ({len(hits)} chunks) for {task['query']!r}; best similarity {relevance:.2f}",
+                ids=[e.id for e in found],
+            )
+        ],
+    }
+
+
+def search_question(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    """The basic graph's retrieval: the question itself over the routed (or requested, or all) documents."""
+    route = state.get("route")
+    task = StepTask(
+        question=state["question"],
+        step=0,
+        query=state["question"],
+        documents=route.names if route else list(state.get("documents") or []),
+        kind=question_kind(state["question"]),
+    )
+    if state.get("filters"):
+        task["filters"] = state["filters"]
+    return retrieve(task, runtime, services)

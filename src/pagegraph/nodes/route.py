@@ -1,0 +1,133 @@
+"""Router: which documents to search. The question's own list, every document when there are few, else the model's
+pick from the summaries (with one repair pass), else the retrieval-based document ranking."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
+
+from pagegraph.config import Context
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
+from pagegraph.llm.structured import repair_messages, structured_call
+from pagegraph.nodes.common import StageTimer, context_of, match_document_names
+from pagegraph.prompts.route import CATALOGUE_ENTRY, ROUTE_REQUEST, ROUTE_SYSTEM
+from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.services import Services
+from pagegraph.state.answering import RepairRequest, RoutedDocument, RouteDecision, StoredSummary
+from pagegraph.state.graph import RagState
+from pagegraph.state.records import RetrievalFilter
+
+
+class RouteChoice(BaseModel):
+    documents: list[str] = Field(min_length=1, max_length=20, description="file names from the catalogue, best first")
+    reason: str = Field(default="", max_length=300)
+
+    @field_validator("documents")
+    @classmethod
+    def indexed_only(cls, names: list[str], info: ValidationInfo) -> list[str]:
+        known = (info.context or {}).get("known")
+        if known is None:
+            return names
+        matched = match_document_names(names, known)
+        if not matched:
+            raise ValueError(f"none of {names} is a file name from the catalogue")
+        return matched
+
+
+def catalogue(index: Index) -> str:
+    stored = index.store.summaries()
+    extractive = ExtractiveSummarizer()
+    lines = []
+    for doc in index.store.documents():
+        summary: StoredSummary = stored.get(doc.id) or extractive.summarize(
+            SummarySource.from_parts(doc.name, doc.title, doc.source_type, index.store.pages(doc.id)[:3], [])
+        )
+        lines.append(
+            CATALOGUE_ENTRY.format(
+                name=doc.name,
+                document_type=summary.document_type,
+                summary=summary.summary,
+                topics=", ".join(summary.key_topics) or "-",
+            )
+        )
+    return "\n".join(lines)
+
+
+def route(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    timer = StageTimer("route")
+    context = context_of(runtime)
+    if not services.has_index(context):
+        return {"abstain_reason": f"no documents indexed (no index at {services.index_folder(context)})"}
+    index = services.index(context)
+    known = [doc.name for doc in index.store.documents()]
+    if not known:
+        return {"abstain_reason": "no documents indexed"}
+    if requested := state.get("documents"):
+        names = match_document_names(requested, known)
+        if not names:
+            return {
+                "abstain_reason": f"none of the requested documents ({', '.join(requested)}) is indexed",
+                "trace": [timer.record("requested documents not indexed", ids=requested)],
+            }
+        decision = RouteDecision(
+            documents=[RoutedDocument(name=n, reason="named in the question") for n in names], method="given"
+        )
+        return _decided(decision, timer, f"searching the {len(names)} requested documents")
+    if len(known) <= context.top_k_files:
+        decision = RouteDecision(documents=[RoutedDocument(name=n) for n in known], method="all")
+        return _decided(decision, timer, f"the index holds {len(known)} documents: searching all")
+
+    messages = [
+        SystemMessage(content=ROUTE_SYSTEM.format(top_k=context.top_k_files)),
+        HumanMessage(content=ROUTE_REQUEST.format(question=state["question"], catalogue=catalogue(index))),
+    ]
+    repair = state.get("repair")
+    if repair is not None and repair.stage == "route":
+        messages = repair_messages(messages, repair.raw, repair.error, RouteChoice)
+    result = structured_call(
+        services.chat_model(context, temperature=0.0),
+        RouteChoice,
+        messages,
+        default=RouteChoice(documents=known[:1]),
+        purpose="route",
+        context={"known": known},
+        repair=False,
+    )
+    if result.ok:
+        names = result.value.documents[: context.top_k_files]
+        decision = RouteDecision(
+            documents=[RoutedDocument(name=n, reason=result.value.reason) for n in names], method="model"
+        )
+        return _decided(decision, timer, f"model chose {len(names)} of {len(known)} documents", result.attempts)
+    attempts = dict(state.get("attempts") or {})
+    failed = result.attempts[-1]
+    if attempts.get("route", 0) < context.repair_attempts:
+        attempts["route"] = attempts.get("route", 0) + 1
+        return {
+            "repair": RepairRequest(stage="route", raw=failed.raw, error=failed.error or "invalid output"),
+            "attempts": attempts,
+            "trace": [timer.record("model output invalid: asking again", attempts=result.attempts, error=failed.error)],
+        }
+    ranking = HybridRetriever(index=index, top_k_bm25=context.top_k_bm25, top_k_vector=context.top_k_vector)
+    ranked = ranking.rank_documents(state["question"], state.get("filters") or RetrievalFilter())
+    names = [name for name, _ in ranked[: context.top_k_files]] or known[: context.top_k_files]
+    decision = RouteDecision(
+        documents=[RoutedDocument(name=n, reason="ranked by retrieval scores") for n in names], method="ranking"
+    )
+    return _decided(
+        decision, timer, "model output invalid twice: documents ranked by retrieval", result.attempts, failed.error
+    )
+
+
+def _decided(
+    decision: RouteDecision, timer: StageTimer, summary: str, attempts: list | None = None, error: str | None = None
+) -> dict[str, Any]:
+    return {
+        "route": decision,
+        "repair": None,
+        "trace": [timer.record(summary, ids=decision.names, attempts=attempts or [], error=error)],
+    }

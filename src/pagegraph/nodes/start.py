@@ -1,0 +1,36 @@
+"""First stage of every run: clear what a previous turn on the same thread left, settle the output type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.nodes.common import context_of
+from pagegraph.state.graph import RagState
+
+
+def start(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+    context = context_of(runtime)
+    question = state.get("question", "").strip()
+    return {
+        "question": question,
+        "output_type": state.get("output_type") or context.output_type,
+        "route": None,
+        "plan": None,
+        "retrieved": None,
+        "relevance": None,
+        "evidence": [],
+        "trace": None,
+        "repair": None,
+        "attempts": {},
+        "failure": None,
+        "draft": "",
+        "answer": "",
+        "citations": [],
+        "abstained": False,
+        "abstain_reason": None if question else "the question is empty",
+        "confidence": 0.0,
+        "low_confidence": False,
+    }

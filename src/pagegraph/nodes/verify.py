@@ -1,0 +1,170 @@
+"""Verifier: keep only citations of evidence the answer model was given, write them as labels, and score how much
+of the answer the evidence supports (token overlap; below 0.2 is flagged)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.indexing.bm25 import tokenize
+from pagegraph.llm.calls import UsageSummary
+from pagegraph.nodes.common import StageTimer
+from pagegraph.prompts.answer import REFUSAL
+from pagegraph.state.answering import Citation, Evidence, Turn
+from pagegraph.state.graph import RagState
+
+LOW_CONFIDENCE = 0.2
+_BRACKETS = re.compile(r"\[([^\[\]\n]{1,300})\]")
+_NUMBERS = re.compile(r"^\s*\d+(?:\s*(?:,|;|and|-|–)\s*\d+)*\s*$")
+_PAGE = re.compile(r"p{1,2}\.\s*(\d+)")
+_REFUSAL_WORDS = set(tokenize(REFUSAL))
+
+
+def _cited_numbers(inside: str) -> list[int]:
+    numbers: list[int] = []
+    for part in re.split(r"\s*(?:,|;|and)\s*", inside.strip()):
+        if m := re.fullmatch(r"(\d+)\s*[-–]\s*(\d+)", part):
+            numbers.extend(range(int(m.group(1)), int(m.group(2)) + 1))
+        elif part.isdigit():
+            numbers.append(int(part))
+    return numbers
+
+
+def _cited_label(inside: str, evidence: list[Evidence]) -> list[int]:
+    """A citation written as a label: the evidence from that file whose pages hold the page it names."""
+    lowered = inside.lower()
+    same_file = [n for n, e in enumerate(evidence, 1) if e.source.lower() in lowered]
+    page = _PAGE.search(lowered)
+    if page is not None:
+        number = int(page.group(1))
+        same_file = [n for n in same_file if evidence[n - 1].start_page <= number <= evidence[n - 1].end_page]
+    return same_file[:1]
+
+
+def resolve_citations(draft: str, evidence: list[Evidence]) -> tuple[str, list[int], int]:
+    """The answer with citations written as evidence labels, the evidence numbers cited (in order of first
+    citation), and how many citations pointed at no evidence (removed)."""
+    cited: list[int] = []
+    invalid = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal invalid
+        inside = match.group(1)
+        numbers = _cited_numbers(inside) if _NUMBERS.match(inside) else _cited_label(inside, evidence)
+        valid = [n for n in numbers if 1 <= n <= len(evidence)]
+        if not valid:
+            if _NUMBERS.match(inside) or any(e.source.lower() in inside.lower() for e in evidence):
+                invalid += 1
+                return ""
+            return match.group(0)
+        cited.extend(n for n in valid if n not in cited)
+        return " ".join(evidence[n - 1].label() for n in dict.fromkeys(valid))
+
+    text = _BRACKETS.sub(replace, draft)
+    text = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
+    return text, cited, invalid
+
+
+def content_tokens(text: str) -> set[str]:
+    return set(tokenize(_BRACKETS.sub(" ", text)))
+
+
+def overlap(answer_tokens: set[str], text: str) -> float:
+    if not answer_tokens:
+        return 0.0
+    return len(answer_tokens & set(tokenize(text))) / len(answer_tokens)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+ATTRIBUTION_MIN_OVERLAP = 0.3
+ATTRIBUTION_MIN_TOKENS = 3
+
+
+def attribute(text: str, evidence: list[Evidence]) -> tuple[str, list[int]]:
+    """Cite, for each sentence that cites nothing, the evidence sharing most of its words (at least 30%).
+
+    Small models often answer correctly from a passage without writing its number; the label then comes from the
+    evidence the sentence's words were taken from."""
+    attributed: list[int] = []
+    lines = []
+    for line in text.split("\n"):
+        if line.lstrip().startswith("#"):
+            lines.append(line)
+            continue
+        parts: list[tuple[str, int | None]] = []
+        for sentence in _SENTENCE_END.split(line):
+            tokens = content_tokens(sentence)
+            best = None
+            if not _BRACKETS.search(sentence) and len(tokens) >= ATTRIBUTION_MIN_TOKENS and evidence:
+                scores = [overlap(tokens, e.text) for e in evidence]
+                best = max(range(len(evidence)), key=scores.__getitem__)
+                best = best if scores[best] >= ATTRIBUTION_MIN_OVERLAP else None
+            parts.append((sentence, best))
+            if best is not None and best + 1 not in attributed:
+                attributed.append(best + 1)
+        rendered = []
+        for i, (sentence, best) in enumerate(parts):
+            # a run of sentences from the same passage carries its label once, at the end of the run
+            if best is None or (i + 1 < len(parts) and parts[i + 1][1] == best):
+                rendered.append(sentence)
+                continue
+            label, stripped = evidence[best].label(), sentence.rstrip()
+            rendered.append(
+                f"{stripped[:-1]} {label}{stripped[-1]}" if stripped[-1:] in ".!?" else f"{stripped} {label}"
+            )
+        lines.append(" ".join(rendered))
+    return "\n".join(lines), attributed
+
+
+def is_refusal(draft: str, cited: list[int]) -> bool:
+    words = set(tokenize(draft))
+    return not cited and (not words or _REFUSAL_WORDS <= words)
+
+
+def citation(evidence: Evidence, origin: str) -> Citation:
+    return Citation(
+        source=evidence.source,
+        section=evidence.section,
+        start_page=evidence.start_page,
+        end_page=evidence.end_page,
+        chunk_ids=evidence.chunk_ids,
+        label=evidence.label(),
+        origin=origin,
+    )
+
+
+def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+    timer = StageTimer("verify")
+    evidence = state.get("evidence") or []
+    draft = state.get("draft", "")
+    text, cited, invalid = resolve_citations(draft, evidence)
+    if is_refusal(text, cited):
+        reason = "the answer model found no answer in the retrieved passages"
+        return {"abstain_reason": reason, "trace": [timer.record(reason)]}
+    text, attributed = attribute(text, evidence)
+    answer_tokens = content_tokens(text)
+    attributed = [n for n in attributed if n not in cited]
+    supporting = " ".join(evidence[n - 1].text for n in [*cited, *attributed])
+    confidence = round(overlap(answer_tokens, supporting), 3)
+    citations = [citation(evidence[n - 1], "model") for n in cited]
+    citations += [citation(evidence[n - 1], "attributed") for n in attributed]
+    trace = timer.record(
+        f"{len(cited)} cited by the model, {len(attributed)} attributed, {invalid} invalid removed; "
+        f"confidence {confidence:.2f}" + (" (low)" if confidence < LOW_CONFIDENCE else ""),
+        ids=[c.label for c in citations],
+    )
+    calls = [call for record in [*(state.get("trace") or []), trace] for call in record.calls]
+    return {
+        "answer": text,
+        "citations": citations,
+        "abstained": False,
+        "abstain_reason": None,
+        "confidence": confidence,
+        "low_confidence": confidence < LOW_CONFIDENCE,
+        "usage": UsageSummary.from_calls(calls),
+        "history": [Turn(question=state["question"], answer=text)],
+        "trace": [trace],
+    }

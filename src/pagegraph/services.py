@@ -1,0 +1,62 @@
+"""What graph nodes use besides their state: the index and the chat model, opened once per process and shared.
+
+Tests (and Python callers) pass their own chat model or index to `Services`; the graphs registered with LangGraph
+server use the defaults, resolved from each run's Context and the environment's Settings.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+
+from pagegraph.config import Context, Settings, get_settings
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.manifest import read_manifest
+
+
+class Services:
+    def __init__(
+        self, settings: Settings | None = None, *, chat_model: BaseChatModel | None = None, index: Index | None = None
+    ) -> None:
+        self.settings = settings or get_settings()
+        self._chat_model = chat_model
+        self._index = index
+        self._indexes: dict[Path, tuple[Index, int]] = {}
+        self._models: dict[tuple[str | None, float], BaseChatModel] = {}
+        self._lock = threading.Lock()
+
+    def index_folder(self, context: Context) -> Path:
+        if self._index is not None:
+            return self._index.folder
+        return Path(context.index or self.settings.index).expanduser().resolve()
+
+    def has_index(self, context: Context) -> bool:
+        return self._index is not None or read_manifest(self.index_folder(context)) is not None
+
+    def index(self, context: Context) -> Index:
+        """The run's index, read-only; reopened when an ingest has changed it since it was opened."""
+        if self._index is not None:
+            return self._index
+        folder = self.index_folder(context)
+        with self._lock:
+            cached = self._indexes.get(folder)
+            if cached is not None and cached[0].store.generation() == cached[1]:
+                return cached[0]
+            index = Index(folder, self.settings)
+            self._indexes[folder] = (index, index.store.generation())
+            return index
+
+    def chat_model(self, context: Context, temperature: float | None = None) -> BaseChatModel:
+        if self._chat_model is not None:
+            return self._chat_model
+        from pagegraph.llm.factory import get_chat_model
+
+        spec = context.model or context.model_profile
+        temperature = context.temperature if temperature is None else temperature
+        with self._lock:
+            key = (spec, temperature)
+            if key not in self._models:
+                self._models[key] = get_chat_model(spec, temperature=temperature, settings=self.settings)
+            return self._models[key]

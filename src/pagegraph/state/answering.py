@@ -1,0 +1,139 @@
+"""Records the question-answering graphs pass between their stages."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from pagegraph.llm.calls import ModelCall
+from pagegraph.llm.structured import Attempt
+from pagegraph.retrievers.fusion import QuestionKind
+
+OutputType = Literal["answer", "blueprint", "pdr", "workflow", "build_plan"]
+
+
+class DocumentSummary(BaseModel):
+    """What a document is and when to use it; written at ingest, read by the router."""
+
+    document_type: str = Field(max_length=80, description="e.g. user manual, annual report, research paper")
+    summary: str = Field(max_length=1200, description="two to four sentences on what the document covers")
+    key_topics: list[str] = Field(default_factory=list, max_length=10)
+    use_for: str = Field(default="", max_length=400, description="the kinds of questions this document answers")
+
+
+class StoredSummary(DocumentSummary):
+    method: Literal["model", "extractive"]
+    model: str | None = None
+
+
+class RoutedDocument(BaseModel):
+    name: str
+    reason: str = ""
+
+
+class RouteDecision(BaseModel):
+    documents: list[RoutedDocument]
+    method: Literal["given", "all", "model", "ranking"] = Field(
+        description="given: the question named its documents; all: the index holds no more than top_k_files; "
+        "model: chosen by the model from the summaries; ranking: retrieval-based ranking after the model failed"
+    )
+
+    @property
+    def names(self) -> list[str]:
+        return [d.name for d in self.documents]
+
+
+class PlanStep(BaseModel):
+    query: str = Field(min_length=1, max_length=400, description="search query for this step")
+    documents: list[str] = Field(default_factory=list, description="documents to search; empty: every routed one")
+    expected_output: str = Field(default="", max_length=300, description="what this step should find")
+
+
+class RetrievalPlan(BaseModel):
+    kind: QuestionKind
+    steps: list[PlanStep] = Field(min_length=1, max_length=4)
+    requires_combination: bool = False
+    method: Literal["model", "rule", "fallback"] = "rule"
+
+
+class Evidence(BaseModel):
+    """A passage handed to the answer model: one hit with its window, merged where neighbours overlap."""
+
+    id: str = Field(description="the passage's hit chunk id")
+    chunk_ids: list[str]
+    source: str = Field(description="file name")
+    section: str = ""
+    start_page: int
+    end_page: int
+    start_time: float | None = None
+    end_time: float | None = None
+    text: str
+    score: float = Field(description="fused retrieval score of the hit")
+    step: int = Field(default=0, description="plan step that retrieved it")
+    rank: int = Field(default=0, description="rank within its step, 0 = best")
+
+    def label(self) -> str:
+        """The citation label: `[file, section, p. X–Y]`, or `[file, t=MM:SS]` for transcripts."""
+        parts = [self.source]
+        if self.section and self.section != PurePath(self.source).stem:
+            parts.append(self.section)
+        if self.start_time is not None:
+            parts.append(f"t={_clock(self.start_time)}")
+        elif self.start_page == self.end_page:
+            parts.append(f"p. {self.start_page}")
+        else:
+            parts.append(f"p. {self.start_page}–{self.end_page}")
+        return "[" + ", ".join(parts) + "]"
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+class Citation(BaseModel):
+    source: str
+    section: str = ""
+    start_page: int
+    end_page: int
+    chunk_ids: list[str]
+    label: str
+    origin: Literal["model", "attributed"] = Field(
+        description="model: cited by the answer model; attributed: a sentence that cited nothing took most of its "
+        "words from this evidence"
+    )
+
+
+class TraceRecord(BaseModel):
+    """One stage's entry in the run's trace: what it did, what it chose, what it cost."""
+
+    stage: str
+    summary: str
+    ids: list[str] = Field(default_factory=list, description="documents, chunk ids or labels the stage chose")
+    latency_ms: float = 0.0
+    calls: list[ModelCall] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)
+    error: str | None = None
+
+
+class Turn(BaseModel):
+    """A finished question and answer, kept on a chat thread."""
+
+    question: str
+    answer: str
+
+
+class RepairRequest(BaseModel):
+    """A stage's structured output that did not validate, sent back to the same stage once."""
+
+    stage: str
+    raw: str
+    error: str
+
+
+class Failure(BaseModel):
+    stage: str
+    error: str

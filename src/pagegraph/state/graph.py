@@ -1,0 +1,86 @@
+"""The graphs' state: what a caller sends (input), what it gets back (output), and what the stages share.
+
+`typing_extensions.TypedDict`, not `typing.TypedDict`: the latter breaks LangGraph server's schema endpoint on
+Python 3.11. Lists that several stages (or parallel plan steps) add to have reducers; passing None to them
+clears them, which the first stage of a run does so that a chat thread's earlier turns do not leak in.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, NotRequired
+
+from typing_extensions import TypedDict
+
+from pagegraph.llm.calls import UsageSummary
+from pagegraph.state.answering import (
+    Citation,
+    Evidence,
+    Failure,
+    OutputType,
+    RepairRequest,
+    RetrievalPlan,
+    RouteDecision,
+    TraceRecord,
+    Turn,
+)
+from pagegraph.state.records import RetrievalFilter
+
+
+def extend_or_reset(current: list | None, update: list | None) -> list:
+    if update is None:
+        return []
+    return [*(current or []), *update]
+
+
+def merge_evidence(current: list[Evidence] | None, update: list[Evidence] | None) -> list[Evidence]:
+    """Evidence from parallel plan steps, without repeats, in (step, rank) order."""
+    if update is None:
+        return []
+    merged: dict[str, Evidence] = {e.id: e for e in current or []}
+    for item in update:
+        merged.setdefault(item.id, item)
+    return sorted(merged.values(), key=lambda e: (e.step, e.rank))
+
+
+class InputState(TypedDict):
+    question: str
+    documents: NotRequired[list[str]]
+    filters: NotRequired[RetrievalFilter]
+    output_type: NotRequired[OutputType]
+
+
+class OutputState(TypedDict):
+    """`evidence` is what the answer model read; `trace` has one record per stage."""
+
+    answer: str
+    citations: list[Citation]
+    abstained: bool
+    abstain_reason: str | None
+    confidence: float
+    low_confidence: bool
+    evidence: list[Evidence]
+    trace: Annotated[list[TraceRecord], extend_or_reset]
+    usage: UsageSummary
+
+
+class RagState(InputState, OutputState, total=False):
+    history: Annotated[list[Turn], extend_or_reset]
+    route: RouteDecision | None
+    plan: RetrievalPlan | None
+    retrieved: Annotated[list[Evidence], merge_evidence]
+    relevance: Annotated[list[float], extend_or_reset]
+    repair: RepairRequest | None
+    attempts: dict[str, int]
+    failure: Failure | None
+    draft: str
+
+
+class StepTask(TypedDict):
+    """What one parallel retrieval step receives (through `Send`)."""
+
+    question: str
+    step: int
+    query: str
+    documents: list[str]
+    filters: NotRequired[RetrievalFilter]
+    kind: str
