@@ -20,6 +20,7 @@ LOW_CONFIDENCE = 0.2
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,300})\]")
 _NUMBERS = re.compile(r"^\s*\d+(?:\s*(?:,|;|and|-|–)\s*\d+)*\s*$")
 _PAGE = re.compile(r"p{1,2}\.\s*(\d+)")
+_FILE_NAME = re.compile(r"\w\.(?:pdf|md|markdown|txt|docx|vtt|srt|json)\b", re.I)
 _REFUSAL_WORDS = set(tokenize(REFUSAL))
 
 
@@ -56,7 +57,7 @@ def resolve_citations(draft: str, evidence: list[Evidence]) -> tuple[str, list[i
         numbers = _cited_numbers(inside) if _NUMBERS.match(inside) else _cited_label(inside, evidence)
         valid = [n for n in numbers if 1 <= n <= len(evidence)]
         if not valid:
-            if _NUMBERS.match(inside) or any(e.source.lower() in inside.lower() for e in evidence):
+            if _NUMBERS.match(inside) or _FILE_NAME.search(inside) or _PAGE.search(inside.lower()):
                 invalid += 1
                 return ""
             return match.group(0)
@@ -78,7 +79,7 @@ def overlap(answer_tokens: set[str], text: str) -> float:
     return len(answer_tokens & set(tokenize(text))) / len(answer_tokens)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?![^\[]*\])")  # not inside a [label, p. 3]
 ATTRIBUTION_MIN_OVERLAP = 0.3
 ATTRIBUTION_MIN_TOKENS = 3
 

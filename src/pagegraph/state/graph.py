@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, NotRequired
 
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from typing_extensions import TypedDict
 
 from pagegraph.llm.calls import UsageSummary
@@ -84,3 +85,22 @@ class StepTask(TypedDict):
     documents: list[str]
     filters: NotRequired[RetrievalFilter]
     kind: str
+
+
+STATE_RECORD_TYPES = (
+    Citation,
+    Evidence,
+    Failure,
+    RepairRequest,
+    RetrievalFilter,
+    RetrievalPlan,
+    RouteDecision,
+    TraceRecord,
+    Turn,
+    UsageSummary,
+)
+
+
+def checkpoint_serializer() -> JsonPlusSerializer:
+    """A checkpoint serializer that restores the state's records and no other classes."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_RECORD_TYPES)

@@ -1,0 +1,239 @@
+"""Every edge of the rag graph, with scripted chat models over a real index of the sample documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pagegraph import build_graph
+from pagegraph.config import Context, Settings
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.prompts.answer import REFUSAL
+from pagegraph.services import Services
+from pagegraph.state.graph import checkpoint_serializer
+from tests.conftest import SAMPLES
+from tests.fakes import ScriptedChatModel
+
+MANUAL = "sb40-user-manual.pdf"
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder) -> Path:
+    folder = tmp_path_factory.mktemp("rag") / "index"
+    with Index(folder, Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run([SAMPLES]).failed
+    return folder
+
+
+@pytest.fixture
+def ask(sample_index: Path, cache_dir: Path, embedder: Embedder):
+    """ask(question, *replies, graph="rag", **context) -> (output, scripted model)."""
+    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+
+    def run(question: str, *replies: str | BaseException, graph: str = "rag", inputs: dict | None = None, **context):
+        model = ScriptedChatModel.replying(*replies)
+        compiled = build_graph(graph, services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
+        output = compiled.invoke({"question": question, **(inputs or {})}, context=Context(**context))
+        assert not model.script, f"scripted replies left unused: {model.script}"
+        return output, model
+
+    yield run
+    index.close()
+
+
+def stages(output: dict) -> list[str]:
+    return [record.stage for record in output["trace"]]
+
+
+def test_normal_path_cites_retrieved_evidence(ask) -> None:
+    output, model = ask("How much does the SB-40 weigh?", "The SB-40 weighs 98 kg [1].")
+    assert stages(output) == ["route", "plan", "retrieve[0]", "gate", "answer", "verify"]
+    first = output["evidence"][0]
+    assert output["answer"] == f"The SB-40 weighs 98 kg {first.label()}."
+    assert [(c.label, c.origin) for c in output["citations"]] == [(first.label(), "model")]
+    assert not output["abstained"] and output["confidence"] > 0
+    assert output["usage"].calls == 1 and len(model.requests) == 1
+    prompt = model.requests[0][0][-1].content
+    assert f"[1] {first.label()}" in prompt and "Question: How much does the SB-40 weigh?" in prompt
+
+
+def test_every_output_field_is_filled_on_every_path(ask) -> None:
+    answered, _ = ask("How much does the SB-40 weigh?", "It weighs 98 kg [1].")
+    abstained, _ = ask("What is the recipe for sourdough bread?")
+    keys = {
+        "answer",
+        "citations",
+        "abstained",
+        "abstain_reason",
+        "confidence",
+        "low_confidence",
+        "evidence",
+        "trace",
+        "usage",
+    }
+    assert keys <= answered.keys() and keys <= abstained.keys()
+
+
+def test_irrelevant_question_abstains_without_a_model_call(ask) -> None:
+    output, model = ask("What is the recipe for sourdough bread?")
+    assert output["abstained"] and not model.requests
+    assert (
+        "not close to the question" in output["abstain_reason"] or "close to the question" in output["abstain_reason"]
+    )
+    assert output["answer"].startswith("I could not answer this from the indexed documents")
+    assert "pagegraph ingest" in output["answer"]
+    assert stages(output) == ["route", "plan", "retrieve[0]", "gate", "abstain"]
+
+
+def test_empty_and_missing_index_abstain(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
+    settings = Settings(cache_dir=cache_dir)
+    Index(tmp_path / "empty", settings, write=True, embedder=embedder).close()
+    graph = build_graph(services=Services(settings, chat_model=ScriptedChatModel()))
+    empty = graph.invoke({"question": "anything?"}, context=Context(index=str(tmp_path / "empty")))
+    assert empty["abstained"] and empty["abstain_reason"] == "no documents indexed"
+    missing = graph.invoke({"question": "anything?"}, context=Context(index=str(tmp_path / "nowhere")))
+    assert missing["abstained"] and missing["abstain_reason"].startswith("no documents indexed (no index at")
+
+
+def test_model_refusal_abstains(ask) -> None:
+    output, _ = ask("Who designed the SB-40 cabinet?", REFUSAL)
+    assert (
+        output["abstained"] and output["abstain_reason"] == "the answer model found no answer in the retrieved passages"
+    )
+    assert output["citations"] == [] and output["confidence"] == 0.0
+
+
+def test_router_json_broken_then_repaired(ask) -> None:
+    output, model = ask(
+        "How much does the SB-40 weigh?",
+        "I think the manual is best.",
+        '{"documents": ["SB40-User-Manual"], "reason": "technical data"}',
+        "It weighs 98 kg [1].",
+        top_k_files=1,
+    )
+    assert stages(output)[:3] == ["route", "route", "plan"]
+    first, second = output["trace"][:2]
+    assert first.error and first.summary == "model output invalid: asking again"
+    assert second.ids == [MANUAL] and second.summary.startswith("model chose 1 of 3")
+    repair_prompt = model.requests[1][0]
+    assert (
+        repair_prompt[-2].content == "I think the manual is best." and "could not be used" in repair_prompt[-1].content
+    )
+    assert {e.source for e in output["evidence"]} == {MANUAL}
+
+
+def test_router_json_broken_twice_falls_back_to_retrieval_ranking(ask) -> None:
+    output, _ = ask(
+        "Which error code means the grid voltage is out of range?",
+        "no idea",
+        '{"documents": ["annual-report.pdf"]}',
+        "Code E04 [1].",
+        top_k_files=1,
+    )
+    routes = [r for r in output["trace"] if r.stage == "route"]
+    assert len(routes) == 2 and "ranked by retrieval" in routes[1].summary
+    assert routes[1].ids and routes[1].ids[0] in {MANUAL, "support-call-2024-03-14.vtt"}
+    assert not output["abstained"]
+
+
+def test_plan_repair_and_parallel_steps(ask) -> None:
+    output, model = ask(
+        "Why does the unit reduce its power when it is hot, and how do you compare modes?",
+        "steps: search things",
+        '{"steps": [{"query": "temperature range power reduction"}, {"query": "operating modes", '
+        '"documents": ["sb40-user-manual.pdf", "unknown.pdf"]}], "requires_combination": true}',
+        "It reduces power outside 5 to 35 degrees [1]. Modes differ [2].",
+    )
+    plans = [r for r in output["trace"] if r.stage == "plan"]
+    assert len(plans) == 2 and plans[1].summary == "reasoning: 2 planned searches"
+    steps = {r.stage: r for r in output["trace"] if r.stage.startswith("retrieve")}
+    assert set(steps) == {"retrieve[0]", "retrieve[1]"}
+    assert "'operating modes'" in steps["retrieve[1]"].summary
+    assert steps["retrieve[1]"].ids and all(
+        i.startswith(steps["retrieve[1]"].ids[0].split(":")[0]) for i in steps["retrieve[1]"].ids
+    ), "a step's documents restrict its search to one document"
+
+
+def test_a_stage_that_raises_falls_back_to_basic(ask) -> None:
+    output, _ = ask(
+        "Why does the unit reduce its power when it is hot?",
+        RuntimeError("planner exploded"),
+        "Outside 5 to 35 degrees the unit reduces its power [1].",
+    )
+    failed = next(r for r in output["trace"] if r.error)
+    assert failed.stage == "plan" and "planner exploded" in failed.error
+    assert stages(output)[-5:] == ["plan", "retrieve[0]", "gate", "answer", "verify"]
+    assert not output["abstained"] and output["citations"]
+
+
+def test_citations_to_evidence_not_retrieved_are_removed(ask) -> None:
+    output, _ = ask(
+        "How much does the SB-40 weigh?",
+        "The SB-40 weighs 98 kg [1][42]. It is built in Norway [manual-2019.pdf, p. 3].",
+    )
+    first = output["evidence"][0]
+    assert [c.label for c in output["citations"] if c.origin == "model"] == [first.label()]
+    assert "[42]" not in output["answer"] and "manual-2019.pdf" not in output["answer"]
+    verify = next(r for r in output["trace"] if r.stage == "verify")
+    assert "2 invalid removed" in verify.summary
+
+
+def test_uncited_sentences_get_attributed_citations(ask) -> None:
+    output, _ = ask(
+        "Which operating modes does the SB-40 have?",
+        "The SB-40 has self-consumption mode, time-of-use mode and backup mode.",
+    )
+    assert output["citations"] and {c.origin for c in output["citations"]} == {"attributed"}
+    assert output["citations"][0].label in output["answer"]
+    assert output["citations"][0].section.endswith("Operating modes")
+
+
+@pytest.mark.parametrize(
+    ("output_type", "heading"),
+    [
+        ("blueprint", "## Architecture"),
+        ("pdr", "## Design Decisions"),
+        ("workflow", "## Steps"),
+        ("build_plan", "## Milestones"),
+    ],
+)
+def test_output_types_ask_for_their_sections(ask, output_type: str, heading: str) -> None:
+    markdown = f"# Title\n{heading}\n- The unit has three operating modes [1]."
+    output, model = ask("Plan an SB-40 installation.", markdown, inputs={"output_type": output_type})
+    assert heading in model.requests[0][0][-1].content
+    assert output["answer"].startswith("# Title") and heading in output["answer"]
+    assert output["citations"]
+
+
+def test_basic_graph_alone(ask) -> None:
+    output, _ = ask("How much does the SB-40 weigh?", "98 kg [1].", graph="basic")
+    assert stages(output) == ["retrieve[0]", "gate", "answer", "verify"]
+    assert output["citations"][0].origin == "model"
+
+
+def test_documents_named_in_the_question_restrict_the_search(ask) -> None:
+    output, _ = ask("What does E04 mean?", "Grid voltage out of range [1].", inputs={"documents": ["support-call"]})
+    assert {e.source for e in output["evidence"]} == {"support-call-2024-03-14.vtt"}
+    unknown, _ = ask("What does E04 mean?", inputs={"documents": ["nothing.pdf"]})
+    assert unknown["abstained"] and "is indexed" in unknown["abstain_reason"]
+
+
+def test_chat_thread_keeps_history(sample_index: Path, cache_dir: Path, embedder: Embedder) -> None:
+    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    model = ScriptedChatModel.replying("It weighs 98 kg [1].", "It is 1150 mm high [1].")
+    graph = build_graph(
+        services=Services(chat_model=model, index=index), checkpointer=InMemorySaver(serde=checkpoint_serializer())
+    )
+    thread = {"configurable": {"thread_id": "t1"}}
+    graph.invoke({"question": "How much does the SB-40 weigh?"}, thread, context=Context())
+    second = graph.invoke({"question": "What are the dimensions of the SB-40?"}, thread, context=Context())
+    prompt = model.requests[1][0][-1]
+    assert isinstance(prompt, HumanMessage) and "Earlier in this conversation" in prompt.content
+    assert "Q: How much does the SB-40 weigh?" in prompt.content
+    assert stages(second)[0] == "route", "a new turn starts a new trace"
+    index.close()
