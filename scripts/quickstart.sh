@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up, then index the shipped sample documents and show what the index holds.
+# Set up, index the shipped sample documents (the local model writes their summaries), show the index,
+# then answer a question over them with citations. A second run re-uses everything and only asks again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,4 +9,8 @@ VENV="${PAGEGRAPH_VENV:-.venv}"
 export PAGEGRAPH_INDEX="${PAGEGRAPH_INDEX:-$(pwd)/.pagegraph/demo-index}"
 "$VENV/bin/pagegraph" ingest samples --project demo --confidentiality public
 "$VENV/bin/pagegraph" inspect
-"$VENV/bin/pagegraph" inspect --document sb40-user-manual.pdf --tree
+"$VENV/bin/pagegraph" inspect --summaries
+QUESTION="${1:-What does error code E04 mean, and what should the owner do about it?}"
+echo
+echo "? $QUESTION"
+"$VENV/bin/pagegraph" ask "$QUESTION"

@@ -1,22 +1,24 @@
-"""`pagegraph` command line: ingest, inspect and eval (question answering joins with the graphs)."""
+"""`pagegraph` command line: ingest, ask, chat, inspect and eval."""
 
 from __future__ import annotations
 
 import json
 import logging
 import time
+import uuid
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.logging import RichHandler
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.tree import Tree
 
-from pagegraph.config import Settings, get_settings
+from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index, delete_index
 from pagegraph.indexing.manifest import IndexParams, read_manifest
@@ -53,7 +55,7 @@ def _index_folder(index: Path | None, settings: Settings) -> Path:
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
     return typer.Exit(2)
 
 
@@ -367,6 +369,151 @@ def evaluate(
     if plot:
         plot_hit_curves(run, plot)
         console.print(f"wrote {plot}")
+
+
+OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
+
+
+def _question_context(
+    index: Path | None, model: str | None, output_type: str | None, settings: Settings
+) -> tuple[Context, str | None]:
+    if output_type is not None and output_type not in OUTPUT_TYPES:
+        raise PagegraphError(f"--output-type {output_type!r}: choose from {', '.join(OUTPUT_TYPES)}")
+    return Context(index=str(_index_folder(index, settings)), model=model), output_type
+
+
+def _print_answer(output: dict[str, Any]) -> None:
+    console.print(output["answer"], highlight=False, markup=False)
+    if output["citations"]:
+        console.print("\n[bold]Sources[/bold]")
+        for citation in output["citations"]:
+            note = "" if citation.origin == "model" else " [dim](attributed)[/dim]"
+            console.print(f"  {escape(citation.label)}{note}", highlight=False)
+    if not output["abstained"]:
+        flag = " [yellow](low: check the sources)[/yellow]" if output["low_confidence"] else ""
+        usage = output["usage"]
+        console.print(
+            f"[dim]confidence {output['confidence']:.2f}; {usage.calls} model calls, "
+            f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.latency_ms / 1000:.1f} s in the model[/dim]{flag}",
+            highlight=False,
+        )
+
+
+def _print_trace_records(update: dict[str, Any]) -> None:
+    for node_update in update.values():
+        for record in (node_update or {}).get("trace") or []:
+            cost = f", {len(record.calls)} model calls" if record.calls else ""
+            err.print(
+                f"[cyan]{escape(record.stage)}[/cyan] {escape(record.summary)} [dim]({record.latency_ms:.0f} ms{cost})[/dim]",
+                highlight=False,
+            )
+            if record.error:
+                err.print(f"  [red]{escape(record.error)}[/red]", highlight=False)
+
+
+def _run_question(
+    graph: Any, inputs: dict[str, Any], context: Context, debug: bool, config: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    if not debug:
+        return graph.invoke(inputs, config, context=context)
+    from pagegraph.state.graph import OutputState
+
+    final: dict[str, Any] = {}
+    for mode, chunk in graph.stream(inputs, config, context=context, stream_mode=["updates", "values"]):
+        if mode == "updates":
+            _print_trace_records(chunk)
+        else:
+            final = chunk
+    return {key: final.get(key) for key in OutputState.__annotations__}
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="the question")],
+    index: IndexOption = None,
+    graph: Annotated[str, typer.Option(help="rag (router, planner, hybrid retrieval) or basic (plain RAG)")] = "rag",
+    model: Annotated[
+        Optional[str],
+        typer.Option(help="model spec: local, local-fast, ollama:NAME, openai:NAME, ... [default: $PAGEGRAPH_MODEL]"),
+    ] = None,
+    document: Annotated[
+        Optional[list[str]],
+        typer.Option("--document", help="only search this document (file name or part of it); repeatable"),
+    ] = None,
+    output_type: Annotated[
+        Optional[str], typer.Option(help="answer | blueprint | pdr | workflow | build_plan [default: answer]")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the whole output state as JSON")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
+) -> None:
+    """Answer a question from the indexed documents, with citations (or say that they do not hold the answer)."""
+    from pagegraph import build_graph
+
+    settings = get_settings()
+    try:
+        if graph not in ("rag", "basic"):
+            raise PagegraphError(f"--graph {graph!r}: choose rag or basic")
+        context, kind = _question_context(index, model, output_type, settings)
+        inputs: dict[str, Any] = {"question": question}
+        if document:
+            inputs["documents"] = document
+        if kind:
+            inputs["output_type"] = kind
+        output = _run_question(build_graph(graph), inputs, context, debug)
+    except PagegraphError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        console.print_json(_output_json(output))
+        return
+    _print_answer(output)
+
+
+def _output_json(output: dict[str, Any]) -> str:
+    from pydantic import BaseModel
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json")
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return value
+
+    return json.dumps({key: plain(value) for key, value in output.items()})
+
+
+@app.command()
+def chat(
+    index: IndexOption = None,
+    model: Annotated[Optional[str], typer.Option(help="model spec [default: $PAGEGRAPH_MODEL]")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
+) -> None:
+    """Ask questions one after another; earlier turns are kept as context for follow-ups. Empty line or Ctrl-D ends."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from pagegraph import build_graph
+    from pagegraph.state.graph import checkpoint_serializer
+
+    settings = get_settings()
+    try:
+        context, _ = _question_context(index, model, None, settings)
+        graph = build_graph("rag", checkpointer=InMemorySaver(serde=checkpoint_serializer()))
+    except PagegraphError as exc:
+        raise _fail(str(exc)) from None
+    thread = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    console.print(f"[dim]index {context.index}; empty line or Ctrl-D to quit[/dim]", highlight=False)
+    while True:
+        try:
+            question = console.input("[bold]? [/bold]").strip()
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return
+        if not question:
+            return
+        try:
+            _print_answer(_run_question(graph, {"question": question}, context, debug, thread))
+        except PagegraphError as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        console.print()
 
 
 def _document_row(doc: DocumentRecord) -> dict[str, object]:

@@ -61,11 +61,12 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
     timer = StageTimer("route")
     context = context_of(runtime)
     if not services.has_index(context):
-        return {"abstain_reason": f"no documents indexed (no index at {services.index_folder(context)})"}
+        reason = f"no documents indexed (no index at {services.index_folder(context)})"
+        return {"abstain_reason": reason, "trace": [timer.record(reason)]}
     index = services.index(context)
     known = [doc.name for doc in index.store.documents()]
     if not known:
-        return {"abstain_reason": "no documents indexed"}
+        return {"abstain_reason": "no documents indexed", "trace": [timer.record("the index holds no documents")]}
     if requested := state.get("documents"):
         names = match_document_names(requested, known)
         if not names:
