@@ -30,6 +30,7 @@ def cli_env(monkeypatch: pytest.MonkeyPatch, cache_dir: Path, tmp_path: Path) ->
     index = tmp_path / "index"
     monkeypatch.setenv("PAGEGRAPH_CACHE_DIR", str(cache_dir))
     monkeypatch.setenv("PAGEGRAPH_INDEX", str(index))
+    monkeypatch.setenv("PAGEGRAPH_INGEST_SUMMARIES", "extractive")
     return index
 
 
@@ -58,6 +59,19 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     assert info["vectors"] == sum(d["chunks"] for d in docs.values())
     code, out = run("inspect", "--document", "sb40", "--tree")
     assert code == 0 and "3.2 Mounting" in out and "7 Troubleshooting" in out
+    code, out = run("inspect", "--summaries", "--json")
+    summaries = json.loads(out)
+    assert code == 0 and set(summaries) == set(docs)
+    assert summaries["sb40-user-manual.pdf"]["method"] == "extractive"
+    assert "Technical specifications" in summaries["sb40-user-manual.pdf"]["key_topics"]
+
+    code, out = run("ask", "What is the recipe for sourdough bread?", "--debug")
+    assert code == 0 and "could not answer this from the indexed documents" in " ".join(out.split())
+    assert "gate no passage of the searched documents is close" in " ".join(out.split())
+    code, out = run("ask", "What is the recipe for sourdough bread?", "--json")
+    assert code == 0 and json.loads(out)["abstained"] is True
+    code, out = run("ask", "anything", "--output-type", "poem")
+    assert code == 2 and "--output-type 'poem'" in out
 
     code, out = run("ingest", str(SAMPLES), "--chunk-size", "600")
     assert code == 2 and "chunk_size: index has 1000, this run asks for 600" in " ".join(out.split())

@@ -1,0 +1,173 @@
+"""Citation resolution, document-name matching and document summaries."""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage
+
+from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, SummarySource
+from pagegraph.nodes.common import match_document_names
+from pagegraph.nodes.verify import attribute, is_refusal, resolve_citations
+from pagegraph.prompts.answer import REFUSAL
+from pagegraph.state.answering import Evidence
+from pagegraph.state.records import Page, SourceType, TreeNode
+from tests.fakes import ScriptedChatModel
+
+
+def evidence(source: str, pages: tuple[int, int], text: str, section: str = "Specs") -> Evidence:
+    return Evidence(
+        id=f"{source}:{pages[0]}",
+        chunk_ids=[f"{source}:{pages[0]}"],
+        source=source,
+        section=section,
+        start_page=pages[0],
+        end_page=pages[1],
+        text=text,
+        score=1.0,
+    )
+
+
+EVIDENCE = [
+    evidence("manual.pdf", (6, 6), "Weight 98 kg. Usable capacity 10.2 kWh."),
+    evidence("manual.pdf", (8, 9), "E04 Grid voltage out of range: wait 10 minutes.", "Troubleshooting"),
+    evidence("call.vtt", (1, 1), "Dana: the unit pauses to protect itself.", "call"),
+]
+
+
+def test_numbers_ranges_and_labels_resolve_to_evidence_labels() -> None:
+    text, cited, invalid = resolve_citations(
+        "It weighs 98 kg [1]. E04 [2, 3]. Both [1-2]. See [manual.pdf, p. 8].", EVIDENCE
+    )
+    assert cited == [1, 2, 3] and invalid == 0
+    assert text.startswith("It weighs 98 kg [manual.pdf, Specs, p. 6].")
+    assert "[manual.pdf, Troubleshooting, p. 8–9] [call.vtt, p. 1]" in text
+    assert text.endswith("See [manual.pdf, Troubleshooting, p. 8–9].")
+
+
+def test_citations_of_missing_evidence_are_removed_and_counted() -> None:
+    text, cited, invalid = resolve_citations("98 kg [4]. Also [0]. From [other.pdf, p. 2]. Note [sic].", EVIDENCE)
+    assert cited == [] and invalid == 3
+    assert text == "98 kg. Also. From. Note [sic]."
+
+
+def test_attribution_labels_each_run_of_sentences_once() -> None:
+    text, attributed = attribute(
+        "The weight is 98 kg with 10.2 kWh usable capacity. Usable capacity is 10.2 kWh. Nice.", EVIDENCE
+    )
+    assert attributed == [1]
+    assert (
+        text
+        == "The weight is 98 kg with 10.2 kWh usable capacity. Usable capacity is 10.2 kWh [manual.pdf, Specs, p. 6]. Nice."
+    )
+    unrelated, none = attribute("Completely different words appear here.", EVIDENCE)
+    assert none == [] and unrelated == "Completely different words appear here."
+
+
+def test_refusal_needs_the_sentence_and_no_citation() -> None:
+    assert is_refusal(REFUSAL, [])
+    assert is_refusal("", [])
+    assert not is_refusal(REFUSAL + " But page 6 says 98 kg", [1])
+    assert not is_refusal("It weighs 98 kg.", [])
+
+
+def test_document_names_match_exactly_then_loosely() -> None:
+    known = ["Annual-Report-2023.pdf", "manual.pdf", "manual-v2.pdf", "call.vtt"]
+    assert match_document_names(["manual.pdf"], known) == ["manual.pdf"]
+    assert match_document_names(["ANNUAL-REPORT-2023.PDF", "annual-report-2023"], known) == ["Annual-Report-2023.pdf"]
+    assert match_document_names(["`call.vtt`", "report 2023"], known) == ["call.vtt"]
+    assert match_document_names(["v2"], known) == []
+    assert match_document_names(["ual-v2"], known) == ["manual-v2.pdf"]
+    assert match_document_names(["manual-v"], known) == [], "ambiguous: manual.pdf and manual-v2.pdf"
+    assert match_document_names(["nothing.pdf"], known) == []
+
+
+SOURCE = SummarySource.from_parts(
+    "manual.pdf",
+    "SB-40 Manual",
+    SourceType.PDF,
+    [
+        Page(
+            number=1,
+            text="# ignored heading\nThe SB-40 is a home battery for solar homes. It stores up to ten kilowatt hours.",
+        )
+    ],
+    [
+        TreeNode(
+            id="r",
+            document_id="d",
+            parent_id=None,
+            position=0,
+            level=0,
+            title="SB-40 Manual",
+            title_path=[],
+            start_page=1,
+            end_page=1,
+            start_offset=0,
+            end_offset=1,
+        ),
+        TreeNode(
+            id="a",
+            document_id="d",
+            parent_id="r",
+            position=1,
+            level=1,
+            title="1 Safety",
+            title_path=[],
+            start_page=1,
+            end_page=1,
+            start_offset=0,
+            end_offset=1,
+        ),
+        TreeNode(
+            id="b",
+            document_id="d",
+            parent_id="r",
+            position=2,
+            level=1,
+            title="2 Installation",
+            title_path=[],
+            start_page=1,
+            end_page=1,
+            start_offset=0,
+            end_offset=1,
+        ),
+        TreeNode(
+            id="c",
+            document_id="d",
+            parent_id="b",
+            position=3,
+            level=2,
+            title="2.1 Site",
+            title_path=[],
+            start_page=1,
+            end_page=1,
+            start_offset=0,
+            end_offset=1,
+        ),
+    ],
+)
+
+
+def test_extractive_summary_from_outline_and_first_sentences() -> None:
+    summary = ExtractiveSummarizer().summarize(SOURCE)
+    assert summary.method == "extractive" and summary.document_type == "PDF document"
+    assert summary.key_topics == ["Safety", "Installation"]
+    assert summary.summary.startswith("SB-40 Manual. The SB-40 is a home battery")
+    assert summary.use_for == "questions about Safety, Installation"
+
+
+def test_model_summary_and_its_fallback() -> None:
+    model = ScriptedChatModel.replying(
+        '{"document_type": "user manual", "summary": "How to install and run the SB-40.", '
+        '"key_topics": ["safety", "installation"], "use_for": "installation questions"}'
+    )
+    summary = ModelSummarizer(model).summarize(SOURCE)
+    assert (summary.method, summary.document_type, summary.key_topics) == (
+        "model",
+        "user manual",
+        ["safety", "installation"],
+    )
+    assert summary.model == "ScriptedChatModel"
+    prompt = model.requests[0][0][-1]
+    assert isinstance(prompt, HumanMessage) and "1 Safety" in prompt.content and "home battery" in prompt.content
+    broken = ScriptedChatModel.replying("no idea", "still no idea")
+    assert ModelSummarizer(broken).summarize(SOURCE).method == "extractive"
