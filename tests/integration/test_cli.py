@@ -72,6 +72,8 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     assert code == 0 and json.loads(out)["abstained"] is True
     code, out = run("ask", "anything", "--output-type", "poem")
     assert code == 2 and "--output-type 'poem'" in out
+    chat = CliRunner().invoke(app, ["chat"], input="What is the recipe for sourdough bread?\nAnd for rye bread?\n\n")
+    assert chat.exit_code == 0 and " ".join(chat.output.split()).count("could not answer this") == 2
 
     code, out = run("ingest", str(SAMPLES), "--chunk-size", "600")
     assert code == 2 and "chunk_size: index has 1000, this run asks for 600" in " ".join(out.split())
