@@ -130,7 +130,5 @@ class Context(BaseModel):
         description="evidence tokens in the answer prompt at most (also bounded by the model's context window); "
         "the local model reads ~80 prompt tokens/s on 2 cores",
     )
-    nodes_per_file: int = Field(default=5, ge=1, le=20, description="tree nodes selected per document")
-    tree_max_steps: int = Field(default=3, ge=1, le=10, description="levels the tree navigator may descend")
     repair_attempts: int = Field(default=1, ge=0, le=3, description="repair calls after invalid structured output")
     history_turns: int = Field(default=3, ge=0, le=20, description="earlier chat turns shown to the answer model")

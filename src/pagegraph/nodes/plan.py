@@ -11,12 +11,12 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from pagegraph.config import Context
-from pagegraph.llm.structured import repair_messages, structured_call
-from pagegraph.nodes.common import StageTimer, context_of, match_document_names
+from pagegraph.llm.structured import structured_call
+from pagegraph.nodes.common import StageTimer, context_of, match_document_names, repair_update, with_pending_repair
 from pagegraph.prompts.plan import ENUMERATION_QUERY_SUFFIX, PLAN_REQUEST, PLAN_SYSTEM
 from pagegraph.retrievers.fusion import question_kind
 from pagegraph.services import Services
-from pagegraph.state.answering import PlanStep, RepairRequest, RetrievalPlan
+from pagegraph.state.answering import PlanStep, RetrievalPlan
 from pagegraph.state.graph import RagState
 
 
@@ -42,9 +42,7 @@ def plan(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         SystemMessage(content=PLAN_SYSTEM),
         HumanMessage(content=PLAN_REQUEST.format(question=question, documents=", ".join(documents) or "all")),
     ]
-    repair = state.get("repair")
-    if repair is not None and repair.stage == "plan":
-        messages = repair_messages(messages, repair.raw, repair.error, PlanDraft)
+    messages = with_pending_repair(state, "plan", messages, PlanDraft)
     result = structured_call(
         services.chat_model(context, temperature=0.0),
         PlanDraft,
@@ -62,15 +60,9 @@ def plan(state: RagState, runtime: Runtime[Context], services: Services) -> dict
             kind=kind, steps=steps, requires_combination=result.value.requires_combination, method="model"
         )
         return _planned(drafted, timer, f"reasoning: {len(steps)} planned searches", result.attempts)
-    attempts = dict(state.get("attempts") or {})
+    if (update := repair_update(state, "plan", result, timer, context.repair_attempts)) is not None:
+        return update
     failed = result.attempts[-1]
-    if attempts.get("plan", 0) < context.repair_attempts:
-        attempts["plan"] = attempts.get("plan", 0) + 1
-        return {
-            "repair": RepairRequest(stage="plan", raw=failed.raw, error=failed.error or "invalid output"),
-            "attempts": attempts,
-            "trace": [timer.record("model output invalid: asking again", attempts=result.attempts, error=failed.error)],
-        }
     fallback = RetrievalPlan(kind=kind, steps=[PlanStep(query=question)], method="fallback")
     return _planned(
         fallback, timer, "model output invalid twice: searching with the question", result.attempts, failed.error

@@ -12,12 +12,12 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
-from pagegraph.llm.structured import repair_messages, structured_call
-from pagegraph.nodes.common import StageTimer, context_of, match_document_names
+from pagegraph.llm.structured import structured_call
+from pagegraph.nodes.common import StageTimer, context_of, match_document_names, repair_update, with_pending_repair
 from pagegraph.prompts.route import CATALOGUE_ENTRY, ROUTE_REQUEST, ROUTE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
-from pagegraph.state.answering import RepairRequest, RoutedDocument, RouteDecision, StoredSummary
+from pagegraph.state.answering import RoutedDocument, RouteDecision, StoredSummary
 from pagegraph.state.graph import RagState
 from pagegraph.state.records import RetrievalFilter
 
@@ -86,9 +86,7 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         SystemMessage(content=ROUTE_SYSTEM.format(top_k=context.top_k_files)),
         HumanMessage(content=ROUTE_REQUEST.format(question=state["question"], catalogue=catalogue(index))),
     ]
-    repair = state.get("repair")
-    if repair is not None and repair.stage == "route":
-        messages = repair_messages(messages, repair.raw, repair.error, RouteChoice)
+    messages = with_pending_repair(state, "route", messages, RouteChoice)
     result = structured_call(
         services.chat_model(context, temperature=0.0),
         RouteChoice,
@@ -104,15 +102,9 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
             documents=[RoutedDocument(name=n, reason=result.value.reason) for n in names], method="model"
         )
         return _decided(decision, timer, f"model chose {len(names)} of {len(known)} documents", result.attempts)
-    attempts = dict(state.get("attempts") or {})
+    if (update := repair_update(state, "route", result, timer, context.repair_attempts)) is not None:
+        return update
     failed = result.attempts[-1]
-    if attempts.get("route", 0) < context.repair_attempts:
-        attempts["route"] = attempts.get("route", 0) + 1
-        return {
-            "repair": RepairRequest(stage="route", raw=failed.raw, error=failed.error or "invalid output"),
-            "attempts": attempts,
-            "trace": [timer.record("model output invalid: asking again", attempts=result.attempts, error=failed.error)],
-        }
     ranking = HybridRetriever(index=index, top_k_bm25=context.top_k_bm25, top_k_vector=context.top_k_vector)
     ranked = ranking.rank_documents(state["question"], state.get("filters") or RetrievalFilter())
     names = [name for name, _ in ranked[: context.top_k_files]] or known[: context.top_k_files]
