@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from pagegraph.config import Context, Settings, get_settings
-from pagegraph.errors import PagegraphError
+from pagegraph.errors import ModelError, PagegraphError
 from pagegraph.indexing.index import Index, delete_index
 from pagegraph.indexing.manifest import IndexParams, read_manifest
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
@@ -246,6 +246,11 @@ def ingest(
             if not paths and not prune:
                 return
             summary = _ingest_with_progress(opened, paths or [], tags, prune, _summarizer(no_llm, model, settings))
+    except ModelError as exc:
+        raise _fail(
+            f"writing document summaries: {exc}. Documents finished before this one are committed; "
+            "run again once the model works, or with --no-llm"
+        ) from None
     except (PagegraphError, ValueError) as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
