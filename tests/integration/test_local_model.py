@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from pagegraph.config import Settings
 from pagegraph.indexing.loaders import load_document
+from pagegraph.indexing.summaries import ModelSummarizer, SummarySource
 from pagegraph.llm import get_chat_model, invoke_model, structured_call
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.llm.weights import QWEN_CODER_1_5B
@@ -86,3 +87,12 @@ def test_streaming_reports_the_same_usage_as_a_plain_call() -> None:
         plain_call.prompt_tokens,
         plain_call.completion_tokens,
     )
+
+
+def test_model_writes_a_document_summary(local_model: LlamaCppChatModel) -> None:
+    manual = load_document(SAMPLES / "sb40-user-manual.pdf")
+    source = SummarySource.from_parts(manual.name, manual.title, manual.source_type, manual.pages[:3], [])
+    summary = ModelSummarizer(local_model).summarize(source)
+    assert summary.method == "model", "the local model's summary validates (no extractive fallback)"
+    assert summary.summary and summary.key_topics
+    assert "SB-40" in summary.summary or "battery" in summary.summary.lower()

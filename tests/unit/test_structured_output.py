@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -268,6 +269,20 @@ def test_constrained_decoding_is_requested_from_llama_cpp() -> None:
     options = constrained_kwargs(model, Judgement)
     assert options == {"response_format": {"type": "json_object", "schema": Judgement.model_json_schema()}}
     assert constrained_kwargs(ScriptedChatModel(), Judgement) is None
+
+
+class Note(BaseModel):
+    title: str = Field(min_length=1, max_length=12)
+    tags: list[str] = Field(default_factory=list, max_length=2)
+
+
+def test_string_bounds_stay_out_of_the_grammar_and_long_text_is_cut() -> None:
+    grammar = constrained_kwargs(LlamaCppChatModel(model_path="unused.gguf", model_name="test"), Note)
+    schema = grammar["response_format"]["schema"]
+    assert "maxLength" not in json.dumps(schema) and "minLength" not in json.dumps(schema)
+    assert schema["properties"]["tags"]["maxItems"] == 2, "list bounds are cheap for the grammar and kept"
+    value, stage, _ = parse_structured('{"title": "A title much longer than twelve", "tags": ["a", "b", "c"]}', Note)
+    assert stage == "json" and value == Note(title="A title much", tags=["a", "b"])
 
 
 def test_a_backend_that_refuses_the_schema_is_asked_again_without_it(monkeypatch: pytest.MonkeyPatch) -> None:

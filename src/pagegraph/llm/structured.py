@@ -75,7 +75,7 @@ def constrained_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[st
     """Call options that make the backend decode only text matching `schema`, or None where it cannot."""
     json_schema = schema.model_json_schema()
     if isinstance(model, LlamaCppChatModel):
-        return {"response_format": {"type": "json_object", "schema": json_schema}}
+        return {"response_format": {"type": "json_object", "schema": grammar_schema(json_schema)}}
     kind = type(model).__name__
     if kind == "ChatOllama":
         return {"format": json_schema}
@@ -84,6 +84,21 @@ def constrained_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[st
             "response_format": {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema}}
         }
     return None
+
+
+_GRAMMAR_UNSAFE_KEYS = {"maxLength", "minLength", "pattern"}
+
+
+def grammar_schema(node: Any) -> Any:
+    """The JSON schema without string length bounds and patterns, for llama.cpp's grammar builder.
+
+    It expands `maxLength: 1200` into 1200 nested optional rules, rejects the grammar and then crashes the process;
+    over-long strings are cut to their bound when the reply is validated instead (`coerce_to_schema`)."""
+    if isinstance(node, dict):
+        return {k: grammar_schema(v) for k, v in node.items() if k not in _GRAMMAR_UNSAFE_KEYS}
+    if isinstance(node, list):
+        return [grammar_schema(v) for v in node]
+    return node
 
 
 def with_json_instruction(messages: Sequence[BaseMessage], schema: type[BaseModel]) -> list[BaseMessage]:
@@ -299,7 +314,8 @@ def _list_item(annotation: Any) -> Any:
     return args[0] if args else Any
 
 
-def _max_items(info: FieldInfo) -> int | None:
+def _max_length(info: FieldInfo) -> int | None:
+    """A field's max_length: most items for a list, most characters for a string."""
     return next((m.max_length for m in info.metadata if isinstance(m, MaxLen)), None)
 
 
@@ -340,12 +356,14 @@ def coerce_to_schema(obj: Any, schema: type[BaseModel]) -> Any:
         if shape == "list" and isinstance(value, list):
             if _shape(_list_item(fields[name].annotation)) == "str":
                 value = [str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for v in value]
-            if (limit := _max_items(fields[name])) is not None:
+            if (limit := _max_length(fields[name])) is not None:
                 value = value[:limit]
         elif shape == "str" and isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
             value = ", ".join(str(v) for v in value)
         elif shape == "str" and isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
+        if shape == "str" and isinstance(value, str) and (limit := _max_length(fields[name])) is not None:
+            value = value[:limit]
         shaped[name] = value
     return shaped
 
