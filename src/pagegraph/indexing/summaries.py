@@ -93,6 +93,7 @@ class ModelSummarizer:
             HumanMessage(
                 content=SUMMARIZE_DOCUMENT.format(
                     name=source.name,
+                    kind=_DOCUMENT_TYPES[source.source_type],
                     title=source.title,
                     outline="\n".join(source.outline) or "(none)",
                     text=source.text,

@@ -68,7 +68,9 @@ def schema_text(schema: type[BaseModel]) -> str:
             return [strip_titles(v) for v in node]
         return node
 
-    return json.dumps(strip_titles(schema.model_json_schema()), separators=(",", ":"))
+    # the class docstring is for developers; small models copy such text into their answers
+    described = {k: v for k, v in schema.model_json_schema().items() if k != "description"}
+    return json.dumps(strip_titles(described), separators=(",", ":"))
 
 
 def constrained_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[str, Any] | None:

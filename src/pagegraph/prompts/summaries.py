@@ -4,7 +4,7 @@ SUMMARIZE_SYSTEM = """You catalogue documents for a search system. From the begi
 say what kind of document it is, summarise what it covers in two to four sentences, list its key topics, and say
 which questions it is the right source for. Use only what the text shows."""
 
-SUMMARIZE_DOCUMENT = """File: {name}
+SUMMARIZE_DOCUMENT = """File: {name} ({kind})
 Title: {title}
 Outline:
 {outline}

@@ -20,7 +20,7 @@ class DocumentSummary(BaseModel):
     document_type: str = Field(max_length=80, description="e.g. user manual, annual report, research paper")
     summary: str = Field(max_length=1200, description="two to four sentences on what the document covers")
     key_topics: list[str] = Field(default_factory=list, max_length=10)
-    use_for: str = Field(default="", max_length=400, description="the kinds of questions this document answers")
+    use_for: str = Field(default="", max_length=400, description="one sentence: which questions to look up here")
 
 
 class StoredSummary(DocumentSummary):
