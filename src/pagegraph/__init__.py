@@ -12,13 +12,15 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-GraphName = Literal["rag", "basic"]
+GraphName = Literal["auto", "rag", "small_model", "basic"]
+GRAPH_NAMES: tuple[str, ...] = ("auto", "rag", "small_model", "basic")
 
 
 def build_graph(
     name: GraphName = "rag", *, services: Services | None = None, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph:
-    """The compiled question-answering graph `name`. Invoke it with {"question": ...} and, optionally,
+    """The compiled question-answering graph `name` (auto picks small_model for models marked small, else rag).
+    Invoke it with {"question": ...} and, optionally,
     context=pagegraph.config.Context(...); pass services=Services(chat_model=...) to use a model object of yours."""
     if name == "rag":
         from pagegraph.graphs.rag import build_rag_graph
@@ -28,4 +30,12 @@ def build_graph(
         from pagegraph.graphs.basic import build_basic_graph
 
         return build_basic_graph(services, checkpointer)
-    raise ValueError(f"unknown graph {name!r}: choose rag or basic")
+    if name == "small_model":
+        from pagegraph.graphs.small_model import build_small_model_graph
+
+        return build_small_model_graph(services, checkpointer)
+    if name == "auto":
+        from pagegraph.graphs.auto import build_auto_graph
+
+        return build_auto_graph(services, checkpointer)
+    raise ValueError(f"unknown graph {name!r}: choose from {', '.join(GRAPH_NAMES)}")

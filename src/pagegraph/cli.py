@@ -24,6 +24,7 @@ from pagegraph.indexing.index import Index, delete_index
 from pagegraph.indexing.manifest import IndexParams, read_manifest
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
 from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, Summarizer
+from pagegraph.services import Services
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.records import DocumentRecord, DocumentTags, TreeNode
 
@@ -377,6 +378,20 @@ def evaluate(
 
 
 OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
+GraphOption = Annotated[
+    str,
+    typer.Option(
+        help="auto: small_model for models marked small (the local ones), else rag; rag: router, planner, hybrid "
+        "retrieval; small_model: one chunk per model call, answer from extracted facts; basic: plain RAG"
+    ),
+]
+
+
+def _check_graph(graph: str) -> None:
+    from pagegraph import GRAPH_NAMES
+
+    if graph not in GRAPH_NAMES:
+        raise PagegraphError(f"--graph {graph!r}: choose from {', '.join(GRAPH_NAMES)}")
 
 
 def _question_context(
@@ -395,13 +410,17 @@ def _print_answer(output: dict[str, Any]) -> None:
             note = "" if citation.origin == "model" else " [dim](attributed)[/dim]"
             console.print(f"  {escape(citation.label)}{note}", highlight=False)
     if not output["abstained"]:
-        flag = " [yellow](low: check the sources)[/yellow]" if output["low_confidence"] else ""
         usage = output["usage"]
         console.print(
             f"[dim]confidence {output['confidence']:.2f}; {usage.calls} model calls, "
-            f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.latency_ms / 1000:.1f} s in the model[/dim]{flag}",
+            f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.latency_ms / 1000:.1f} s in the model[/dim]",
             highlight=False,
         )
+        if output["low_confidence"]:
+            console.print(
+                "[bold yellow]warning: low confidence — little of this answer appears in the cited sources; "
+                "check them before relying on it[/bold yellow]"
+            )
 
 
 def _print_trace_records(update: dict[str, Any]) -> None:
@@ -436,7 +455,7 @@ def _run_question(
 def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     index: IndexOption = None,
-    graph: Annotated[str, typer.Option(help="rag (router, planner, hybrid retrieval) or basic (plain RAG)")] = "rag",
+    graph: GraphOption = "auto",
     model: Annotated[
         Optional[str],
         typer.Option(help="model spec: local, local-fast, ollama:NAME, openai:NAME, ... [default: $PAGEGRAPH_MODEL]"),
@@ -456,21 +475,41 @@ def ask(
 
     settings = get_settings()
     try:
-        if graph not in ("rag", "basic"):
-            raise PagegraphError(f"--graph {graph!r}: choose rag or basic")
+        _check_graph(graph)
         context, kind = _question_context(index, model, output_type, settings)
         inputs: dict[str, Any] = {"question": question}
         if document:
             inputs["documents"] = document
         if kind:
             inputs["output_type"] = kind
-        output = _run_question(build_graph(graph), inputs, context, debug)
+        services = Services(settings)
+        try:
+            output = _run_question(build_graph(graph, services=services), inputs, context, debug)
+        finally:
+            services.close()
     except PagegraphError as exc:
         raise _fail(str(exc)) from None
     if as_json:
         console.print_json(_output_json(output))
         return
     _print_answer(output)
+
+
+def _prepare_chat_index(
+    documents: Path, folder: Path, reuse: bool, force: bool, model: str | None, settings: Settings
+) -> None:
+    """Index the chat's documents: incrementally by default, not at all with --reuse (when an index exists), from
+    scratch with --force."""
+    exists = read_manifest(folder) is not None
+    if reuse and exists:
+        return
+    if force and exists:
+        with Index(folder, settings, write=True) as old:
+            old.vectors.drop()
+        delete_index(folder)
+    with Index(folder, settings, write=True) as opened:
+        summary = _ingest_with_progress(opened, [documents], summarizer=_summarizer(False, model, settings))
+    _print_summary(summary, folder)
 
 
 def _output_json(output: dict[str, Any]) -> str:
@@ -488,8 +527,14 @@ def _output_json(output: dict[str, Any]) -> str:
 
 @app.command()
 def chat(
+    documents: Annotated[
+        Optional[Path], typer.Argument(help="folder (or file) to index first, into --index, if needed")
+    ] = None,
     index: IndexOption = None,
+    graph: GraphOption = "auto",
     model: Annotated[Optional[str], typer.Option(help="model spec [default: $PAGEGRAPH_MODEL]")] = None,
+    reuse: Annotated[bool, typer.Option("--reuse", help="with DOCUMENTS: use the existing index as it is")] = False,
+    force: Annotated[bool, typer.Option("--force", help="with DOCUMENTS: rebuild the index from scratch")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
 ) -> None:
     """Ask questions one after another; earlier turns are kept as context for follow-ups. Empty line or Ctrl-D ends."""
@@ -500,25 +545,38 @@ def chat(
 
     settings = get_settings()
     try:
+        _check_graph(graph)
+        if reuse and force:
+            raise PagegraphError("--reuse and --force exclude each other")
         context, _ = _question_context(index, model, None, settings)
-        graph = build_graph("rag", checkpointer=InMemorySaver(serde=checkpoint_serializer()))
+        if documents is not None:
+            _prepare_chat_index(documents, Path(context.index or settings.index), reuse, force, model, settings)
+        services = Services(settings)
+        compiled = build_graph(graph, services=services, checkpointer=InMemorySaver(serde=checkpoint_serializer()))
+    except ModelError as exc:
+        raise _fail(f"writing document summaries: {exc}; or run `pagegraph ingest --no-llm` first") from None
     except PagegraphError as exc:
         raise _fail(str(exc)) from None
     thread = {"configurable": {"thread_id": uuid.uuid4().hex}}
     console.print(f"[dim]index {context.index}; empty line or Ctrl-D to quit[/dim]", highlight=False)
-    while True:
-        try:
-            question = console.input("[bold]? [/bold]").strip()
-        except (EOFError, KeyboardInterrupt):
+    try:
+        while question := _read_question():
+            try:
+                _print_answer(_run_question(compiled, {"question": question}, context, debug, thread))
+            except PagegraphError as exc:
+                err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
             console.print()
-            return
-        if not question:
-            return
-        try:
-            _print_answer(_run_question(graph, {"question": question}, context, debug, thread))
-        except PagegraphError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+    finally:
+        services.close()
+
+
+def _read_question() -> str:
+    """The next question; empty at an empty line, Ctrl-D or Ctrl-C."""
+    try:
+        return console.input("[bold]? [/bold]").strip()
+    except (EOFError, KeyboardInterrupt):
         console.print()
+        return ""
 
 
 def _document_row(doc: DocumentRecord) -> dict[str, object]:

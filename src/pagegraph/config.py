@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     )
     model_cheap: str = Field(default="local-fast", description="spec the `cheap` profile stands for")
     model_balanced: str = Field(default="local", description="spec the `balanced` profile stands for")
+    small_models: list[str] = Field(
+        default_factory=lambda: ["local", "local-fast"],
+        description="model specs the `auto` graph answers with the small_model graph (the rest get `rag`)",
+    )
     model_premium: str = Field(
         default="local", description="spec the `premium` profile stands for; point it at a stronger model you run"
     )
@@ -110,6 +114,9 @@ class Context(BaseModel):
     top_k_vector: int = Field(default=40, ge=1, le=400, description="dense candidates per search")
     max_chunks_for_context: int = Field(
         default=15, ge=1, le=50, description="fused hits per plan step handed on (before windows and the budget)"
+    )
+    map_chunks: int = Field(
+        default=5, ge=1, le=20, description="small_model graph: chunks read one at a time by the model (one call each)"
     )
     window: int = Field(default=1, ge=0, le=5, description="neighbouring chunks added on each side of a hit")
     alpha: float | None = Field(

@@ -60,3 +60,10 @@ class Services:
             if key not in self._models:
                 self._models[key] = get_chat_model(spec, temperature=temperature, settings=self.settings)
             return self._models[key]
+
+    def close(self) -> None:
+        """Close the indexes this object opened (not one it was given)."""
+        with self._lock:
+            for index, _ in self._indexes.values():
+                index.close()
+            self._indexes.clear()

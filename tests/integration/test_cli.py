@@ -65,15 +65,36 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     assert summaries["sb40-user-manual.pdf"]["method"] == "extractive"
     assert "Technical specifications" in summaries["sb40-user-manual.pdf"]["key_topics"]
 
-    code, out = run("ask", "What is the recipe for sourdough bread?", "--debug")
+    # --graph rag: its gate abstains on this question before any model call (auto would plan with the model)
+    code, out = run("ask", "What is the recipe for sourdough bread?", "--graph", "rag", "--debug")
     assert code == 0 and "could not answer this from the indexed documents" in " ".join(out.split())
     assert "gate no passage of the searched documents is close" in " ".join(out.split())
-    code, out = run("ask", "What is the recipe for sourdough bread?", "--json")
+    code, out = run("ask", "What is the recipe for sourdough bread?", "--graph", "rag", "--json")
     assert code == 0 and json.loads(out)["abstained"] is True
     code, out = run("ask", "anything", "--output-type", "poem")
     assert code == 2 and "--output-type 'poem'" in out
-    chat = CliRunner().invoke(app, ["chat"], input="What is the recipe for sourdough bread?\nAnd for rye bread?\n\n")
+    chat = CliRunner().invoke(
+        app, ["chat", "--graph", "rag"], input="What is the recipe for sourdough bread?\nAnd for rye bread?\n\n"
+    )
     assert chat.exit_code == 0 and " ".join(chat.output.split()).count("could not answer this") == 2
+    code, out = run("ask", "anything", "--graph", "tree")
+    assert code == 2 and "choose from auto, rag, small_model, basic" in out
+
+
+def test_chat_indexes_its_documents(cli_env: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLES / "commissioning-guide.md", docs)
+    question = "What is the recipe for sourdough bread?\n\n"
+    chat = CliRunner().invoke(app, ["chat", str(docs), "--graph", "rag"], input=question)
+    assert chat.exit_code == 0 and "1 added" in chat.output and "could not answer this" in chat.output
+    shutil.copy(SAMPLES / "support-call-2024-03-14.vtt", docs)
+    reused = CliRunner().invoke(app, ["chat", str(docs), "--graph", "rag", "--reuse"], input=question)
+    assert reused.exit_code == 0 and "added" not in reused.output, "--reuse keeps the index as it is"
+    rebuilt = CliRunner().invoke(app, ["chat", str(docs), "--graph", "rag", "--force"], input=question)
+    assert rebuilt.exit_code == 0 and "2 added" in rebuilt.output
+    both = CliRunner().invoke(app, ["chat", str(docs), "--reuse", "--force"], input=question)
+    assert both.exit_code == 2 and "exclude each other" in both.output
 
     code, out = run("ingest", str(SAMPLES), "--chunk-size", "600")
     assert code == 2 and "chunk_size: index has 1000, this run asks for 600" in " ".join(out.split())

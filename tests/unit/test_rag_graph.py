@@ -12,38 +12,12 @@ from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
-from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.services import Services
 from pagegraph.state.graph import checkpoint_serializer
-from tests.conftest import SAMPLES
 from tests.fakes import ScriptedChatModel
 
 MANUAL = "sb40-user-manual.pdf"
-
-
-@pytest.fixture(scope="module")
-def sample_index(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder) -> Path:
-    folder = tmp_path_factory.mktemp("rag") / "index"
-    with Index(folder, Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
-        assert not Ingestor(index).run([SAMPLES]).failed
-    return folder
-
-
-@pytest.fixture
-def ask(sample_index: Path, cache_dir: Path, embedder: Embedder):
-    """ask(question, *replies, graph="rag", **context) -> (output, scripted model)."""
-    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
-
-    def run(question: str, *replies: str | BaseException, graph: str = "rag", inputs: dict | None = None, **context):
-        model = ScriptedChatModel.replying(*replies)
-        compiled = build_graph(graph, services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
-        output = compiled.invoke({"question": question, **(inputs or {})}, context=Context(**context))
-        assert not model.script, f"scripted replies left unused: {model.script}"
-        return output, model
-
-    yield run
-    index.close()
 
 
 def stages(output: dict) -> list[str]:

@@ -14,8 +14,8 @@ from pagegraph.config import Context
 from pagegraph.graphs.basic import build_basic_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
+from pagegraph.nodes.delegate import delegate
 from pagegraph.nodes.edges import after_answer, after_gate, after_plan, after_route, after_start, after_verify
-from pagegraph.nodes.fallback import fallback
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.plan import plan
@@ -38,7 +38,7 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
     builder.add_node("verify", guarded("verify", verify))
     builder.add_node("abstain", abstain)
-    builder.add_node("basic", partial(fallback, basic=build_basic_graph(services)))
+    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", after_start, ["route", "abstain"])
     builder.add_conditional_edges("route", after_route, ["route", "plan", "abstain", "basic"])

@@ -30,6 +30,7 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "low_confidence": True,
         "evidence": state.get("evidence") or [],
         "usage": UsageSummary.from_calls(calls),
+        "llm_calls": len(calls),
         "history": [Turn(question=state.get("question", ""), answer=message)],
         "trace": [timer.record(reason)],
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.types import Send
 
-from pagegraph.state.graph import RagState, StepTask
+from pagegraph.state.graph import ChunkTask, RagState, StepTask
 
 
 def failed(state: RagState) -> bool:
@@ -60,3 +60,32 @@ def after_verify(state: RagState) -> str:
     if failed(state):
         return "basic"
     return "abstain" if state.get("abstain_reason") else "end"
+
+
+def after_plan_search(state: RagState) -> str:
+    if failed(state):
+        return "basic"
+    return "abstain" if state.get("abstain_reason") else "search"
+
+
+def after_search(state: RagState) -> str:
+    return "basic" if failed(state) else "gate"
+
+
+def dispatch_chunks(state: RagState) -> list[Send] | str:
+    """After the small_model gate: one map task per retrieved chunk."""
+    if failed(state):
+        return "basic"
+    if state.get("abstain_reason"):
+        return "abstain"
+    return [Send("map_chunk", ChunkTask(question=state["question"], evidence=e)) for e in state.get("retrieved") or []]
+
+
+def after_filter(state: RagState) -> str:
+    if failed(state):
+        return "basic"
+    return "abstain" if state.get("abstain_reason") else "reduce"
+
+
+def after_choice(state: RagState) -> str:
+    return state["graph_choice"]

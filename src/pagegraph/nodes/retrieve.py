@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
-from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.nodes.common import StageTimer, context_of, match_document_names
 from pagegraph.retrievers.fusion import ALPHA_BY_KIND, question_kind
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
@@ -107,3 +107,43 @@ def search_question(state: RagState, runtime: Runtime[Context], services: Servic
     if state.get("filters"):
         task["filters"] = state["filters"]
     return retrieve(task, runtime, services)
+
+
+def file_filter_documents(known: list[str], file_filter: str | None, source_hint: str | None) -> list[str]:
+    """Indexed documents with the given extension and containing the given part of a file name."""
+    extension = (file_filter or "").lower().lstrip("*.")
+    hint = (source_hint or "").lower()
+    return [
+        name
+        for name in known
+        if (not extension or name.lower().endswith(f".{extension}")) and (not hint or hint in name.lower())
+    ]
+
+
+def search_keywords(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    """The small_model graph's retrieval: question and keywords, pre-filtered by the planner's hints, at most
+    `map_chunks` single chunks (no windows: the map stage reads one chunk per call)."""
+    timer = StageTimer("search")
+    context = context_of(runtime)
+    index = services.index(context)
+    plan = state["search_plan"]
+    known = [doc.name for doc in index.store.documents()]
+    documents = match_document_names(state.get("documents") or [], known) or known
+    filtered = file_filter_documents(documents, plan.file_filter, plan.source_hint)
+    note = ""
+    if (plan.file_filter or plan.source_hint) and not filtered:
+        note = "; the planner's filters match no document: searching without them"
+    base = state.get("filters") or RetrievalFilter()
+    flt = base.model_copy(update={"documents": filtered or documents})
+    query = f"{state['question']} {' '.join(plan.keywords)}"
+    retriever = HybridRetriever(
+        index=index,
+        top_k_bm25=context.top_k_bm25,
+        top_k_vector=context.top_k_vector,
+        max_chunks=context.map_chunks,
+        alpha=context.alpha,
+    )
+    hits, relevance = retriever.search_with_relevance(query, flt)
+    found = passages(index, hits, 0)
+    summary = f"{len(found)} chunks in {len(flt.documents or [])} documents; best similarity {relevance:.2f}{note}"
+    return {"retrieved": found, "relevance": [relevance], "trace": [timer.record(summary, ids=[e.id for e in found])]}

@@ -18,6 +18,8 @@ def start(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "question": question,
         "output_type": state.get("output_type") or context.output_type,
         "route": None,
+        "search_plan": None,
+        "mapped": None,
         "plan": None,
         "retrieved": None,
         "relevance": None,

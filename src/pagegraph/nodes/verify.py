@@ -166,6 +166,7 @@ def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "confidence": confidence,
         "low_confidence": confidence < LOW_CONFIDENCE,
         "usage": UsageSummary.from_calls(calls),
+        "llm_calls": len(calls),
         "history": [Turn(question=state["question"], answer=text)],
         "trace": [trace],
     }

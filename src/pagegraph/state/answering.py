@@ -137,3 +137,28 @@ class RepairRequest(BaseModel):
 class Failure(BaseModel):
     stage: str
     error: str
+
+
+class SearchPlan(BaseModel):
+    """The small-model planner's output: keywords to search for and optional pre-filters."""
+
+    keywords: list[str] = Field(min_length=1, max_length=4, description="2 to 4 search terms")
+    file_filter: str | None = Field(default=None, description="file extension to restrict to, e.g. pdf; null for any")
+    source_hint: str | None = Field(default=None, description="part of a file name to restrict to; null for any")
+
+
+class ChunkFacts(BaseModel):
+    # facts before the verdict: a small model decoding left to right decides better after writing them out
+    facts: list[str] = Field(
+        default_factory=list, max_length=5, description="facts from the passage that help, numbers and names verbatim"
+    )
+    relevant: bool = Field(description="whether the passage helps answer the question")
+
+
+class MappedChunk(BaseModel):
+    """One chunk read on its own by the small model: whether it helps, and the facts it gives."""
+
+    evidence: Evidence
+    relevant: bool
+    facts: list[str]
+    parsed_by: str = Field(description="how the reply was read: json, extract, lenient, salvage or default")

@@ -17,10 +17,12 @@ from pagegraph.state.answering import (
     Citation,
     Evidence,
     Failure,
+    MappedChunk,
     OutputType,
     RepairRequest,
     RetrievalPlan,
     RouteDecision,
+    SearchPlan,
     TraceRecord,
     Turn,
 )
@@ -43,6 +45,13 @@ def merge_evidence(current: list[Evidence] | None, update: list[Evidence] | None
     return sorted(merged.values(), key=lambda e: (e.step, e.rank))
 
 
+def first_failure(current: Failure | None, update: Failure | None) -> Failure | None:
+    """The first stage failure of a step wins (parallel tasks may fail together); None clears it."""
+    if update is None:
+        return None
+    return current or update
+
+
 class InputState(TypedDict):
     question: str
     documents: NotRequired[list[str]]
@@ -62,6 +71,7 @@ class OutputState(TypedDict):
     evidence: list[Evidence]
     trace: Annotated[list[TraceRecord], extend_or_reset]
     usage: UsageSummary
+    llm_calls: int
 
 
 class RagState(InputState, OutputState, total=False):
@@ -72,8 +82,18 @@ class RagState(InputState, OutputState, total=False):
     relevance: Annotated[list[float], extend_or_reset]
     repair: RepairRequest | None
     attempts: dict[str, int]
-    failure: Failure | None
+    failure: Annotated[Failure | None, first_failure]
     draft: str
+    graph_choice: str
+    search_plan: SearchPlan | None
+    mapped: Annotated[list[MappedChunk], extend_or_reset]
+
+
+class ChunkTask(TypedDict):
+    """What one parallel map task of the small_model graph receives (through `Send`)."""
+
+    question: str
+    evidence: Evidence
 
 
 class StepTask(TypedDict):
@@ -95,6 +115,8 @@ STATE_RECORD_TYPES = (
     RetrievalFilter,
     RetrievalPlan,
     RouteDecision,
+    SearchPlan,
+    MappedChunk,
     TraceRecord,
     Turn,
     UsageSummary,

@@ -1,11 +1,13 @@
-"""Fallback: when a stage of the rag graph failed, answer with the basic graph (hybrid search on the question,
-one answer call, verification) and keep the failure in the trace."""
+"""Hand the question to another compiled graph and take its output as this run's: how the rag and small_model
+graphs fall back to the basic graph when a stage fails, and how the auto graph runs the graph it picked. The
+trace keeps what came before (the failure, the choice) followed by the other graph's records."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
@@ -18,16 +20,19 @@ PASSED_ON = ("question", "documents", "filters", "output_type")
 RETURNED = ("answer", "citations", "abstained", "abstain_reason", "confidence", "low_confidence", "evidence")
 
 
-def fallback(state: RagState, runtime: Runtime[Context], config: RunnableConfig, basic: Any) -> dict[str, Any]:
+def delegate(
+    state: RagState, runtime: Runtime[Context], config: RunnableConfig, graph: CompiledStateGraph
+) -> dict[str, Any]:
     inputs: InputState = {key: state[key] for key in PASSED_ON if state.get(key)}  # type: ignore[misc]
     route = state.get("route")
     if route is not None and not state.get("documents"):
         inputs["documents"] = route.names
-    result = basic.invoke(inputs, config=config, context=context_of(runtime))
+    result = graph.invoke(inputs, config=config, context=context_of(runtime))
     calls = [call for record in [*(state.get("trace") or []), *result["trace"]] for call in record.calls]
     return {
         **{key: result[key] for key in RETURNED if key in result},
         "trace": result["trace"],
         "usage": UsageSummary.from_calls(calls),
+        "llm_calls": len(calls),
         "history": [Turn(question=state["question"], answer=result["answer"])],
     }

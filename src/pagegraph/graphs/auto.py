@@ -1,0 +1,41 @@
+"""`auto`: answers with `small_model` when the run's model is marked small in Settings, else with `rag`; the choice
+is the first record of the trace."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pagegraph.config import Context
+from pagegraph.graphs.rag import build_rag_graph
+from pagegraph.graphs.small_model import build_small_model_graph
+from pagegraph.nodes.abstain import abstain
+from pagegraph.nodes.choose import choose_graph
+from pagegraph.nodes.delegate import delegate
+from pagegraph.nodes.edges import after_choice, after_start
+from pagegraph.nodes.start import start
+from pagegraph.services import Services
+from pagegraph.state.graph import InputState, OutputState, RagState
+
+
+def build_auto_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    services = services or Services()
+    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("start", start)
+    builder.add_node("choose", partial(choose_graph, services=services))
+    builder.add_node("rag", partial(delegate, graph=build_rag_graph(services)))
+    builder.add_node("small_model", partial(delegate, graph=build_small_model_graph(services)))
+    builder.add_node("abstain", abstain)
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", after_start, {"route": "choose", "abstain": "abstain"})
+    builder.add_conditional_edges("choose", after_choice, ["rag", "small_model"])
+    builder.add_edge("rag", END)
+    builder.add_edge("small_model", END)
+    builder.add_edge("abstain", END)
+    return builder.compile(checkpointer=checkpointer, name="auto")
+
+
+graph = build_auto_graph()

@@ -1,0 +1,66 @@
+"""`small_model`: for ~1B models that drown in raw chunks. plan_search → search → gate → map_chunk (one call per
+chunk, in parallel) → filter_facts → reduce (from the facts only) → verify (citations, confidence against the
+facts). 2 + N model calls for N chunks; abstain edges from the gate and the filter; failures → basic."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pagegraph.config import Context
+from pagegraph.graphs.basic import build_basic_graph
+from pagegraph.nodes.abstain import abstain
+from pagegraph.nodes.delegate import delegate
+from pagegraph.nodes.edges import (
+    after_answer,
+    after_filter,
+    after_plan_search,
+    after_search,
+    after_start,
+    after_verify,
+    dispatch_chunks,
+)
+from pagegraph.nodes.filter_facts import filter_facts
+from pagegraph.nodes.gate import gate
+from pagegraph.nodes.guard import guarded
+from pagegraph.nodes.map_chunk import map_chunk
+from pagegraph.nodes.plan_search import plan_search
+from pagegraph.nodes.reduce import reduce
+from pagegraph.nodes.retrieve import search_keywords
+from pagegraph.nodes.start import start
+from pagegraph.nodes.verify import verify
+from pagegraph.services import Services
+from pagegraph.state.graph import InputState, OutputState, RagState
+
+
+def build_small_model_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    services = services or Services()
+    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("start", start)
+    builder.add_node("plan_search", guarded("plan_search", partial(plan_search, services=services)))
+    builder.add_node("search", guarded("search", partial(search_keywords, services=services)))
+    builder.add_node("gate", gate)
+    builder.add_node("map_chunk", guarded("map_chunk", partial(map_chunk, services=services)))
+    builder.add_node("filter_facts", filter_facts)
+    builder.add_node("reduce", guarded("reduce", partial(reduce, services=services)))
+    builder.add_node("verify", guarded("verify", verify))
+    builder.add_node("abstain", abstain)
+    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", after_start, {"route": "plan_search", "abstain": "abstain"})
+    builder.add_conditional_edges("plan_search", after_plan_search, ["search", "abstain", "basic"])
+    builder.add_conditional_edges("search", after_search, ["gate", "basic"])
+    builder.add_conditional_edges("gate", dispatch_chunks, ["map_chunk", "abstain", "basic"])
+    builder.add_edge("map_chunk", "filter_facts")
+    builder.add_conditional_edges("filter_facts", after_filter, ["reduce", "abstain", "basic"])
+    builder.add_conditional_edges("reduce", after_answer, {"verify": "verify", "basic": "basic"})
+    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
+    builder.add_edge("abstain", END)
+    builder.add_edge("basic", END)
+    return builder.compile(checkpointer=checkpointer, name="small_model")
+
+
+graph = build_small_model_graph()

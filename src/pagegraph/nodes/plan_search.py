@@ -1,0 +1,57 @@
+"""Small-model planner: keywords and optional pre-filters (file kind, part of a file name) in one model call.
+Invalid output falls back to keywords from the question itself, without a repair call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.indexing.bm25 import tokenize
+from pagegraph.llm.structured import structured_call
+from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.prompts.small_model import PLAN_SEARCH_REQUEST, PLAN_SEARCH_SYSTEM
+from pagegraph.services import Services
+from pagegraph.state.answering import SearchPlan
+from pagegraph.state.graph import RagState
+
+MAX_FILES_LISTED = 50
+_QUESTION_WORDS = {"how", "what", "which", "when", "where", "who", "whom", "why", "does", "did", "many", "much"}
+
+
+def question_keywords(question: str) -> list[str]:
+    """The question's longest content words, in question order: the planner's fallback."""
+    words = [w for w in dict.fromkeys(tokenize(question)) if w not in _QUESTION_WORDS]
+    longest = sorted(words, key=len, reverse=True)[:4]
+    return [w for w in words if w in longest] or [question]
+
+
+def plan_search(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    timer = StageTimer("plan_search")
+    context = context_of(runtime)
+    if not services.has_index(context):
+        reason = f"no documents indexed (no index at {services.index_folder(context)})"
+        return {"abstain_reason": reason, "trace": [timer.record(reason)]}
+    names = [doc.name for doc in services.index(context).store.documents()]
+    if not names:
+        return {"abstain_reason": "no documents indexed", "trace": [timer.record("the index holds no documents")]}
+    question = state["question"]
+    messages = [
+        SystemMessage(content=PLAN_SEARCH_SYSTEM),
+        HumanMessage(content=PLAN_SEARCH_REQUEST.format(question=question, files=", ".join(names[:MAX_FILES_LISTED]))),
+    ]
+    result = structured_call(
+        services.chat_model(context, temperature=0.0),
+        SearchPlan,
+        messages,
+        default=SearchPlan(keywords=question_keywords(question)),
+        purpose="plan_search",
+        repair=False,
+    )
+    plan = result.value
+    summary = f"keywords {plan.keywords}, file_filter {plan.file_filter}, source_hint {plan.source_hint}"
+    if not result.ok:
+        summary = f"model output invalid: keywords from the question {plan.keywords}"
+    return {"search_plan": plan, "trace": [timer.record(summary, ids=plan.keywords, attempts=result.attempts)]}

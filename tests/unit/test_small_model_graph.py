@@ -1,0 +1,144 @@
+"""The small_model graph with scripted models: parse fallbacks, the filter, abstention, call count, confidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from pagegraph.prompts.answer import REFUSAL
+
+PLAN = '{"keywords": ["weight", "SB-40"], "file_filter": null, "source_hint": null}'
+IRRELEVANT = '{"facts": [], "relevant": false}'
+QUESTION = "How much does the SB-40 weigh?"
+
+
+def maps(output: dict) -> list:
+    return [r for r in output["trace"] if r.stage.startswith("map[")]
+
+
+def test_normal_path_makes_two_plus_n_calls(ask) -> None:
+    output, model = ask(
+        QUESTION,
+        PLAN,
+        '{"facts": ["Weight 98 kg"], "relevant": true}',
+        *[IRRELEVANT] * 4,
+        "It weighs 98 kg [1].",
+        graph="small_model",
+    )
+    assert output["llm_calls"] == 2 + 5 == output["usage"].calls == len(model.requests)
+    stages = [r.stage for r in output["trace"]]
+    assert stages[:3] == ["plan_search", "search", "gate"] and stages[-3:] == ["filter_facts", "reduce", "verify"]
+    assert len(maps(output)) == 5
+    assert [e.text for e in output["evidence"]] == ["Weight 98 kg"], "the answer is checked against facts, not chunks"
+    assert output["answer"].startswith("It weighs 98 kg [") and output["citations"][0].origin == "model"
+    assert output["confidence"] > 0.5 and not output["low_confidence"]
+    reduce_prompt = model.requests[-1][0][-1].content
+    assert "- Weight 98 kg" in reduce_prompt and "Facts:" in reduce_prompt
+
+
+def test_map_count_follows_the_context(ask) -> None:
+    output, model = ask(
+        QUESTION,
+        PLAN,
+        '{"facts": ["Weight 98 kg"], "relevant": true}',
+        IRRELEVANT,
+        "98 kg [1].",
+        graph="small_model",
+        map_chunks=2,
+    )
+    assert output["llm_calls"] == 4 and len(maps(output)) == 2
+
+
+def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
+    output, model = ask(
+        QUESTION,
+        "I would search for the weight.",
+        '{"facts": ["98 kg"], "relevant": true}',
+        *[IRRELEVANT] * 4,
+        "98 kg [1].",
+        graph="small_model",
+    )
+    plan = output["trace"][0]
+    assert plan.summary.startswith("model output invalid: keywords from the question")
+    assert plan.ids == ["sb", "40", "weigh"]
+    assert output["llm_calls"] == 7, "no repair call: the plan fallback is deterministic"
+
+
+@pytest.mark.parametrize(
+    ("reply", "relevant", "parsed_by"),
+    [
+        ('{"facts": ["Weight 98 kg"], "relevant": true}', True, "json"),
+        ('Sure: {"facts": ["Weight 98 kg"], "relevant": true} done', True, "extract"),
+        ('{"facts": ["Weight 98 kg",], "relevant": true', True, "lenient"),
+        ("relevant: false", False, "salvage"),
+        ("I cannot tell.", True, "default"),
+    ],
+)
+def test_map_reply_fallbacks(ask, reply: str, relevant: bool, parsed_by: str) -> None:
+    replies = [PLAN, reply, REFUSAL] if relevant else [PLAN, reply]
+    output, _ = ask(QUESTION, *replies, graph="small_model", map_chunks=1)
+    (record,) = maps(output)
+    assert f"(read by {parsed_by})" in record.summary
+    assert ("not relevant" not in record.summary) == relevant
+    if parsed_by == "default":
+        assert record.ids, "an unreadable reply keeps the chunk's question-matching sentences as facts"
+
+
+def test_nothing_relevant_abstains_before_reduce(ask) -> None:
+    output, model = ask(QUESTION, PLAN, *[IRRELEVANT] * 5, graph="small_model")
+    assert output["abstained"] and output["abstain_reason"] == "No relevant information found."
+    assert output["llm_calls"] == 6 and [r.stage for r in output["trace"]][-2:] == ["filter_facts", "abstain"]
+
+
+def test_off_topic_question_abstains_at_the_gate(ask) -> None:
+    bread = '{"keywords": ["sourdough", "bread"], "file_filter": null, "source_hint": null}'
+    output, model = ask("What is the recipe for sourdough bread?", bread, graph="small_model")
+    assert output["abstained"] and output["llm_calls"] == 1 and not maps(output)
+
+
+def test_low_confidence_is_flagged(ask) -> None:
+    output, _ = ask(
+        QUESTION,
+        PLAN,
+        '{"facts": ["Weight 98 kg"], "relevant": true}',
+        *[IRRELEVANT] * 4,
+        "Purple elephants dance quietly beneath ancient oak trees [1].",
+        graph="small_model",
+    )
+    assert output["confidence"] < 0.2 and output["low_confidence"] and not output["abstained"]
+
+
+def test_planner_filters_restrict_the_search(ask) -> None:
+    plan = '{"keywords": ["E04"], "file_filter": "vtt", "source_hint": null}'
+    output, _ = ask(
+        "What did Dana from support say about the E04 code and the grid voltage?",
+        plan,
+        '{"facts": ["E04 is grid voltage"], "relevant": true}',
+        "E04 [1].",
+        graph="small_model",
+        map_chunks=1,
+    )
+    assert {e.source for e in output["evidence"]} == {"support-call-2024-03-14.vtt"}
+    unmatched = '{"keywords": ["E04"], "file_filter": "docx", "source_hint": null}'
+    output, _ = ask(
+        "What did Dana from support say about the E04 code and the grid voltage?",
+        unmatched,
+        '{"facts": ["E04"], "relevant": true}',
+        "E04 [1].",
+        graph="small_model",
+        map_chunks=1,
+    )
+    assert "match no document" in output["trace"][1].summary
+
+
+def test_a_failing_stage_falls_back_to_basic(ask) -> None:
+    output, _ = ask(QUESTION, RuntimeError("planner down"), "98 kg [1].", graph="small_model")
+    assert output["trace"][0].error == "RuntimeError: planner down"
+    assert [r.stage for r in output["trace"]][-3:] == ["gate", "answer", "verify"]
+    assert output["llm_calls"] == 1 and not output["abstained"]
+
+
+def test_auto_picks_small_model_for_small_models(ask) -> None:
+    output, _ = ask(QUESTION, PLAN, *[IRRELEVANT] * 5, graph="auto", model="local-fast")
+    assert output["trace"][0].stage == "auto" and output["trace"][0].ids == ["small_model"]
+    output, _ = ask(QUESTION, "98 kg [1].", graph="auto", model="ollama:qwen2.5:7b")
+    assert output["trace"][0].ids == ["rag"] and output["trace"][1].stage == "route"
