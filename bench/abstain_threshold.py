@@ -67,17 +67,23 @@ def main() -> int:
     print("best cosine similarity per question (min / p10 / median / p90):")
     for name, values in groups.items():
         deciles = statistics.quantiles(values, n=10)
-        print(f"  {name:13s} n={len(values):3d}  {min(values):.3f} / {deciles[0]:.3f} / {statistics.median(values):.3f} / {deciles[-1]:.3f}")
+        print(
+            f"  {name:13s} n={len(values):3d}  {min(values):.3f} / {deciles[0]:.3f} / {statistics.median(values):.3f} / {deciles[-1]:.3f}"
+        )
     table = []
     print("threshold  abstains on: answerable  off-topic  unanswerable")
     for threshold in sorted({0.1, 0.15, 0.2, 0.25, 0.3, 0.35, chosen}):
         row = {"threshold": threshold, **{name: round(share_below(v, threshold), 3) for name, v in groups.items()}}
         table.append(row)
-        mark = "  <- keeps {:.0%} of answerable".format(args.keep) if threshold == chosen else ""
-        print(f"  {threshold:5.2f}    {row['answerable']:10.3f}  {row['off-topic']:9.3f}  {row['unanswerable']:12.3f}{mark}")
+        mark = f"  <- keeps {args.keep:.0%} of answerable" if threshold == chosen else ""
+        print(
+            f"  {threshold:5.2f}    {row['answerable']:10.3f}  {row['off-topic']:9.3f}  {row['unanswerable']:12.3f}{mark}"
+        )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"chosen": chosen, "keep": args.keep, "table": table, "groups": groups}, indent=1) + "\n")
+        args.out.write_text(
+            json.dumps({"chosen": chosen, "keep": args.keep, "table": table, "groups": groups}, indent=1) + "\n"
+        )
     return 0
 
 

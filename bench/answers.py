@@ -8,7 +8,7 @@ draws them with a fixed seed. Rows are written as they finish to --out (JSONL) a
 there, so an interrupted run resumes.
 
     .venv/bin/python bench/answers.py --index .pagegraph/eval-mmlb --answerable 30 --unanswerable 30 \\
-        --out bench/out/answers-dev.jsonl
+        [--graph small_model] --out bench/out/answers-dev.jsonl
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import random
 import statistics
 import sys
 import time
+from itertools import zip_longest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,6 +32,7 @@ def main() -> int:
     parser.add_argument("--answerable", type=int, default=30, help="answerable rows with gold pages to sample")
     parser.add_argument("--unanswerable", type=int, default=30, help="unanswerable rows to sample")
     parser.add_argument("--model", default=None, help="model spec (default: PAGEGRAPH_MODEL)")
+    parser.add_argument("--graph", default="rag", help="rag, small_model, basic or auto")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     if not (EVAL / "dev.jsonl").exists():
@@ -46,14 +48,15 @@ def main() -> int:
     rng = random.Random(11)
     answerable = [r for r in rows if r.answerable and any(e.page for e in r.evidence)]
     unanswerable = [r for r in rows if not r.answerable]
-    sample = rng.sample(answerable, min(args.answerable, len(answerable))) + rng.sample(
-        unanswerable, min(args.unanswerable, len(unanswerable))
-    )
+    picked = rng.sample(answerable, min(args.answerable, len(answerable)))
+    refused = rng.sample(unanswerable, min(args.unanswerable, len(unanswerable)))
+    # alternate the two groups so that a run stopped early still measures both
+    sample = [row for pair in zip_longest(picked, refused) for row in pair if row is not None]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     done = {json.loads(line)["id"]: json.loads(line) for line in args.out.open()} if args.out.exists() else {}
     settings = Settings()
     with Index(args.index, settings) as index, args.out.open("a") as out:
-        graph = build_graph(services=Services(settings, index=index))
+        graph = build_graph(args.graph, services=Services(settings, index=index))
         context = Context(model=args.model)
         for number, row in enumerate(sample, 1):
             if row.id in done:
@@ -71,6 +74,8 @@ def main() -> int:
                 "citations": [c.label for c in output["citations"]],
                 "origins": [c.origin for c in output["citations"]],
                 "confidence": output["confidence"],
+                "graph": args.graph,
+                "llm_calls": output["llm_calls"],
                 "seconds": round(time.perf_counter() - started, 1),
                 "answer": output["answer"][:500],
                 "gold_answer": row.answer,
@@ -94,13 +99,18 @@ def report(results: list[dict]) -> None:
     if answerable:
         cited = sum(bool(r["cites_gold_page"]) for r in answerable)
         abstained = sum(r["abstained"] for r in answerable)
-        print(f"answerable rows: {len(answerable)}; citations include a gold page: {cited / len(answerable):.3f} "
-              f"({cited}); abstained: {abstained / len(answerable):.3f} ({abstained})")
+        print(
+            f"answerable rows: {len(answerable)}; citations include a gold page: {cited / len(answerable):.3f} "
+            f"({cited}); abstained: {abstained / len(answerable):.3f} ({abstained})"
+        )
     if unanswerable:
         abstained = sum(r["abstained"] for r in unanswerable)
         print(f"unanswerable rows: {len(unanswerable)}; abstained: {abstained / len(unanswerable):.3f} ({abstained})")
     if results:
         print(f"seconds per question: median {statistics.median(r['seconds'] for r in results):.1f}")
+        calls = [r["llm_calls"] for r in results if "llm_calls" in r]
+        if calls:
+            print(f"model calls per question: mean {statistics.mean(calls):.2f}")
 
 
 if __name__ == "__main__":

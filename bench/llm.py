@@ -37,8 +37,8 @@ def measure(spec: str, threads: int, rounds: int) -> dict[str, object]:
 
     from pagegraph.config import Settings
     from pagegraph.llm import get_chat_model
-    from pagegraph.llm.weights import ensure_weights
     from pagegraph.llm.factory import LOCAL_MODELS
+    from pagegraph.llm.weights import ensure_weights
 
     settings = Settings(llm_threads=threads)
     ensure_weights(LOCAL_MODELS[spec], settings.cache_dir)

@@ -20,15 +20,20 @@ OTHER = "a4f3ced0696009fec3179f493e4f28c4.pdf"
 
 
 @pytest.fixture(scope="module")
-def rag(shared_docs: Path, tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
+def services(shared_docs: Path, tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
     folder = tmp_path_factory.mktemp("rag-local") / "index"
     settings = Settings(cache_dir=cache_dir)
     with Index(folder, settings, write=True, embedder=embedder) as index:
         assert not Ingestor(index).run([shared_docs / WATCH, shared_docs / OTHER]).failed
     index = Index(folder, settings, embedder=embedder)
     # Settings() for the model: the joined weights live in the default cache and are reused across runs
-    yield build_graph(services=Services(Settings(), index=index))
+    yield Services(Settings(), index=index)
     index.close()
+
+
+@pytest.fixture(scope="module")
+def rag(services: Services):
+    return build_graph("rag", services=services)
 
 
 def test_answer_cites_the_page_that_holds_it(rag) -> None:
@@ -43,3 +48,12 @@ def test_unrelated_question_abstains(rag) -> None:
     output = rag.invoke({"question": "What is the boiling point of mercury in kelvin?"}, context=Context())
     assert output["abstained"] and output["citations"] == []
     assert "could not answer" in output["answer"]
+
+
+def test_small_model_answers_from_cited_facts(services: Services) -> None:
+    graph = build_graph("small_model", services=services)
+    output = graph.invoke({"question": "What will happen when you press and hold the down button?"}, context=Context())
+    assert not output["abstained"], output["answer"]
+    assert output["llm_calls"] == 2 + Context().map_chunks
+    cited = {(c.source, page) for c in output["citations"] for page in range(c.start_page, c.end_page + 1)}
+    assert (WATCH, 3) in cited, output["answer"]

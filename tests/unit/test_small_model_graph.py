@@ -108,9 +108,10 @@ def test_low_confidence_is_flagged(ask) -> None:
 
 
 def test_planner_filters_restrict_the_search(ask) -> None:
+    question = "In the support call transcript, what did Dana say about the E04 code and the grid voltage?"
     plan = '{"keywords": ["E04"], "file_filter": "vtt", "source_hint": null}'
     output, _ = ask(
-        "What did Dana from support say about the E04 code and the grid voltage?",
+        question,
         plan,
         '{"facts": ["E04 is grid voltage"], "relevant": true}',
         "E04 [1].",
@@ -118,16 +119,22 @@ def test_planner_filters_restrict_the_search(ask) -> None:
         map_chunks=1,
     )
     assert {e.source for e in output["evidence"]} == {"support-call-2024-03-14.vtt"}
+    word = "Which Word document explains the E04 code and the grid voltage?"
     unmatched = '{"keywords": ["E04"], "file_filter": "docx", "source_hint": null}'
     output, _ = ask(
-        "What did Dana from support say about the E04 code and the grid voltage?",
-        unmatched,
-        '{"facts": ["E04"], "relevant": true}',
-        "E04 [1].",
-        graph="small_model",
-        map_chunks=1,
+        word, unmatched, '{"facts": ["E04"], "relevant": true}', "E04 [1].", graph="small_model", map_chunks=1
     )
     assert "match no document" in output["trace"][1].summary
+
+
+def test_filters_the_question_does_not_ask_for_are_dropped(ask) -> None:
+    plan = '{"keywords": ["weight"], "file_filter": "vtt", "source_hint": "support-call"}'
+    output, _ = ask(
+        QUESTION, plan, '{"facts": ["Weight 98 kg"], "relevant": true}', "98 kg [1].", graph="small_model", map_chunks=1
+    )
+    summary = output["trace"][0].summary
+    assert "file_filter 'vtt', source_hint 'support-call' dropped" in summary
+    assert "in 3 documents" in output["trace"][1].summary
 
 
 def test_a_failing_stage_falls_back_to_basic(ask) -> None:

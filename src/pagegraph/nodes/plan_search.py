@@ -17,7 +17,15 @@ from pagegraph.services import Services
 from pagegraph.state.answering import SearchPlan
 from pagegraph.state.graph import RagState
 
-MAX_FILES_LISTED = 50
+_FILE_KIND_WORDS = {
+    "pdf": {"pdf", "pdfs"},
+    "md": {"md", "markdown"},
+    "markdown": {"md", "markdown"},
+    "docx": {"docx", "word"},
+    "txt": {"txt", "text"},
+    "vtt": {"vtt", "transcript", "transcripts", "call", "recording"},
+    "srt": {"srt", "transcript", "transcripts", "subtitles"},
+}
 _QUESTION_WORDS = {"how", "what", "which", "when", "where", "who", "whom", "why", "does", "did", "many", "much"}
 
 
@@ -28,19 +36,32 @@ def question_keywords(question: str) -> list[str]:
     return [w for w in words if w in longest] or [question]
 
 
+def grounded(plan: SearchPlan, question: str) -> tuple[SearchPlan, list[str]]:
+    """Keep only the pre-filters the question itself asks for: small models fill them in unasked."""
+    words = set(tokenize(question)) | set(question.lower().split())
+    dropped = []
+    file_filter, source_hint = plan.file_filter, plan.source_hint
+    if file_filter and not (_FILE_KIND_WORDS.get(file_filter.lower().lstrip("*."), {file_filter.lower()}) & words):
+        dropped.append(f"file_filter {file_filter!r}")
+        file_filter = None
+    if source_hint and not set(tokenize(source_hint)) <= words:
+        dropped.append(f"source_hint {source_hint!r}")
+        source_hint = None
+    return plan.model_copy(update={"file_filter": file_filter, "source_hint": source_hint}), dropped
+
+
 def plan_search(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("plan_search")
     context = context_of(runtime)
     if not services.has_index(context):
         reason = f"no documents indexed (no index at {services.index_folder(context)})"
         return {"abstain_reason": reason, "trace": [timer.record(reason)]}
-    names = [doc.name for doc in services.index(context).store.documents()]
-    if not names:
+    if not services.index(context).store.documents():
         return {"abstain_reason": "no documents indexed", "trace": [timer.record("the index holds no documents")]}
     question = state["question"]
     messages = [
         SystemMessage(content=PLAN_SEARCH_SYSTEM),
-        HumanMessage(content=PLAN_SEARCH_REQUEST.format(question=question, files=", ".join(names[:MAX_FILES_LISTED]))),
+        HumanMessage(content=PLAN_SEARCH_REQUEST.format(question=question)),
     ]
     result = structured_call(
         services.chat_model(context, temperature=0.0),
@@ -50,8 +71,10 @@ def plan_search(state: RagState, runtime: Runtime[Context], services: Services) 
         purpose="plan_search",
         repair=False,
     )
-    plan = result.value
+    plan, dropped = grounded(result.value, question)
     summary = f"keywords {plan.keywords}, file_filter {plan.file_filter}, source_hint {plan.source_hint}"
+    if dropped:
+        summary += f" ({', '.join(dropped)} dropped: the question does not ask for it)"
     if not result.ok:
         summary = f"model output invalid: keywords from the question {plan.keywords}"
     return {"search_plan": plan, "trace": [timer.record(summary, ids=plan.keywords, attempts=result.attempts)]}

@@ -1,12 +1,10 @@
 """Prompts of the small_model graph: one short task per call, never more than one chunk at a time."""
 
-PLAN_SEARCH_SYSTEM = """You prepare a document search. Give 2 to 4 keywords to search for. If the question names a
-kind of file (pdf, md, docx, txt, vtt), give it as file_filter; if it names a particular document, give part of its
-file name as source_hint. Otherwise use null for both."""
+PLAN_SEARCH_SYSTEM = """You prepare a document search. Give 2 to 4 keywords to search for. Only if the question
+itself names a kind of file (pdf, md, docx, txt, vtt), give it as file_filter; only if it names a particular
+document, give that name as source_hint. Otherwise use null for both."""
 
-PLAN_SEARCH_REQUEST = """Question: {question}
-
-Indexed files: {files}"""
+PLAN_SEARCH_REQUEST = """Question: {question}"""
 
 MAP_CHUNK_SYSTEM = """You read one passage from a document and decide whether it helps answer a question. List the
 facts from the passage that help, copying dates, names, numbers, units and file names exactly. If it does not help,
