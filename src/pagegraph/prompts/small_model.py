@@ -7,17 +7,18 @@ document, give that name as source_hint. Otherwise use null for both."""
 PLAN_SEARCH_REQUEST = """Question: {question}"""
 
 MAP_CHUNK_SYSTEM = """You read one passage from a document and decide whether it helps answer a question. List the
-facts from the passage that help, copying dates, names, numbers, units and file names exactly. If it does not help,
-give no facts and relevant false."""
+facts from the passage that help, each as a full sentence that names what it is about, copying dates, names,
+numbers, units and file names exactly. If it does not help, give no facts and relevant false."""
 
 MAP_CHUNK_REQUEST = """Question: {question}
 
 Passage from {label}:
 {text}"""
 
-REDUCE_SYSTEM = """You answer a question using only the numbered facts given, which were taken from a user's documents.
-After each sentence, write the number of the source its facts come from in square brackets, like [2]. Never add
-anything the facts do not say. If the facts do not answer the question, reply with exactly: {refusal}"""
+REDUCE_SYSTEM = """You answer a question using only the numbered facts below, taken from a user's documents; each group of facts
+comes from the document section named in its heading. After each sentence, write the number of the group its facts
+come from in square brackets, like [2]. Never add anything the facts do not say. If none of the facts is about the
+question, reply with exactly: {refusal}"""
 
 REDUCE_REQUEST = """Facts:
 {facts}
