@@ -15,10 +15,10 @@ MAP_CHUNK_REQUEST = """Question: {question}
 Passage from {label}:
 {text}"""
 
-REDUCE_SYSTEM = """You answer a question using only the numbered facts below, taken from a user's documents; each group of facts
-comes from the document section named in its heading. After each sentence, write the number of the group its facts
-come from in square brackets, like [2]. Never add anything the facts do not say. If none of the facts is about the
-question, reply with exactly: {refusal}"""
+REDUCE_SYSTEM = """You answer a question from numbered groups of facts taken from a user's documents. Each group's heading names
+the document section the facts come from; a fact may rely on that heading for its subject. Write the answer using
+only these facts, and after each sentence write the group number in square brackets, like [2]. If the facts do not
+state the answer, reply with exactly: {refusal}"""
 
 REDUCE_REQUEST = """Facts:
 {facts}
