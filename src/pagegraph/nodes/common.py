@@ -97,3 +97,13 @@ def repair_update(
         "attempts": attempts,
         "trace": [timer.record("model output invalid: asking again", attempts=result.attempts, error=failed.error)],
     }
+
+
+def empty_index_update(services: Any, context: Context, timer: StageTimer) -> dict[str, Any] | None:
+    """The abstention when the run's index is missing or holds no document; None when there is something to search."""
+    if not services.has_index(context):
+        reason = f"no documents indexed (no index at {services.index_folder(context)})"
+        return {"abstain_reason": reason, "trace": [timer.record(reason)]}
+    if not services.index(context).store.documents():
+        return {"abstain_reason": "no documents indexed", "trace": [timer.record("the index holds no documents")]}
+    return None

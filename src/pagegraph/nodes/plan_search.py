@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.llm.structured import structured_call
-from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.nodes.common import StageTimer, context_of, empty_index_update
 from pagegraph.prompts.small_model import PLAN_SEARCH_REQUEST, PLAN_SEARCH_SYSTEM
 from pagegraph.services import Services
 from pagegraph.state.answering import SearchPlan
@@ -53,11 +53,8 @@ def grounded(plan: SearchPlan, question: str) -> tuple[SearchPlan, list[str]]:
 def plan_search(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("plan_search")
     context = context_of(runtime)
-    if not services.has_index(context):
-        reason = f"no documents indexed (no index at {services.index_folder(context)})"
-        return {"abstain_reason": reason, "trace": [timer.record(reason)]}
-    if not services.index(context).store.documents():
-        return {"abstain_reason": "no documents indexed", "trace": [timer.record("the index holds no documents")]}
+    if (empty := empty_index_update(services, context, timer)) is not None:
+        return empty
     question = state["question"]
     messages = [
         SystemMessage(content=PLAN_SEARCH_SYSTEM),

@@ -13,7 +13,14 @@ from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.llm.structured import structured_call
-from pagegraph.nodes.common import StageTimer, context_of, match_document_names, repair_update, with_pending_repair
+from pagegraph.nodes.common import (
+    StageTimer,
+    context_of,
+    empty_index_update,
+    match_document_names,
+    repair_update,
+    with_pending_repair,
+)
 from pagegraph.prompts.route import CATALOGUE_ENTRY, ROUTE_REQUEST, ROUTE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
@@ -60,13 +67,10 @@ def catalogue(index: Index) -> str:
 def route(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("route")
     context = context_of(runtime)
-    if not services.has_index(context):
-        reason = f"no documents indexed (no index at {services.index_folder(context)})"
-        return {"abstain_reason": reason, "trace": [timer.record(reason)]}
+    if (empty := empty_index_update(services, context, timer)) is not None:
+        return empty
     index = services.index(context)
     known = [doc.name for doc in index.store.documents()]
-    if not known:
-        return {"abstain_reason": "no documents indexed", "trace": [timer.record("the index holds no documents")]}
     if requested := state.get("documents"):
         names = match_document_names(requested, known)
         if not names:
