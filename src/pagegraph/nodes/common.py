@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from pagegraph.config import Context
 from pagegraph.llm.calls import ModelCall
 from pagegraph.llm.structured import Attempt, StructuredResult, repair_messages
+from pagegraph.services import Services
 from pagegraph.state.answering import RepairRequest, TraceRecord
 
 
@@ -99,7 +100,7 @@ def repair_update(
     }
 
 
-def empty_index_update(services: Any, context: Context, timer: StageTimer) -> dict[str, Any] | None:
+def empty_index_update(services: Services, context: Context, timer: StageTimer) -> dict[str, Any] | None:
     """The abstention when the run's index is missing or holds no document; None when there is something to search."""
     if not services.has_index(context):
         reason = f"no documents indexed (no index at {services.index_folder(context)})"
