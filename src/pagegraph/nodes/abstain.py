@@ -7,8 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.llm.calls import UsageSummary
-from pagegraph.nodes.common import StageTimer
+from pagegraph.nodes.common import StageTimer, usage_update
 from pagegraph.prompts.abstain import ABSTAIN_MESSAGE, SEARCHED
 from pagegraph.state.answering import Turn
 from pagegraph.state.graph import RagState
@@ -20,7 +19,6 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     route = state.get("route")
     searched = SEARCHED.format(documents=", ".join(route.names)) if route else ""
     message = ABSTAIN_MESSAGE.format(reason=reason, searched=searched)
-    calls = [call for record in state.get("trace") or [] for call in record.calls]
     return {
         "answer": message,
         "citations": [],
@@ -29,8 +27,7 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "confidence": 0.0,
         "low_confidence": True,
         "evidence": state.get("evidence") or [],
-        "usage": UsageSummary.from_calls(calls),
-        "llm_calls": len(calls),
+        **usage_update(state.get("trace") or []),
         "history": [Turn(question=state.get("question", ""), answer=message)],
         "trace": [timer.record(reason)],
     }

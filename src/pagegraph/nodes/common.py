@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from pagegraph.config import Context
-from pagegraph.llm.calls import ModelCall
+from pagegraph.llm.calls import ModelCall, UsageSummary
 from pagegraph.llm.structured import Attempt, StructuredResult, repair_messages
 from pagegraph.services import Services
 from pagegraph.state.answering import RepairRequest, TraceRecord
@@ -108,3 +108,9 @@ def empty_index_update(services: Services, context: Context, timer: StageTimer) 
     if not services.index(context).store.documents():
         return {"abstain_reason": "no documents indexed", "trace": [timer.record("the index holds no documents")]}
     return None
+
+
+def usage_update(records: Sequence[TraceRecord]) -> dict[str, Any]:
+    """The run's `usage` and `llm_calls`, added up over the model calls in its trace records."""
+    calls = [call for record in records for call in record.calls]
+    return {"usage": UsageSummary.from_calls(calls), "llm_calls": len(calls)}

@@ -11,8 +11,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.llm.calls import UsageSummary
-from pagegraph.nodes.common import context_of
+from pagegraph.nodes.common import context_of, usage_update
 from pagegraph.state.answering import Turn
 from pagegraph.state.graph import InputState, RagState
 
@@ -28,11 +27,9 @@ def delegate(
     if route is not None and not state.get("documents"):
         inputs["documents"] = route.names
     result = graph.invoke(inputs, config=config, context=context_of(runtime))
-    calls = [call for record in [*(state.get("trace") or []), *result["trace"]] for call in record.calls]
     return {
         **{key: result[key] for key in RETURNED if key in result},
         "trace": result["trace"],
-        "usage": UsageSummary.from_calls(calls),
-        "llm_calls": len(calls),
+        **usage_update([*(state.get("trace") or []), *result["trace"]]),
         "history": [Turn(question=state["question"], answer=result["answer"])],
     }

@@ -10,8 +10,7 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
-from pagegraph.llm.calls import UsageSummary
-from pagegraph.nodes.common import StageTimer
+from pagegraph.nodes.common import StageTimer, usage_update
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.state.answering import Citation, Evidence, Turn
 from pagegraph.state.graph import RagState
@@ -157,7 +156,6 @@ def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         f"confidence {confidence:.2f}" + (" (low)" if confidence < LOW_CONFIDENCE else ""),
         ids=[c.label for c in citations],
     )
-    calls = [call for record in [*(state.get("trace") or []), trace] for call in record.calls]
     return {
         "answer": text,
         "citations": citations,
@@ -165,8 +163,7 @@ def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "abstain_reason": None,
         "confidence": confidence,
         "low_confidence": confidence < LOW_CONFIDENCE,
-        "usage": UsageSummary.from_calls(calls),
-        "llm_calls": len(calls),
+        **usage_update([*(state.get("trace") or []), trace]),
         "history": [Turn(question=state["question"], answer=text)],
         "trace": [trace],
     }
