@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -12,8 +12,12 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
 
+Reply = str | BaseException | Callable[[list[BaseMessage]], str]
+
+
 class ScriptedChatModel(BaseChatModel):
-    """Replies with the scripted items in order: a str becomes the reply text, an exception is raised.
+    """Replies with the scripted items in order: a str becomes the reply text, an exception is raised, a callable
+    is given the request's messages and returns the reply text (for parallel calls whose order is not fixed).
 
     Every request's messages and call options are kept in `requests`.
     """
@@ -25,10 +29,10 @@ class ScriptedChatModel(BaseChatModel):
     usage: bool = False
 
     @classmethod
-    def replying(cls, *replies: str | BaseException, usage: bool = False) -> ScriptedChatModel:
+    def replying(cls, *replies: Reply, usage: bool = False) -> ScriptedChatModel:
         return cls(script=list(replies), usage=usage)
 
-    def extend(self, replies: Iterable[str | BaseException]) -> None:
+    def extend(self, replies: Iterable[Reply]) -> None:
         self.script.extend(replies)
 
     @property
@@ -48,6 +52,8 @@ class ScriptedChatModel(BaseChatModel):
         reply = self.script.pop(0)
         if isinstance(reply, BaseException):
             raise reply
+        if callable(reply):
+            reply = reply(messages)
         usage = None
         if self.usage:
             prompt = sum(len(str(m.content).split()) for m in messages)

@@ -118,6 +118,13 @@ class Context(BaseModel):
     map_chunks: int = Field(
         default=5, ge=1, le=20, description="small_model graph: chunks read one at a time by the model (one call each)"
     )
+    fact_grounding: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="small_model graph: a fact is kept only when every number or code in it appears in its passage "
+        "and at least this share of its other words do (0 keeps every fact)",
+    )
     window: int = Field(default=1, ge=0, le=5, description="neighbouring chunks added on each side of a hit")
     alpha: float | None = Field(
         default=None, ge=0.0, le=1.0, description="BM25 weight in the fusion; unset adapts to the question"

@@ -13,7 +13,7 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.services import Services
 from tests.conftest import SAMPLES
-from tests.fakes import ScriptedChatModel
+from tests.fakes import Reply, ScriptedChatModel
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +29,7 @@ def ask(sample_index: Path, cache_dir: Path, embedder: Embedder):
     """ask(question, *replies, graph="rag", **context) -> (output, scripted model)."""
     index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
 
-    def run(question: str, *replies: str | BaseException, graph: str = "rag", inputs: dict | None = None, **context):
+    def run(question: str, *replies: Reply, graph: str = "rag", inputs: dict | None = None, **context):
         model = ScriptedChatModel.replying(*replies)
         compiled = build_graph(graph, services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
         output = compiled.invoke({"question": question, **(inputs or {})}, context=Context(**context))

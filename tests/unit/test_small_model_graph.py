@@ -9,6 +9,12 @@ from pagegraph.prompts.answer import REFUSAL
 PLAN = '{"keywords": ["weight", "SB-40"], "file_filter": null, "source_hint": null}'
 IRRELEVANT = '{"facts": [], "relevant": false}'
 QUESTION = "How much does the SB-40 weigh?"
+WEIGHT_FACT = '{"facts": ["Weight 98 kg"], "relevant": true}'
+
+
+def weight_map(messages: list) -> str:
+    """The map reply of a model that reads the passages right: the weight fact from the passage that states it."""
+    return WEIGHT_FACT if "Weight 98 kg" in messages[-1].content else IRRELEVANT
 
 
 def maps(output: dict) -> list:
@@ -19,8 +25,7 @@ def test_normal_path_makes_two_plus_n_calls(ask) -> None:
     output, model = ask(
         QUESTION,
         PLAN,
-        '{"facts": ["Weight 98 kg"], "relevant": true}',
-        *[IRRELEVANT] * 4,
+        *[weight_map] * 5,
         "It weighs 98 kg [1].",
         graph="small_model",
     )
@@ -39,23 +44,23 @@ def test_map_count_follows_the_context(ask) -> None:
     output, model = ask(
         QUESTION,
         PLAN,
-        '{"facts": ["Weight 98 kg"], "relevant": true}',
-        IRRELEVANT,
+        *[weight_map] * 3,
         "98 kg [1].",
         graph="small_model",
-        map_chunks=2,
+        map_chunks=3,
     )
-    assert output["llm_calls"] == 4 and len(maps(output)) == 2
+    assert output["llm_calls"] == 5 and len(maps(output)) == 3
 
 
 def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
     output, model = ask(
         QUESTION,
         "I would search for the weight.",
-        '{"facts": ["98 kg"], "relevant": true}',
+        WEIGHT_FACT,
         *[IRRELEVANT] * 4,
         "98 kg [1].",
         graph="small_model",
+        fact_grounding=0.0,
     )
     plan = output["trace"][0]
     assert plan.summary.startswith("model output invalid: keywords from the question")
@@ -75,12 +80,26 @@ def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
 )
 def test_map_reply_fallbacks(ask, reply: str, relevant: bool, parsed_by: str) -> None:
     replies = [PLAN, reply, REFUSAL] if relevant else [PLAN, reply]
-    output, _ = ask(QUESTION, *replies, graph="small_model", map_chunks=1)
+    output, _ = ask(QUESTION, *replies, graph="small_model", map_chunks=1, fact_grounding=0.0)
     (record,) = maps(output)
     assert f"(read by {parsed_by})" in record.summary
     assert ("not relevant" not in record.summary) == relevant
     if parsed_by == "default":
         assert record.ids, "an unreadable reply keeps the chunk's question-matching sentences as facts"
+
+
+def test_facts_not_in_their_passage_are_dropped(ask) -> None:
+    invented = '{"facts": ["The SB-40 weighs 120 kg", "Weight 98 kg", "Bananas are yellow fruit"], "relevant": true}'
+    output, model = ask(QUESTION, PLAN, *[invented] * 5, "It weighs 98 kg [1].", graph="small_model")
+    assert [e.text for e in output["evidence"]] == ["Weight 98 kg"]
+    assert "1 of 5 chunks relevant, 1 facts, 14 facts dropped (not in their passage)" in output["trace"][-3].summary
+    assert "120" not in model.requests[-1][0][-1].content
+
+
+def test_a_model_that_invents_every_fact_ends_in_abstention(ask) -> None:
+    invented = '{"facts": ["The SB-40 weighs 120 kg"], "relevant": true}'
+    output, _ = ask(QUESTION, PLAN, *[invented] * 5, graph="small_model")
+    assert output["abstained"] and output["abstain_reason"] == "No relevant information found."
 
 
 def test_nothing_relevant_abstains_before_reduce(ask) -> None:
@@ -99,8 +118,7 @@ def test_low_confidence_is_flagged(ask) -> None:
     output, _ = ask(
         QUESTION,
         PLAN,
-        '{"facts": ["Weight 98 kg"], "relevant": true}',
-        *[IRRELEVANT] * 4,
+        *[weight_map] * 5,
         "Purple elephants dance quietly beneath ancient oak trees [1].",
         graph="small_model",
     )
@@ -129,9 +147,7 @@ def test_planner_filters_restrict_the_search(ask) -> None:
 
 def test_filters_the_question_does_not_ask_for_are_dropped(ask) -> None:
     plan = '{"keywords": ["weight"], "file_filter": "vtt", "source_hint": "support-call"}'
-    output, _ = ask(
-        QUESTION, plan, '{"facts": ["Weight 98 kg"], "relevant": true}', "98 kg [1].", graph="small_model", map_chunks=1
-    )
+    output, _ = ask(QUESTION, plan, WEIGHT_FACT, "98 kg [1].", graph="small_model", map_chunks=1, fact_grounding=0.0)
     summary = output["trace"][0].summary
     assert "file_filter 'vtt', source_hint 'support-call' dropped" in summary
     assert "in 3 documents" in output["trace"][1].summary

@@ -1,4 +1,4 @@
-"""Reports of evaluation runs: JSON and a PNG of hit@k curves."""
+"""Reports of evaluation runs: JSON, a PNG of retrieval hit@k curves, a PNG comparing graphs' answers."""
 
 from __future__ import annotations
 
@@ -51,3 +51,57 @@ def plot_hit_curves(run: EvalRun, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+ANSWER_BARS = {
+    "answer accuracy": "answer_accuracy",
+    "citation page hit": "citation_page_hit",
+    "abstain recall": "abstain_recall",
+    "false abstain rate": "false_abstain_rate",
+}
+
+
+def plot_answer_comparison(run: EvalRun, path: Path) -> None:
+    """Graphs side by side: quality shares as grouped bars on the left, median and p95 seconds on the right."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    graphs = list(run.summary)
+    figure, (quality, latency) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [2.2, 1]})
+    width = 0.8 / max(len(graphs), 1)
+    positions = np.arange(len(ANSWER_BARS))
+    for number, name in enumerate(graphs):
+        metrics = run.summary[name]
+        values = [metrics[key] or 0.0 for key in ANSWER_BARS.values()]
+        bars = quality.bar(positions + number * width, values, width, label=f"{name} (n = {metrics['n']})")
+        quality.bar_label(bars, labels=[_short(metrics[key]) for key in ANSWER_BARS.values()], fontsize=7)
+    quality.set_xticks(positions + width * (len(graphs) - 1) / 2, list(ANSWER_BARS), fontsize=8)
+    quality.set_ylim(0, 1.05)
+    quality.set_ylabel("share of rows")
+    quality.legend(loc="upper right", fontsize=8)
+    quality.grid(axis="y", alpha=0.3)
+    seconds = [[(run.summary[g][key] or 0.0) / 1000 for g in graphs] for key in ("latency_ms_p50", "latency_ms_p95")]
+    slots = np.arange(len(graphs))
+    latency.bar(slots - 0.2, seconds[0], 0.4, label="p50")
+    latency.bar(slots + 0.2, seconds[1], 0.4, label="p95")
+    latency.set_xticks(slots, graphs, fontsize=8)
+    latency.set_ylabel("seconds per question")
+    latency.legend(fontsize=8)
+    latency.grid(axis="y", alpha=0.3)
+    config = run.config
+    figure.suptitle(
+        f"Answers, {config['scope']} scope, model {config['model_spec']}, {config['rows_done']} of "
+        f"{config['rows_expected']} answers",
+        fontsize=10,
+    )
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _short(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"

@@ -291,10 +291,11 @@ class Store:
         with self._db:
             self._db.execute("DELETE FROM failures WHERE path = ?", (path,))
 
-    def add_eval_run(self, run: EvalRun) -> None:
+    def save_eval_run(self, run: EvalRun) -> None:
+        """Store a run; a resumed run replaces its partial self."""
         with self._db:
             self._db.execute(
-                "INSERT INTO eval_runs VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO eval_runs VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     run.id,
                     run.created_at,

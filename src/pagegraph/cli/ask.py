@@ -1,0 +1,231 @@
+"""`pagegraph ask` and `pagegraph chat`."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.markup import escape
+
+from pagegraph.cli.common import (
+    IndexOption,
+    app,
+    console,
+    err,
+    fail,
+    index_folder,
+    ingest_with_progress,
+    print_ingest_summary,
+    summarizer_for,
+)
+from pagegraph.config import Context, Settings, get_settings
+from pagegraph.errors import ModelError, PagegraphError
+from pagegraph.indexing.index import Index, delete_index
+from pagegraph.indexing.manifest import read_manifest
+from pagegraph.services import Services
+
+OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
+
+
+GraphOption = Annotated[
+    str,
+    typer.Option(
+        help="auto: small_model for models marked small (the local ones), else rag; rag: router, planner, hybrid "
+        "retrieval; small_model: one chunk per model call, answer from extracted facts; basic: plain RAG"
+    ),
+]
+
+
+def _check_graph(graph: str) -> None:
+    from pagegraph import GRAPH_NAMES
+
+    if graph not in GRAPH_NAMES:
+        raise PagegraphError(f"--graph {graph!r}: choose from {', '.join(GRAPH_NAMES)}")
+
+
+def _question_context(
+    index: Path | None, model: str | None, output_type: str | None, settings: Settings
+) -> tuple[Context, str | None]:
+    if output_type is not None and output_type not in OUTPUT_TYPES:
+        raise PagegraphError(f"--output-type {output_type!r}: choose from {', '.join(OUTPUT_TYPES)}")
+    return Context(index=str(index_folder(index, settings)), model=model), output_type
+
+
+def _print_answer(output: dict[str, Any]) -> None:
+    console.print(output["answer"], highlight=False, markup=False)
+    if output["citations"]:
+        console.print("\n[bold]Sources[/bold]")
+        for citation in output["citations"]:
+            note = "" if citation.origin == "model" else " [dim](attributed)[/dim]"
+            console.print(f"  {escape(citation.label)}{note}", highlight=False)
+    if not output["abstained"]:
+        usage = output["usage"]
+        console.print(
+            f"[dim]confidence {output['confidence']:.2f}; {usage.calls} model calls, "
+            f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.latency_ms / 1000:.1f} s in the model[/dim]",
+            highlight=False,
+        )
+        if output["low_confidence"]:
+            console.print(
+                "[bold yellow]warning: low confidence — little of this answer appears in the cited sources; "
+                "check them before relying on it[/bold yellow]"
+            )
+
+
+def _print_trace_records(update: dict[str, Any]) -> None:
+    for node_update in update.values():
+        for record in (node_update or {}).get("trace") or []:
+            cost = f", {len(record.calls)} model calls" if record.calls else ""
+            err.print(
+                f"[cyan]{escape(record.stage)}[/cyan] {escape(record.summary)} [dim]({record.latency_ms:.0f} ms{cost})[/dim]",
+                highlight=False,
+            )
+            if record.error:
+                err.print(f"  [red]{escape(record.error)}[/red]", highlight=False)
+
+
+def _run_question(
+    graph: Any, inputs: dict[str, Any], context: Context, debug: bool, config: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    if not debug:
+        return graph.invoke(inputs, config, context=context)
+    from pagegraph.state.graph import OutputState
+
+    final: dict[str, Any] = {}
+    for mode, chunk in graph.stream(inputs, config, context=context, stream_mode=["updates", "values"]):
+        if mode == "updates":
+            _print_trace_records(chunk)
+        else:
+            final = chunk
+    return {key: final.get(key) for key in OutputState.__annotations__}
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="the question")],
+    index: IndexOption = None,
+    graph: GraphOption = "rag",
+    model: Annotated[
+        Optional[str],
+        typer.Option(help="model spec: local, local-fast, ollama:NAME, openai:NAME, ... [default: $PAGEGRAPH_MODEL]"),
+    ] = None,
+    document: Annotated[
+        Optional[list[str]],
+        typer.Option("--document", help="only search this document (file name or part of it); repeatable"),
+    ] = None,
+    output_type: Annotated[
+        Optional[str], typer.Option(help="answer | blueprint | pdr | workflow | build_plan [default: answer]")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the whole output state as JSON")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
+) -> None:
+    """Answer a question from the indexed documents, with citations (or say that they do not hold the answer)."""
+    from pagegraph import build_graph
+
+    settings = get_settings()
+    try:
+        _check_graph(graph)
+        context, kind = _question_context(index, model, output_type, settings)
+        inputs: dict[str, Any] = {"question": question}
+        if document:
+            inputs["documents"] = document
+        if kind:
+            inputs["output_type"] = kind
+        services = Services(settings)
+        try:
+            output = _run_question(build_graph(graph, services=services), inputs, context, debug)
+        finally:
+            services.close()
+    except PagegraphError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        console.print_json(_output_json(output))
+        return
+    _print_answer(output)
+
+
+def _prepare_chat_index(
+    documents: Path, folder: Path, reuse: bool, force: bool, model: str | None, settings: Settings
+) -> None:
+    """Index the chat's documents: incrementally by default, not at all with --reuse (when an index exists), from
+    scratch with --force."""
+    exists = read_manifest(folder) is not None
+    if reuse and exists:
+        return
+    if force and exists:
+        with Index(folder, settings, write=True) as old:
+            old.vectors.drop()
+        delete_index(folder)
+    with Index(folder, settings, write=True) as opened:
+        summary = ingest_with_progress(opened, [documents], summarizer=summarizer_for(False, model, settings))
+    print_ingest_summary(summary, folder)
+
+
+def _output_json(output: dict[str, Any]) -> str:
+    from pydantic import BaseModel
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json")
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return value
+
+    return json.dumps({key: plain(value) for key, value in output.items()})
+
+
+@app.command()
+def chat(
+    documents: Annotated[
+        Optional[Path], typer.Argument(help="folder (or file) to index first, into --index, if needed")
+    ] = None,
+    index: IndexOption = None,
+    graph: GraphOption = "rag",
+    model: Annotated[Optional[str], typer.Option(help="model spec [default: $PAGEGRAPH_MODEL]")] = None,
+    reuse: Annotated[bool, typer.Option("--reuse", help="with DOCUMENTS: use the existing index as it is")] = False,
+    force: Annotated[bool, typer.Option("--force", help="with DOCUMENTS: rebuild the index from scratch")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
+) -> None:
+    """Ask questions one after another; earlier turns are kept as context for follow-ups. Empty line or Ctrl-D ends."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from pagegraph import build_graph
+    from pagegraph.state.graph import checkpoint_serializer
+
+    settings = get_settings()
+    try:
+        _check_graph(graph)
+        if reuse and force:
+            raise PagegraphError("--reuse and --force exclude each other")
+        context, _ = _question_context(index, model, None, settings)
+        if documents is not None:
+            _prepare_chat_index(documents, Path(context.index or settings.index), reuse, force, model, settings)
+        services = Services(settings)
+        compiled = build_graph(graph, services=services, checkpointer=InMemorySaver(serde=checkpoint_serializer()))
+    except ModelError as exc:
+        raise fail(f"writing document summaries: {exc}; or run `pagegraph ingest --no-llm` first") from None
+    except PagegraphError as exc:
+        raise fail(str(exc)) from None
+    thread = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    console.print(f"[dim]index {context.index}; empty line or Ctrl-D to quit[/dim]", highlight=False)
+    try:
+        while question := _read_question():
+            try:
+                _print_answer(_run_question(compiled, {"question": question}, context, debug, thread))
+            except PagegraphError as exc:
+                err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            console.print()
+    finally:
+        services.close()
+
+
+def _read_question() -> str:
+    """The next question; empty at an empty line, Ctrl-D or Ctrl-C."""
+    try:
+        return console.input("[bold]? [/bold]").strip()
+    except (EOFError, KeyboardInterrupt):
+        console.print()
+        return ""

@@ -1,0 +1,152 @@
+"""What every command shares: the Typer app, consoles, the index option, error exit, ingestion with progress."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from pagegraph.config import Settings
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
+from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, Summarizer
+from pagegraph.state.records import DocumentTags
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="Answer questions over your documents, with page citations."
+)
+
+
+console = Console()
+
+
+err = Console(stderr=True)
+
+
+IndexOption = Annotated[
+    Optional[Path],
+    typer.Option("--index", help="index folder (default: $PAGEGRAPH_INDEX, else ~/.local/share/pagegraph/index)"),
+]
+
+
+@app.callback()
+def _setup(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log details")] = False) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(message)s",
+        handlers=[RichHandler(console=err, show_time=False, show_path=False)],
+    )
+    for noisy in ("pypdf", "bm25s", "chromadb"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+
+
+def index_folder(index: Path | None, settings: Settings) -> Path:
+    return (index or settings.index).expanduser().resolve()
+
+
+def fail(message: str) -> typer.Exit:
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    return typer.Exit(2)
+
+
+class _RichProgress(IngestProgress):
+    """Files, pages and chunks as they go, with the embedding rate; one line per finished file."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._files: TaskID = progress.add_task("files", total=0, detail="")
+        self._chunks: TaskID = progress.add_task("chunks embedded", total=0, detail="")
+        self._pages = 0
+        self._embedded = 0
+        self._embed_seconds = 0.0
+
+    def start(self, total_files: int) -> None:
+        self._progress.update(self._files, total=total_files)
+
+    def file_started(self, path: Path) -> None:
+        self._progress.update(self._files, description=f"files ({path.name})")
+
+    def pages_parsed(self, pages: int) -> None:
+        self._pages += pages
+        self._progress.update(self._files, detail=f"{self._pages} pages")
+
+    def chunks_planned(self, chunks: int) -> None:
+        total = self._progress.tasks[self._chunks].total or 0
+        self._progress.update(self._chunks, total=total + chunks)
+
+    def chunks_embedded(self, chunks: int, seconds: float) -> None:
+        self._embedded += chunks
+        self._embed_seconds += seconds
+        rate = f"{self._embedded / self._embed_seconds:.1f} chunks/s" if self._embed_seconds else ""
+        self._progress.update(self._chunks, advance=chunks, detail=rate)
+
+    def summarizing(self, name: str) -> None:
+        self._progress.update(self._files, description=f"files ({name}: writing its summary)")
+
+    def file_finished(self, outcome: FileOutcome) -> None:
+        self._progress.advance(self._files)
+        self._progress.console.print(outcome_line(outcome), highlight=False)
+
+
+def ingest_with_progress(
+    index: Index,
+    paths: list[Path],
+    tags: DocumentTags | None = None,
+    prune: bool = False,
+    summarizer: Summarizer | None = None,
+) -> IngestSummary:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        return Ingestor(index, _RichProgress(progress), summarizer).run(paths, tags=tags, prune=prune)
+
+
+def summarizer_for(no_llm: bool, model: str | None, settings: Settings) -> Summarizer:
+    if no_llm or (model is None and settings.ingest_summaries == "extractive"):
+        return ExtractiveSummarizer()
+    from pagegraph.llm.factory import get_chat_model
+
+    return ModelSummarizer(get_chat_model(model, settings=settings))
+
+
+def outcome_line(outcome: FileOutcome) -> str:
+    if outcome.status == "failed":
+        return f"[red]✗ {outcome.name}: {outcome.reason}[/red]"
+    if outcome.status == "skipped":
+        return f"[yellow]- skipped {outcome.name}: {outcome.reason}[/yellow]"
+    return f"[green]✓[/green] {outcome.name}: {outcome.status}, {outcome.pages} pages, {outcome.chunks} chunks"
+
+
+def print_ingest_summary(summary: IngestSummary, folder: Path) -> None:
+    counts = ", ".join(
+        f"{summary.count(status)} {status}"
+        for status in ("added", "updated", "retagged", "unchanged", "removed", "failed", "skipped")
+        if summary.count(status)
+    )
+    console.print(
+        f"\n[bold]Ingested into {folder}[/bold]: {counts or 'nothing to do'} in {summary.seconds:.1f} s",
+        highlight=False,
+    )
+    if summary.pages_parsed:
+        console.print(
+            f"  parsing: {summary.pages_parsed} pages at {summary.pages_parsed / max(summary.parse_seconds, 1e-9):.1f} pages/s"
+        )
+    if summary.chunks_embedded:
+        console.print(
+            f"  embedding: {summary.chunks_embedded} chunks at {summary.chunks_embedded / max(summary.embed_seconds, 1e-9):.1f} chunks/s; "
+            f"end to end {summary.chunks_embedded / max(summary.seconds, 1e-9):.1f} chunks/s"
+        )
+    for outcome in summary.failed:
+        err.print(f"[red]failed: {outcome.name}: {outcome.reason}[/red]", highlight=False)

@@ -1,0 +1,377 @@
+"""`pagegraph eval`: retrieval and answer evaluation runs, stored in the index."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich import box
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pagegraph.cli.common import IndexOption, app, console, err, fail, index_folder, ingest_with_progress
+from pagegraph.config import Context, Settings, get_settings
+from pagegraph.errors import ModelUnavailableError, PagegraphError
+from pagegraph.eval.answers import GRAPHS, answer_summary, core_metrics, run_answer_eval
+from pagegraph.eval.questions import load_questions
+from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, write_json
+from pagegraph.eval.retrieval import RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.store import STORE_FILE, Store
+from pagegraph.state.records import EvalQuestion, EvalRun
+
+ANSWER_COLUMNS = {
+    "accuracy": "answer_accuracy",
+    "F1 long": "answer_f1",
+    "cite hit": "citation_page_hit",
+    "cite valid": "citation_validity",
+    "abst recall": "abstain_recall",
+    "abst prec": "abstain_precision",
+    "false abst": "false_abstain_rate",
+    "calls": "llm_calls_mean",
+    "tokens": "tokens_mean",
+}
+SPLIT_COLUMNS = ("answer_accuracy", "citation_page_hit", "abstain_recall", "false_abstain_rate", "n")
+
+
+@app.command("eval")
+def evaluate(
+    questions: Annotated[
+        Optional[Path], typer.Argument(help="question set (JSONL rows: id, question, answerable, documents, ...)")
+    ] = None,
+    index: IndexOption = None,
+    docs: Annotated[
+        Optional[Path], typer.Option(help="folder of the documents; ingested into --index when needed")
+    ] = None,
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="retrieval: rank chunks and score pages and documents; answer: run graphs and score their answers, "
+            "citations and abstentions"
+        ),
+    ] = "retrieval",
+    retriever: Annotated[
+        Optional[list[str]],
+        typer.Option(help="--mode retrieval: bm25 | dense | hybrid | hybrid+window | ensemble; repeatable"),
+    ] = None,
+    graph: Annotated[
+        Optional[list[str]],
+        typer.Option(help="--mode answer: rag | small_model | basic | auto; repeatable [default: rag]"),
+    ] = None,
+    model: Annotated[Optional[str], typer.Option(help="--mode answer: model spec [default: $PAGEGRAPH_MODEL]")] = None,
+    scope: Annotated[
+        str, typer.Option(help="document: search only each question's documents; corpus: everything")
+    ] = "document",
+    k: Annotated[str, typer.Option(help="cut-offs for hit@k, recall@k, doc_hit@k")] = "1,3,5,10,20",
+    window: Annotated[int, typer.Option(help="neighbours on each side for hybrid+window")] = 1,
+    limit: Annotated[Optional[int], typer.Option(help="only the first N questions")] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option(help="write the run as JSON [--mode answer default: INDEX/eval-runs/ID.json, for --resume]"),
+    ] = None,
+    plot: Annotated[Optional[Path], typer.Option(help="write a PNG comparing the retrievers or graphs")] = None,
+    resume: Annotated[
+        Optional[Path], typer.Option(help="--mode answer: continue the run in this JSON report (same questions)")
+    ] = None,
+    list_runs: Annotated[bool, typer.Option("--list", help="list the runs stored in the index")] = False,
+    show: Annotated[
+        Optional[str], typer.Option(help="print a stored run (its id or a unique prefix); with --out/--plot, write it")
+    ] = None,
+) -> None:
+    """Measure retrievers (--mode retrieval) or whole graphs (--mode answer) on a question set, side by side over
+    one index; every run is stored in the index (`--list`, `--show ID`)."""
+    settings = get_settings()
+    folder = index_folder(index, settings)
+    try:
+        if list_runs or show:
+            _stored_runs(folder, show, out, plot)
+            return
+        if questions is None:
+            raise PagegraphError("name a question file (or use --list, or --show ID)")
+        if scope not in ("document", "corpus"):
+            raise PagegraphError(f"--scope {scope!r}: choose document or corpus")
+        if mode == "retrieval":
+            if graph or model or resume:
+                raise PagegraphError("--graph, --model and --resume belong to --mode answer")
+            run = _retrieval_run(folder, settings, load_questions(questions)[:limit], docs, retriever, scope, k, window)
+        elif mode == "answer":
+            if retriever:
+                raise PagegraphError("--retriever belongs to --mode retrieval; compare graphs with --graph")
+            rows = load_questions(questions)[:limit]
+            run = _answer_run(folder, settings, questions, rows, docs, graph or [], model, scope, resume, out)
+        else:
+            raise PagegraphError(f"--mode {mode!r}: choose retrieval or answer")
+    except (PagegraphError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    _print_run(run)
+    _write_reports(run, out, plot)
+    if run.config.get("stopped"):
+        raise typer.Exit(130 if run.config["stopped"] == "interrupted" else 1)
+
+
+def _retrieval_run(
+    folder: Path,
+    settings: Settings,
+    rows: list[EvalQuestion],
+    docs: Path | None,
+    retriever: list[str] | None,
+    scope: str,
+    k: str,
+    window: int,
+) -> EvalRun:
+    names = retriever or ["bm25", "dense", "hybrid", "ensemble"]
+    unknown = [name for name in names if name not in RETRIEVERS]
+    if unknown:
+        raise PagegraphError(f"--retriever {unknown[0]!r}: choose from {', '.join(RETRIEVERS)}")
+    try:
+        ks = sorted({int(part) for part in k.split(",") if part.strip()})
+    except ValueError:
+        raise PagegraphError(f"--k {k!r}: expected numbers separated by commas, e.g. 1,3,5,10") from None
+    if not ks or ks[0] < 1:
+        raise PagegraphError("--k: cut-offs must be at least 1")
+    with Index(folder, settings, write=True) as opened:
+        _ingest_docs(opened, docs)
+        config = RetrievalEvalConfig(retrievers=list(dict.fromkeys(names)), scope=scope, ks=tuple(ks), window=window)
+        with _progress() as progress:
+            task = progress.add_task("questions", total=len(rows), metrics="")
+            run = run_retrieval_eval(opened, rows, config, on_question=lambda n: progress.update(task, completed=n))
+        opened.store.save_eval_run(run)
+    return run
+
+
+def _answer_run(
+    folder: Path,
+    settings: Settings,
+    questions_path: Path,
+    rows: list[EvalQuestion],
+    docs: Path | None,
+    graphs: list[str],
+    model: str | None,
+    scope: str,
+    resume: Path | None,
+    out: Path | None,
+) -> EvalRun:
+    """Run the graphs question by question; Ctrl-C or an unreachable model stops the run with the finished rows
+    kept in a partial report that --resume continues."""
+    from pagegraph import build_graph
+    from pagegraph.llm.factory import resolve_spec
+    from pagegraph.services import Services
+
+    finished: list[dict] = []
+    run_id = uuid.uuid4().hex[:12]
+    if resume is not None:
+        previous = _read_report(resume)
+        if previous.mode != "answer":
+            raise PagegraphError(f"--resume {resume}: a {previous.mode} run, not an answer run")
+        if graphs and graphs != previous.config["graphs"]:
+            raise PagegraphError(f"--resume {resume}: that run compares {', '.join(previous.config['graphs'])}")
+        graphs, model, scope = previous.config["graphs"], previous.config["model"], previous.config["scope"]
+        finished, run_id = list(previous.per_question), previous.id
+    graphs = list(dict.fromkeys(graphs or ["rag"]))
+    unknown = [name for name in graphs if name not in GRAPHS]
+    if unknown:
+        raise PagegraphError(f"--graph {unknown[0]!r}: choose from {', '.join(GRAPHS)}")
+    spec = resolve_spec(model, settings)
+    config = {
+        "graphs": graphs,
+        "model": model,
+        "model_spec": spec,
+        "scope": scope,
+        "questions_file": str(questions_path),
+        "questions": len(rows),
+        "index": str(folder),
+    }
+    report = out or folder / "eval-runs" / f"{run_id}.json"
+    stopped = None
+    with Index(folder, settings, write=True) as opened:
+        _ingest_docs(opened, docs)
+        config["index_params"] = opened.params.model_dump()
+        services = Services(settings, index=opened)
+        compiled = {name: build_graph(name, services=services) for name in graphs}
+        page_counts = {doc.name: doc.n_pages for doc in opened.store.documents()}
+        console.print(f"run {run_id}: {len(rows)} questions × {', '.join(graphs)} with {spec}; report {report}")
+        total = len(rows) * len(graphs)
+        with _progress() as progress:
+            task = progress.add_task("answers", total=total, completed=len(finished), metrics="")
+
+            def on_row(row: dict) -> None:
+                progress.update(task, advance=1, metrics=_running_metrics(finished, graphs))
+                if row["error"]:
+                    progress.console.print(f"[yellow]{row['graph']} {row['id']}: {row['error']}[/yellow]")
+
+            try:
+                run_answer_eval(
+                    rows, compiled, Context(index=str(folder), model=model), page_counts, finished, scope, on_row
+                )
+            except KeyboardInterrupt:
+                stopped = "interrupted"
+            except ModelUnavailableError as exc:
+                stopped = f"model unavailable: {exc}"
+            finally:
+                services.close()
+        run = EvalRun(
+            id=run_id,
+            mode="answer",
+            config={**config, "stopped": stopped, "rows_done": len(finished), "rows_expected": total},
+            summary=answer_summary(finished, graphs),
+            per_question=finished,
+        )
+        opened.store.save_eval_run(run)
+    write_json(run, report)
+    if stopped:
+        err.print(
+            f"[yellow]stopped ({stopped}) after {len(finished)} of {total} answers; partial report {report}; "
+            f"continue with: pagegraph eval {questions_path} --mode answer --index {folder} --resume {report}"
+            "[/yellow]",
+            highlight=False,
+        )
+    return run
+
+
+def _running_metrics(rows: list[dict], graphs: list[str]) -> str:
+    parts = []
+    for name in graphs:
+        metrics = core_metrics([r for r in rows if r["graph"] == name])
+        if metrics["n"]:
+            parts.append(
+                f"{name}: acc {_cell(metrics['answer_accuracy'])} hit {_cell(metrics['citation_page_hit'])} "
+                f"abst {_cell(metrics['abstain_recall'])}"
+            )
+    return "; ".join(parts)
+
+
+def _ingest_docs(opened: Index, docs: Path | None) -> None:
+    if docs is None:
+        return
+    summary = ingest_with_progress(opened, [docs])
+    if summary.failed:
+        err.print(f"[yellow]{len(summary.failed)} documents failed to ingest; their questions score 0[/yellow]")
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("questions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[metrics]}"),
+        console=console,
+        transient=True,
+    )
+
+
+def _read_report(path: Path) -> EvalRun:
+    try:
+        return EvalRun.model_validate(json.loads(path.read_text()))
+    except FileNotFoundError:
+        raise PagegraphError(f"{path}: no such report") from None
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise PagegraphError(f"{path}: not an evaluation report ({exc})") from None
+
+
+def _stored_runs(folder: Path, show: str | None, out: Path | None, plot: Path | None) -> None:
+    if not (folder / STORE_FILE).exists():
+        raise PagegraphError(f"{folder}: no index here (ingest documents first)")
+    store = Store(folder, read_only=True)
+    try:
+        runs = store.eval_runs()
+    finally:
+        store.close()
+    if show is None:
+        table = Table("id", "created", "mode", "compared", "questions", "state", box=box.SIMPLE_HEAD, pad_edge=False)
+        for run in runs:
+            compared = run.config.get("graphs") or run.config.get("retrievers") or []
+            state = f"stopped: {run.config['stopped']}" if run.config.get("stopped") else "complete"
+            table.add_row(
+                run.id, run.created_at[:19], run.mode, ", ".join(compared), str(run.config["questions"]), state
+            )
+        console.print(table if runs else f"no evaluation runs stored in {folder}")
+        return
+    matches = [run for run in runs if run.id.startswith(show)]
+    if len(matches) != 1:
+        raise PagegraphError(f"--show {show!r}: {'no run' if not matches else 'several runs'} with that id in {folder}")
+    _print_run(matches[0])
+    _write_reports(matches[0], out, plot)
+
+
+def _cell(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _print_run(run: EvalRun) -> None:
+    if run.mode == "retrieval":
+        _print_retrieval(run)
+    else:
+        _print_answers(run)
+
+
+def _print_retrieval(run: EvalRun) -> None:
+    ks = run.config["ks"]
+    probe = 5 if 5 in ks else ks[-1]
+    table = Table(
+        "retriever",
+        *(f"hit@{x}" for x in ks),
+        "mrr",
+        f"doc@{probe}",
+        "p50 ms",
+        "n",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    table.columns[0].no_wrap = True
+    for name, metrics in run.summary.items():
+        table.add_row(
+            name,
+            *(_cell(metrics[f"hit@{x}"]) for x in ks),
+            _cell(metrics["mrr"]),
+            _cell(metrics[f"doc_hit@{probe}"]),
+            f"{metrics['latency_ms_p50']:.1f}",
+            str(metrics["n"]),
+        )
+    console.print(
+        f"run {run.id}: {run.config['questions']} questions, {run.config['scope']} scope, "
+        f"{run.config['dropped_gold_pages']} gold pages dropped (not pages of the document)",
+        highlight=False,
+    )
+    console.print(table)
+
+
+def _print_answers(run: EvalRun) -> None:
+    config = run.config
+    console.print(
+        f"run {run.id}: {config['questions']} questions, {config['scope']} scope, model {config['model_spec']}; "
+        f"{config['rows_done']} of {config['rows_expected']} answers",
+        highlight=False,
+    )
+    table = Table("graph", *ANSWER_COLUMNS, "p50 s", "p95 s", "n", "errors", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name, metrics in run.summary.items():
+        table.add_row(
+            name,
+            *(_cell(metrics[key], 1 if key.endswith("_mean") else 3) for key in ANSWER_COLUMNS.values()),
+            _cell(None if metrics["latency_ms_p50"] is None else metrics["latency_ms_p50"] / 1000, 1),
+            _cell(None if metrics["latency_ms_p95"] is None else metrics["latency_ms_p95"] / 1000, 1),
+            str(metrics["n"]),
+            str(metrics["errors"]),
+        )
+    console.print(table)
+    for split in ("task_type", "text_friendly"):
+        table = Table("graph", split, *SPLIT_COLUMNS, box=box.SIMPLE_HEAD, pad_edge=False)
+        for name, metrics in run.summary.items():
+            for value, part in metrics[f"by_{split}"].items():
+                table.add_row(
+                    name, value, *(str(part["n"]) if key == "n" else _cell(part[key]) for key in SPLIT_COLUMNS)
+                )
+        console.print(table)
+
+
+def _write_reports(run: EvalRun, out: Path | None, plot: Path | None) -> None:
+    if out:
+        write_json(run, out)
+        console.print(f"wrote {out}")
+    if plot:
+        (plot_hit_curves if run.mode == "retrieval" else plot_answer_comparison)(run, plot)
+        console.print(f"wrote {plot}")

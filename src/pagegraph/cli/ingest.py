@@ -1,0 +1,139 @@
+"""`pagegraph ingest`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from pagegraph.cli.common import (
+    IndexOption,
+    app,
+    console,
+    err,
+    fail,
+    index_folder,
+    ingest_with_progress,
+    outcome_line,
+    print_ingest_summary,
+    summarizer_for,
+)
+from pagegraph.config import get_settings
+from pagegraph.errors import ModelError, PagegraphError
+from pagegraph.indexing.index import Index, delete_index
+from pagegraph.indexing.manifest import IndexParams, read_manifest
+from pagegraph.state.records import DocumentTags
+
+
+def _parse_tags(tags: list[str]) -> dict[str, str]:
+    parsed = {}
+    for item in tags:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise PagegraphError(f"--tag {item!r}: expected KEY=VALUE")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+@app.command()
+def ingest(
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="files or folders to index", show_default=False)] = None,
+    index: IndexOption = None,
+    strategy: Annotated[
+        Optional[str], typer.Option(help="page: chunks never cross pages; document: they may [default: page]")
+    ] = None,
+    chunk_size: Annotated[Optional[int], typer.Option(help="target chunk length in characters [default: 1000]")] = None,
+    chunk_overlap: Annotated[
+        Optional[int], typer.Option(help="characters shared by neighbouring chunks [default: 200]")
+    ] = None,
+    heading_pattern: Annotated[
+        Optional[str], typer.Option(help="Markdown heading regex with groups 'marks' (level) and 'title'")
+    ] = None,
+    project: Annotated[Optional[str], typer.Option(help="project tag for access filtering")] = None,
+    source_type: Annotated[Optional[str], typer.Option(help="your label for these documents, e.g. manual")] = None,
+    confidentiality: Annotated[
+        Optional[str], typer.Option(help="public | internal | confidential [default: internal]")
+    ] = None,
+    tag: Annotated[Optional[list[str]], typer.Option(help="extra KEY=VALUE tag; repeatable")] = None,
+    prune: Annotated[bool, typer.Option(help="drop indexed documents whose file no longer exists")] = False,
+    rebuild_indexes: Annotated[
+        bool, typer.Option(help="rebuild the vector and BM25 indexes from store.sqlite")
+    ] = False,
+    recreate: Annotated[
+        bool, typer.Option(help="delete the index and build it again with this run's parameters")
+    ] = False,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="summarise documents without a model (title, outline, first sentences)")
+    ] = False,
+    model: Annotated[
+        Optional[str], typer.Option(help="model that writes document summaries [default: $PAGEGRAPH_MODEL]")
+    ] = None,
+) -> None:
+    """Index documents (PDF, Markdown, TXT, DOCX, VTT/SRT/JSON transcripts). Unchanged files are not re-embedded."""
+    settings = get_settings()
+    folder = index_folder(index, settings)
+    try:
+        if strategy is not None and strategy not in ("page", "document"):
+            raise PagegraphError(f"--strategy {strategy!r}: choose page or document")
+        if confidentiality is not None and confidentiality not in ("public", "internal", "confidential"):
+            raise PagegraphError(f"--confidentiality {confidentiality!r}: choose public, internal or confidential")
+        if not paths and not (prune or rebuild_indexes):
+            raise PagegraphError("name at least one file or folder to ingest (or use --prune / --rebuild-indexes)")
+        overrides = {
+            key: value
+            for key, value in {
+                "chunk_strategy": strategy,
+                "chunk_size": chunk_size,
+                "chunk_overlap": chunk_overlap,
+                "heading_pattern": heading_pattern,
+            }.items()
+            if value is not None
+        }
+        manifest = read_manifest(folder)
+        base = manifest.params if manifest and not recreate else IndexParams()
+        params = IndexParams.model_validate({**base.model_dump(), **overrides})
+        params.chunking()  # validates size against overlap before anything is written or deleted
+        if recreate and manifest is not None:
+            with Index(folder, settings, write=True) as old:
+                old.vectors.drop()
+            delete_index(folder)
+        tags = None
+        if any(v is not None for v in (project, source_type, confidentiality)) or tag:
+            tags = DocumentTags(
+                project=project,
+                source_type=source_type,
+                confidentiality=confidentiality or "internal",
+                extra=_parse_tags(tag or []),
+            )
+        with Index(folder, settings, params, write=True) as opened:
+            if rebuild_indexes:
+                started = time.perf_counter()
+                total = opened.rebuild_derived()
+                console.print(
+                    f"Rebuilt vector and BM25 indexes of {folder} from store.sqlite: {total} chunks in {time.perf_counter() - started:.1f} s"
+                )
+            if not paths and not prune:
+                return
+            summary = ingest_with_progress(opened, paths or [], tags, prune, summarizer_for(no_llm, model, settings))
+    except ModelError as exc:
+        raise fail(
+            f"writing document summaries: {exc}. Documents finished before this one are committed; "
+            "run again once the model works, or with --no-llm"
+        ) from None
+    except (PagegraphError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        err.print(
+            "[yellow]interrupted: documents finished so far are committed; run the same command to finish[/yellow]"
+        )
+        raise typer.Exit(130) from None
+    for outcome in summary.outcomes:
+        if outcome.status == "removed":
+            console.print(f"[yellow]- removed {outcome.name}: file no longer exists[/yellow]", highlight=False)
+        elif outcome.status == "skipped":
+            console.print(outcome_line(outcome), highlight=False)
+    print_ingest_summary(summary, folder)
+    if summary.failed:
+        raise typer.Exit(1)

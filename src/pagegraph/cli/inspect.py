@@ -1,0 +1,168 @@
+"""`pagegraph inspect`: documents, tags, summaries and section trees of an index."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+from rich.tree import Tree
+
+from pagegraph.cli.common import (
+    IndexOption,
+    app,
+    console,
+    fail,
+    index_folder,
+)
+from pagegraph.config import get_settings
+from pagegraph.errors import PagegraphError
+from pagegraph.indexing.index import Index
+from pagegraph.state.answering import StoredSummary
+from pagegraph.state.records import DocumentRecord, DocumentTags, TreeNode
+
+
+def _document_row(doc: DocumentRecord) -> dict[str, object]:
+    return {
+        "name": doc.name,
+        "path": doc.path,
+        "type": doc.source_type.value,
+        "title": doc.title,
+        "pages": doc.n_pages,
+        "chunks": doc.n_chunks,
+        "tree_nodes": doc.n_nodes,
+        "tree_source": doc.outline_source,
+        "tags": doc.tags.model_dump(exclude_defaults=False),
+        "status": "indexed",
+        "ingested_at": doc.ingested_at,
+    }
+
+
+@app.command()
+def inspect(
+    index: IndexOption = None,
+    document: Annotated[Optional[str], typer.Option(help="one document, by file name (or part of it)")] = None,
+    tree: Annotated[bool, typer.Option("--tree", help="show the document's section tree")] = False,
+    summaries: Annotated[
+        bool, typer.Option("--summaries", help="show each document's summary (what the router reads)")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+) -> None:
+    """Show what an index holds: documents with pages, chunks, tree nodes and status."""
+    settings = get_settings()
+    folder = index_folder(index, settings)
+    try:
+        with Index(folder, settings) as opened:
+            documents = opened.store.documents()
+            failures = opened.store.failures()
+            if document is not None:
+                documents = [_find_document(documents, document)]
+            if tree and document is None:
+                raise PagegraphError("--tree needs --document NAME")
+            if tree:
+                nodes = opened.store.tree(documents[0].id)
+                _show_tree(documents[0], nodes, as_json)
+                return
+            if summaries:
+                _show_summaries(documents, opened.store.summaries(), as_json)
+                return
+            info = {
+                "index": str(folder),
+                "manifest": opened.manifest.model_dump(),
+                "documents": [_document_row(doc) for doc in documents],
+                "failed": [
+                    {"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures
+                ],
+                "vectors": opened.vectors.count(),
+                "bm25": "current" if not opened.bm25_is_stale() else "stale (rebuilt by the next ingest)",
+            }
+    except PagegraphError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        console.print_json(json.dumps(info))
+        return
+    params = opened.params
+    console.print(
+        f"[bold]{folder}[/bold]  {len(documents)} documents, {sum(d.n_chunks for d in documents)} chunks, "
+        f"{info['vectors']} vectors, BM25 {info['bm25']}",
+        highlight=False,
+    )
+    console.print(
+        f"  {params.embedding_model} ({params.embedding_dimension} d, {opened.manifest.embedding_backend}); "
+        f"{params.chunk_strategy} chunks of {params.chunk_size} chars, overlap {params.chunk_overlap}, "
+        f"at most {params.chunk_max_tokens} word-pieces",
+        highlight=False,
+    )
+    table = Table("document", "type", "pages", "chunks", "tree", "tags", "status")
+    for column in (table.columns[0], table.columns[5]):
+        column.overflow = "fold"
+    for doc in documents:
+        table.add_row(
+            doc.name,
+            doc.source_type.value,
+            str(doc.n_pages),
+            str(doc.n_chunks),
+            f"{doc.n_nodes} from {doc.outline_source}",
+            " ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items()),
+            "[green]indexed[/green]",
+        )
+    console.print(table)
+    for _, name, reason in failures if document is None else []:
+        console.print(f"[red]✗ {name}: failed: {reason}[/red]", highlight=False)
+
+
+def _show_summaries(documents: list[DocumentRecord], stored: dict[str, StoredSummary], as_json: bool) -> None:
+    if as_json:
+        console.print_json(
+            json.dumps({doc.name: stored[doc.id].model_dump() if doc.id in stored else None for doc in documents})
+        )
+        return
+    for doc in documents:
+        summary = stored.get(doc.id)
+        if summary is None:
+            console.print(f"[bold]{doc.name}[/bold]: no summary yet (the next ingest writes one)\n", highlight=False)
+            continue
+        source = f"by {summary.model}" if summary.method == "model" else "extracted without a model"
+        console.print(f"[bold]{doc.name}[/bold] — {summary.document_type} [dim]({source})[/dim]", highlight=False)
+        console.print(f"  {summary.summary}", highlight=False)
+        if summary.key_topics:
+            console.print(f"  topics: {', '.join(summary.key_topics)}", highlight=False)
+        if summary.use_for:
+            console.print(f"  use for: {summary.use_for}", highlight=False)
+        console.print()
+
+
+def _flat_tags(tags: DocumentTags) -> dict[str, str]:
+    named = {"project": tags.project, "type": tags.source_type, "access": tags.confidentiality}
+    return {**{k: v for k, v in named.items() if v}, **tags.extra}
+
+
+def _find_document(documents: list[DocumentRecord], name: str) -> DocumentRecord:
+    exact = [doc for doc in documents if doc.name == name or doc.path == name]
+    matches = exact or [doc for doc in documents if name.lower() in doc.name.lower()]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise PagegraphError(f"no indexed document matches {name!r}")
+    raise PagegraphError(f"{name!r} matches several documents: {', '.join(doc.name for doc in matches)}")
+
+
+def _show_tree(doc: DocumentRecord, nodes: list[TreeNode], as_json: bool) -> None:
+    if as_json:
+        console.print_json(
+            json.dumps([node.model_dump(exclude={"text"}) | {"chars": len(node.text)} for node in nodes])
+        )
+        return
+    by_id = {node.id: node for node in nodes}
+
+    def label(node: TreeNode) -> str:
+        pages = f"p. {node.start_page}" if node.start_page == node.end_page else f"p. {node.start_page}–{node.end_page}"
+        return f"{node.title} [dim]({pages}, {len(node.text)} chars)[/dim]"
+
+    root = Tree(label(nodes[0]))
+    branches = {nodes[0].id: root}
+    for node in nodes[1:]:
+        branches[node.id] = branches[by_id[node.parent_id].id].add(label(node))
+    console.print(f"[bold]{doc.name}[/bold]: tree from {doc.outline_source}, {len(nodes)} nodes", highlight=False)
+    console.print(root)
