@@ -11,7 +11,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
-
 Reply = str | BaseException | Callable[[list[BaseMessage]], str]
 
 

@@ -23,18 +23,20 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.store import STORE_FILE, Store
 from pagegraph.state.records import EvalQuestion, EvalRun
 
-ANSWER_COLUMNS = {
-    "accuracy": "answer_accuracy",
-    "F1 long": "answer_f1",
-    "cite hit": "citation_page_hit",
-    "cite valid": "citation_validity",
-    "abst recall": "abstain_recall",
-    "abst prec": "abstain_precision",
-    "false abst": "false_abstain_rate",
-    "calls": "llm_calls_mean",
-    "tokens": "tokens_mean",
-}
-SPLIT_COLUMNS = ("answer_accuracy", "citation_page_hit", "abstain_recall", "false_abstain_rate", "n")
+ANSWER_METRICS = (
+    "answer_accuracy",
+    "answer_f1",
+    "citation_page_hit",
+    "citation_validity",
+    "abstain_recall",
+    "abstain_precision",
+    "false_abstain_rate",
+    "llm_calls_mean",
+    "tokens_mean",
+    "latency_ms_p50",
+    "latency_ms_p95",
+)
+SPLIT_METRICS = ("answer_accuracy", "citation_page_hit", "abstain_recall")
 
 
 @app.command("eval")
@@ -341,31 +343,35 @@ def _print_retrieval(run: EvalRun) -> None:
 
 
 def _print_answers(run: EvalRun) -> None:
-    config = run.config
+    """One column per graph: the overall metrics, then accuracy / citation hit / abstain recall per split."""
+    config, graphs = run.config, list(run.summary)
     console.print(
         f"run {run.id}: {config['questions']} questions, {config['scope']} scope, model {config['model_spec']}; "
         f"{config['rows_done']} of {config['rows_expected']} answers",
         highlight=False,
     )
-    table = Table("graph", *ANSWER_COLUMNS, "p50 s", "p95 s", "n", "errors", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name, metrics in run.summary.items():
-        table.add_row(
-            name,
-            *(_cell(metrics[key], 1 if key.endswith("_mean") else 3) for key in ANSWER_COLUMNS.values()),
-            _cell(None if metrics["latency_ms_p50"] is None else metrics["latency_ms_p50"] / 1000, 1),
-            _cell(None if metrics["latency_ms_p95"] is None else metrics["latency_ms_p95"] / 1000, 1),
-            str(metrics["n"]),
-            str(metrics["errors"]),
-        )
+    table = Table("metric", *graphs, box=box.SIMPLE_HEAD, pad_edge=False)
+    for key in ANSWER_METRICS:
+        digits = 0 if key.startswith("latency") else 1 if key.endswith("_mean") else 3
+        table.add_row(key, *(_cell(run.summary[g][key], digits) for g in graphs))
+    table.add_row("n (errors)", *(f"{run.summary[g]['n']} ({run.summary[g]['errors']})" for g in graphs))
     console.print(table)
     for split in ("task_type", "text_friendly"):
-        table = Table("graph", split, *SPLIT_COLUMNS, box=box.SIMPLE_HEAD, pad_edge=False)
-        for name, metrics in run.summary.items():
-            for value, part in metrics[f"by_{split}"].items():
-                table.add_row(
-                    name, value, *(str(part["n"]) if key == "n" else _cell(part[key]) for key in SPLIT_COLUMNS)
-                )
+        table = Table(
+            split, *graphs, box=box.SIMPLE_HEAD, pad_edge=False, caption="accuracy / cite hit / abstain recall (n)"
+        )
+        values = sorted({value for g in graphs for value in run.summary[g][f"by_{split}"]})
+        for value in values:
+            parts = [run.summary[g][f"by_{split}"].get(value) for g in graphs]
+            table.add_row(value, *(_split_cell(part) for part in parts))
         console.print(table)
+
+
+def _split_cell(metrics: dict | None) -> str:
+    if metrics is None:
+        return ""
+    shares = " / ".join(_cell(metrics[key], 2) for key in SPLIT_METRICS)
+    return f"{shares} ({metrics['n']})"
 
 
 def _write_reports(run: EvalRun, out: Path | None, plot: Path | None) -> None:

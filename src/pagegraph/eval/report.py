@@ -10,14 +10,7 @@ from pagegraph.state.records import EvalRun
 
 def write_json(run: EvalRun, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = {
-        "id": run.id,
-        "created_at": run.created_at,
-        "summary": run.summary,
-        "per_question": run.per_question,
-        "config": run.config,
-    }
-    path.write_text(json.dumps(body, indent=2) + "\n")
+    path.write_text(json.dumps(run.model_dump(mode="json"), indent=2) + "\n")
 
 
 def plot_hit_curves(run: EvalRun, path: Path) -> None:
@@ -79,9 +72,9 @@ def plot_answer_comparison(run: EvalRun, path: Path) -> None:
         bars = quality.bar(positions + number * width, values, width, label=f"{name} (n = {metrics['n']})")
         quality.bar_label(bars, labels=[_short(metrics[key]) for key in ANSWER_BARS.values()], fontsize=7)
     quality.set_xticks(positions + width * (len(graphs) - 1) / 2, list(ANSWER_BARS), fontsize=8)
-    quality.set_ylim(0, 1.05)
+    quality.set_ylim(0, 1.2)
     quality.set_ylabel("share of rows")
-    quality.legend(loc="upper right", fontsize=8)
+    quality.legend(loc="upper center", ncol=len(graphs), fontsize=8)
     quality.grid(axis="y", alpha=0.3)
     seconds = [[(run.summary[g][key] or 0.0) / 1000 for g in graphs] for key in ("latency_ms_p50", "latency_ms_p95")]
     slots = np.arange(len(graphs))

@@ -2,8 +2,8 @@
 free-text answer).
 
 A generated answer is prose with citation labels, not a bare value, so each format is matched inside it:
-numbers are looked for among the numbers the answer states, short strings in its best-matching sentence, list items
-one by one. Citation labels are removed first: their page and section numbers are not part of the answer.
+numbers are looked for among the numbers the answer states, short strings in its best-matching run of words, list
+items one by one. Citation labels are removed first: their page and section numbers are not part of the answer.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ RELATIVE_TOLERANCE = 0.01
 
 _LABEL = re.compile(r"\[[^\[\]]*\]")
 _NUMBER = re.compile(r"(?<![\w.])[-−]?\d[\d,]*(?:\.\d+)?%?|(?<![\w.])[-−]?\.\d+%?")
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n+")
 _ARTICLES = {"a", "an", "the"}
 _NUMBER_WORDS = {
     word: value
@@ -56,6 +55,10 @@ def token_f1(prediction: str, gold: str) -> float:
     predicted, expected = tokens(prediction), tokens(gold)
     if not predicted or not expected:
         return float(predicted == expected)
+    return _f1(predicted, expected)
+
+
+def _f1(predicted: list[str], expected: list[str]) -> float:
     common = sum((Counter(predicted) & Counter(expected)).values())
     if not common:
         return 0.0
@@ -104,9 +107,17 @@ def item_found(item: str, answer: str) -> bool:
     return bool(words) and words <= set(tokens(answer))
 
 
-def best_sentence_f1(answer: str, gold: str) -> float:
-    sentences = [part for part in _SENTENCE.split(answer) if part.strip()] or [answer]
-    return max(token_f1(sentence, gold) for sentence in sentences)
+def best_span_f1(answer: str, gold: str) -> float:
+    """Token F1 of the answer's best-matching run of words about as long as the gold answer (± 2 words): a
+    generated sentence that states a short gold answer is not penalised for the words around it."""
+    words, expected = tokens(answer), tokens(gold)
+    if not words or not expected:
+        return float(words == expected)
+    best = 0.0
+    for length in range(max(1, len(expected) - 2), len(expected) + 3):
+        for start in range(max(1, len(words) - length + 1)):
+            best = max(best, _f1(words[start : start + length], expected))
+    return best
 
 
 def score_answer(answer: str, gold: str | None, answer_format: str | None, answerable: bool) -> AnswerScore:
@@ -119,7 +130,7 @@ def score_answer(answer: str, gold: str | None, answer_format: str | None, answe
     if kind in ("Int", "Float"):
         expected = numbers(gold)
         if not expected:
-            return AnswerScore("short", score=float(best_sentence_f1(text, gold) >= STR_F1_THRESHOLD))
+            return AnswerScore("short", score=float(best_span_f1(text, gold) >= STR_F1_THRESHOLD))
         hit = any(same_number(value, expected[0], as_float=kind == "Float") for value in numbers(text))
         return AnswerScore("short", score=float(hit))
     if kind == "List":
@@ -128,5 +139,5 @@ def score_answer(answer: str, gold: str | None, answer_format: str | None, answe
             return AnswerScore("none")
         return AnswerScore("short", score=sum(item_found(item, text) for item in items) / len(items))
     if kind == "Str" or (not kind and len(tokens(gold)) < LONG_ANSWER_WORDS):
-        return AnswerScore("short", score=float(best_sentence_f1(text, gold) >= STR_F1_THRESHOLD))
+        return AnswerScore("short", score=float(best_span_f1(text, gold) >= STR_F1_THRESHOLD))
     return AnswerScore("long", f1=token_f1(text, gold))

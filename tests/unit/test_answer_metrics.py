@@ -1,0 +1,137 @@
+"""Answer scoring and answer-evaluation metrics on hand-made rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from pagegraph.eval.answers import answer_summary, core_metrics, stage_latencies, valid_citations
+from pagegraph.eval.scoring import parse_list, score_answer, token_f1
+from pagegraph.state.answering import Citation, Evidence, TraceRecord
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "kind", "expected"),
+    [
+        ("There are 204 examples [paper.pdf, 4 Data, p. 5].", "204", "Int", 1.0),
+        ("There are 1,204 examples.", "1204", "Int", 1.0),
+        ("Two of them were correct.", "2", "Int", 1.0),
+        ("There are 203 examples [paper.pdf, p. 204].", "204", "Int", 0.0),
+        ("The share is 72.4 percent.", "72.3%", "Float", 1.0),
+        ("The share is 75 percent.", "72.3%", "Float", 0.0),
+        ("The ratio is 0.833.", "83.3%", "Float", 1.0),
+        ("The ratio is 3.8.", "3.80", "Float", 1.0),
+        ("It uses Prover9 as its solver. Other text follows here.", "Prover9", "Str", 1.0),
+        ("The solver is something else entirely.", "Prover9", "Str", 0.0),
+        ("The colours are green and yellow.", "['green', 'yellow']", "List", 1.0),
+        ("The colours are green and blue.", "['green', 'yellow']", "List", 0.5),
+        ("Pages 16 and 25 mention it.", "[16, 19, 25]", "List", 2 / 3),
+    ],
+)
+def test_short_answers(answer: str, gold: str, kind: str, expected: float) -> None:
+    score = score_answer(answer, gold, kind, answerable=True)
+    assert score.kind == "short" and score.score == pytest.approx(expected)
+
+
+def test_long_answers_get_token_f1_and_no_accuracy() -> None:
+    gold = "Total net sales were 82,959 million dollars in the third quarter and 117,154 million in the first quarter"
+    score = score_answer("Net sales were 82,959 million dollars in the third quarter.", gold, None, answerable=True)
+    assert score.kind == "long" and score.score is None
+    assert score.f1 == pytest.approx(token_f1("Net sales were 82,959 million dollars in the third quarter.", gold))
+    assert 0.4 < score.f1 < 0.8
+
+
+def test_unanswerable_rows_and_missing_gold_are_not_scored() -> None:
+    assert score_answer("I could not answer this.", "Not answerable", "None", answerable=False).kind == "none"
+    assert score_answer("42", None, "Int", answerable=True).kind == "none"
+
+
+def test_list_parsing() -> None:
+    assert parse_list("['71.02', '75.38']") == ["71.02", "75.38"]
+    assert parse_list("[16, 19, 25]") == ["16", "19", "25"]
+    assert parse_list("green, yellow") == ["green", "yellow"]
+    assert parse_list("[]") == []
+
+
+def _row(graph: str, answerable: bool, abstained: bool, **extra) -> dict:
+    return {
+        "id": extra.pop("id", "q"),
+        "graph": graph,
+        "answerable": answerable,
+        "abstained": abstained,
+        "task_type": extra.pop("task_type", "lookup"),
+        "text_friendly": extra.pop("text_friendly", True),
+        "answer_score": extra.pop("answer_score", None),
+        "answer_f1": extra.pop("answer_f1", None),
+        "cites_gold_page": extra.pop("cites_gold_page", None),
+        "citations": extra.pop("citations", []),
+        "valid_citations": extra.pop("valid_citations", 0),
+        "llm_calls": extra.pop("llm_calls", 1),
+        "tokens": extra.pop("tokens", 100),
+        "latency_ms": extra.pop("latency_ms", 1000.0),
+        "error": extra.pop("error", None),
+    }
+
+
+def test_metrics_on_hand_made_rows() -> None:
+    rows = [
+        _row("rag", True, False, answer_score=1.0, cites_gold_page=True, citations=["a", "b"], valid_citations=2),
+        _row("rag", True, False, answer_score=0.5, cites_gold_page=False, citations=["c"], valid_citations=1),
+        _row("rag", True, True, answer_score=0.0, cites_gold_page=False, task_type="count", text_friendly=False),
+        _row("rag", True, False, answer_f1=0.6, latency_ms=5000.0, llm_calls=3, tokens=400),
+        _row("rag", False, True),
+        _row("rag", False, False, citations=["d"], valid_citations=1),
+    ]
+    metrics = core_metrics(rows)
+    assert metrics["answer_accuracy"] == pytest.approx(0.5)
+    assert metrics["answer_f1"] == pytest.approx(0.6)
+    assert metrics["citation_page_hit"] == pytest.approx(1 / 3, abs=1e-4)
+    assert metrics["citation_validity"] == 1.0
+    assert metrics["abstain_recall"] == 0.5
+    assert metrics["abstain_precision"] == 0.5
+    assert metrics["false_abstain_rate"] == 0.25
+    assert metrics["llm_calls_mean"] == pytest.approx(8 / 6, abs=1e-4)
+    assert metrics["tokens_mean"] == pytest.approx(900 / 6, abs=1e-4)
+    assert metrics["latency_ms_p50"] == 1000.0 and metrics["latency_ms_p95"] == pytest.approx(4000.0)
+    assert metrics["n"] == 6 and metrics["errors"] == 0
+
+
+def test_invalid_citations_lower_validity_and_no_rows_give_none() -> None:
+    metrics = core_metrics([_row("rag", True, False, citations=["a", "b"], valid_citations=1)])
+    assert metrics["citation_validity"] == 0.5
+    assert metrics["abstain_recall"] is None and metrics["abstain_precision"] is None
+    assert metrics["answer_accuracy"] is None
+
+
+def test_summary_per_graph_with_splits() -> None:
+    rows = [
+        _row("rag", True, False, answer_score=1.0, task_type="lookup"),
+        _row("rag", True, False, answer_score=0.0, task_type="count", text_friendly=None),
+        _row("basic", False, True),
+    ]
+    summary = answer_summary(rows, ["rag", "basic"])
+    assert set(summary) == {"rag", "basic"}
+    assert summary["rag"]["by_task_type"]["lookup"]["answer_accuracy"] == 1.0
+    assert summary["rag"]["by_task_type"]["count"]["answer_accuracy"] == 0.0
+    assert set(summary["rag"]["by_text_friendly"]) == {"true", "none"}
+    assert summary["basic"]["abstain_recall"] == 1.0 and summary["basic"]["n"] == 1
+
+
+def test_valid_citations_need_retrieved_chunks() -> None:
+    evidence = [
+        Evidence(id="c1", chunk_ids=["c1", "c2"], source="a.pdf", start_page=1, end_page=2, text="t", score=1.0)
+    ]
+
+    def cite(source: str, *chunks: str) -> Citation:
+        return Citation(source=source, start_page=1, end_page=1, chunk_ids=list(chunks), label="x", origin="model")
+
+    assert valid_citations([cite("a.pdf", "c1"), cite("a.pdf", "c2", "c1")], evidence) == 2
+    assert valid_citations([cite("a.pdf", "c3"), cite("b.pdf", "c1"), cite("a.pdf")], evidence) == 0
+
+
+def test_stage_latencies_add_up_parallel_tasks() -> None:
+    trace = [
+        TraceRecord(stage="plan_search", summary="", latency_ms=10.0),
+        TraceRecord(stage="map[0]", summary="", latency_ms=5.0),
+        TraceRecord(stage="map[1]", summary="", latency_ms=7.0),
+    ]
+    assert stage_latencies(trace) == {"plan_search": 10.0, "map": 12.0}
