@@ -107,7 +107,7 @@ def _run_question(
 def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     index: IndexOption = None,
-    graph: GraphOption = "rag",
+    graph: GraphOption = "auto",
     model: Annotated[
         Optional[str],
         typer.Option(help="model spec: local, local-fast, ollama:NAME, openai:NAME, ... [default: $PAGEGRAPH_MODEL]"),
@@ -183,7 +183,7 @@ def chat(
         Optional[Path], typer.Argument(help="folder (or file) to index first, into --index, if needed")
     ] = None,
     index: IndexOption = None,
-    graph: GraphOption = "rag",
+    graph: GraphOption = "auto",
     model: Annotated[Optional[str], typer.Option(help="model spec [default: $PAGEGRAPH_MODEL]")] = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="with DOCUMENTS: use the existing index as it is")] = False,
     force: Annotated[bool, typer.Option("--force", help="with DOCUMENTS: rebuild the index from scratch")] = False,

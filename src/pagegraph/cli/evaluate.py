@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -196,13 +197,24 @@ def _answer_run(
         page_counts = {doc.name: doc.n_pages for doc in opened.store.documents()}
         console.print(f"run {run_id}: {len(rows)} questions × {', '.join(graphs)} with {spec}; report {report}")
         total = len(rows) * len(graphs)
+
+        def snapshot(stopped: str | None) -> EvalRun:
+            return EvalRun(
+                id=run_id,
+                mode="answer",
+                config={**config, "stopped": stopped, "rows_done": len(finished), "rows_expected": total},
+                summary=answer_summary(finished, graphs),
+                per_question=finished,
+            )
+
         with _progress() as progress:
             task = progress.add_task("answers", total=total, completed=len(finished), metrics="")
 
             def on_row(row: dict) -> None:
+                # saved after every answer, so that even a killed run leaves a report to --resume
+                write_json(snapshot("running"), report)
                 progress.update(task, advance=1, metrics=_running_metrics(finished, graphs))
-                if row["error"]:
-                    progress.console.print(f"[yellow]{row['graph']} {row['id']}: {row['error']}[/yellow]")
+                progress.console.print(_row_line(row), highlight=False)
 
             try:
                 run_answer_eval(
@@ -214,13 +226,7 @@ def _answer_run(
                 stopped = f"model unavailable: {exc}"
             finally:
                 services.close()
-        run = EvalRun(
-            id=run_id,
-            mode="answer",
-            config={**config, "stopped": stopped, "rows_done": len(finished), "rows_expected": total},
-            summary=answer_summary(finished, graphs),
-            per_question=finished,
-        )
+        run = snapshot(stopped)
         opened.store.save_eval_run(run)
     write_json(run, report)
     if stopped:
@@ -231,6 +237,18 @@ def _answer_run(
             highlight=False,
         )
     return run
+
+
+def _row_line(row: dict) -> str:
+    if row["error"]:
+        outcome = f"[yellow]failed: {escape(row['error'])}[/yellow]"
+    elif row["abstained"]:
+        outcome = "abstained" + ("" if not row["answerable"] else " [yellow](answerable)[/yellow]")
+    else:
+        scored = "" if row["answer_score"] is None else f", answer score {row['answer_score']:.2f}"
+        cited = {True: ", gold page cited", False: ", no gold page cited", None: ""}[row["cites_gold_page"]]
+        outcome = "answered" + scored + cited + ("" if row["answerable"] else " [yellow](unanswerable)[/yellow]")
+    return f"{row['graph']} {row['id']}: {outcome}; {row['llm_calls']} calls, {row['latency_ms'] / 1000:.1f} s"
 
 
 def _running_metrics(rows: list[dict], graphs: list[str]) -> str:
