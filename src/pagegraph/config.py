@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from pagegraph.state.records import ApiUser
+
 
 def _data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
@@ -84,6 +86,18 @@ class Settings(BaseSettings):
     )
     model_timeout_s: float = Field(default=120.0, gt=0, description="seconds to wait for a remote model's reply")
     model_retries: int = Field(default=1, ge=0, le=5, description="retries of a remote call that failed to connect")
+
+    auth_file: Path | None = Field(
+        default=None,
+        description='LangGraph server users, a JSON file: {"users": [{"name", "api_key", "projects", "ceiling"}]}; '
+        "with neither this nor auth_users set, the server is open (it binds to 127.0.0.1 only)",
+    )
+    auth_users: list[ApiUser] | None = Field(
+        default=None, description="the same users as a JSON list in the environment (PAGEGRAPH_AUTH_USERS)"
+    )
+    checkpoint_db: Path | None = Field(
+        default=None, description="SQLite file that keeps LangGraph server threads; default INDEX/checkpoints.sqlite"
+    )
 
     def local_model_threads(self) -> int:
         return self.llm_threads or len(os.sched_getaffinity(0))

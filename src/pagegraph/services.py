@@ -6,12 +6,15 @@ server use the defaults, resolved from each run's Context and the environment's 
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
+from pagegraph.access import caller_access
 from pagegraph.config import Context, Settings, get_settings
+from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.manifest import read_manifest
 
@@ -28,9 +31,15 @@ class Services:
         self._lock = threading.Lock()
 
     def index_folder(self, context: Context) -> Path:
+        """The run's index: Context.index, else Settings.index. A LangGraph server user cannot pick another folder
+        on the server's disk than the one the server was started with."""
         if self._index is not None:
             return self._index.folder
-        return Path(context.index or self.settings.index).expanduser().resolve()
+        configured = Path(self.settings.index).expanduser().resolve()
+        folder = Path(context.index).expanduser().resolve() if context.index else configured
+        if folder != configured and caller_access() is not None:
+            raise PagegraphError(f"context index {context.index!r}: server users answer from the server's index")
+        return folder
 
     def has_index(self, context: Context) -> bool:
         return self._index is not None or read_manifest(self.index_folder(context)) is not None
@@ -67,3 +76,10 @@ class Services:
             for index, _ in self._indexes.values():
                 index.close()
             self._indexes.clear()
+
+
+@functools.cache
+def default_services() -> Services:
+    """The Services every graph built without its own shares (the graphs LangGraph server loads, one per name):
+    one index and one model per process."""
+    return Services()

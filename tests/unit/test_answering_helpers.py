@@ -65,6 +65,7 @@ def test_attribution_labels_each_run_of_sentences_once() -> None:
 def test_refusal_needs_the_sentence_and_no_citation() -> None:
     assert is_refusal(REFUSAL, [])
     assert is_refusal("", [])
+    assert is_refusal(f"[sb40-user-manual.pdf, 8 Warranty, p. 8–9] {REFUSAL}", [1]), "a cited refusal is a refusal"
     assert not is_refusal(REFUSAL + " But page 6 says 98 kg", [1])
     assert not is_refusal("It weighs 98 kg.", [])
 

@@ -17,12 +17,12 @@ from pagegraph.nodes.choose import choose_graph
 from pagegraph.nodes.delegate import delegate
 from pagegraph.nodes.edges import after_choice, after_start
 from pagegraph.nodes.start import start
-from pagegraph.services import Services
+from pagegraph.services import Services, default_services
 from pagegraph.state.graph import InputState, OutputState, RagState
 
 
 def build_auto_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
-    services = services or Services()
+    services = services or default_services()
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", start)
     builder.add_node("choose", partial(choose_graph, services=services))

@@ -17,12 +17,12 @@ from pagegraph.nodes.gate import gate
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
-from pagegraph.services import Services
+from pagegraph.services import Services, default_services
 from pagegraph.state.graph import InputState, OutputState, RagState
 
 
 def build_basic_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
-    services = services or Services()
+    services = services or default_services()
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", start)
     builder.add_node("search", partial(search_question, services=services))

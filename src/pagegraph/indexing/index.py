@@ -24,6 +24,7 @@ from pagegraph.indexing.vectors import VectorStore
 from pagegraph.retrievers.catalog import ChunkCatalog
 
 _LOCK_FILE = ".lock"
+THREADS_FILE = "checkpoints.sqlite"  # LangGraph server threads (pagegraph.server.checkpointer), kept beside the index
 _REBUILD_BATCH = 1000
 
 
@@ -57,7 +58,7 @@ class Index:
                 raise PagegraphError(
                     f"no index at {folder}: create one with `pagegraph ingest PATH... --index {folder}`"
                 )
-            if folder.exists() and any(entry.name != _LOCK_FILE for entry in folder.iterdir()):
+            if folder.exists() and any(not _may_precede_index(entry.name) for entry in folder.iterdir()):
                 raise PagegraphError(
                     f"{folder} is not empty and holds no {MANIFEST_FILE}: refusing to use it as an index"
                 )
@@ -141,6 +142,11 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _may_precede_index(name: str) -> bool:
+    """Files that may sit in an index folder before the index: its lock, and the server's threads."""
+    return name == _LOCK_FILE or name.split("-")[0] == THREADS_FILE
 
 
 def delete_index(folder: Path) -> None:

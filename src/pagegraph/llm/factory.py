@@ -43,10 +43,13 @@ def get_chat_model(
     temperature: float = 0.0,
     max_tokens: int | None = None,
     base_url: str | None = None,
-    streaming: bool = False,
+    streaming: bool | None = None,
     settings: Settings | None = None,
 ) -> BaseChatModel:
-    """A chat model for `spec` (see module doc). Creating one never contacts a server; the first call does."""
+    """A chat model for `spec` (see module doc). Creating one never contacts a server; the first call does.
+
+    `streaming` None streams tokens when someone listens (LangGraph's `messages` stream mode), True always, False
+    never."""
     settings = settings or get_settings()
     spec = resolve_spec(spec, settings)
     max_tokens = max_tokens or settings.llm_max_tokens
@@ -69,8 +72,13 @@ def get_chat_model(
     return _init_chat_model(provider, name, temperature, max_tokens, base_url, settings)
 
 
+def _streaming(streaming: bool | None) -> dict[str, bool]:
+    """Only an explicit choice is passed on: a model given `streaming=False` never streams, even to LangGraph."""
+    return {} if streaming is None else {"streaming": streaming}
+
+
 def _local(
-    path: str, name: str, temperature: float, max_tokens: int, streaming: bool, settings: Settings
+    path: str, name: str, temperature: float, max_tokens: int, streaming: bool | None, settings: Settings
 ) -> LlamaCppChatModel:
     return LlamaCppChatModel(
         model_path=path,
@@ -80,12 +88,12 @@ def _local(
         n_batch=settings.llm_batch_size,
         temperature=temperature,
         max_tokens=max_tokens,
-        streaming=streaming,
+        **_streaming(streaming),
     )
 
 
 def _ollama(
-    name: str, temperature: float, max_tokens: int, url: str, streaming: bool, settings: Settings
+    name: str, temperature: float, max_tokens: int, url: str, streaming: bool | None, settings: Settings
 ) -> BaseChatModel:
     try:
         from langchain_ollama import ChatOllama
@@ -97,13 +105,13 @@ def _ollama(
         temperature=temperature,
         num_predict=max_tokens,
         num_ctx=settings.remote_context_tokens,
-        streaming=streaming,
+        **_streaming(streaming),
         client_kwargs={"timeout": settings.model_timeout_s},
     )
 
 
 def _openai(
-    name: str, temperature: float, max_tokens: int, url: str | None, streaming: bool, settings: Settings
+    name: str, temperature: float, max_tokens: int, url: str | None, streaming: bool | None, settings: Settings
 ) -> BaseChatModel:
     try:
         from langchain_openai import ChatOpenAI
@@ -122,7 +130,7 @@ def _openai(
         api_key=api_key,
         temperature=temperature,
         max_tokens=max_tokens,
-        streaming=streaming,
+        **_streaming(streaming),
         timeout=settings.model_timeout_s,
         max_retries=settings.model_retries,
     )

@@ -12,10 +12,12 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from pagegraph.config import Context
+from pagegraph.indexing.index import Index
 from pagegraph.llm.calls import ModelCall, UsageSummary
 from pagegraph.llm.structured import Attempt, StructuredResult, repair_messages
 from pagegraph.services import Services
 from pagegraph.state.answering import RepairRequest, TraceRecord
+from pagegraph.state.records import DocumentRecord, RetrievalFilter
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:
@@ -100,14 +102,23 @@ def repair_update(
     }
 
 
-def empty_index_update(services: Services, context: Context, timer: StageTimer) -> dict[str, Any] | None:
-    """The abstention when the run's index is missing or holds no document; None when there is something to search."""
+def empty_index_update(
+    services: Services, context: Context, filters: RetrievalFilter | None, timer: StageTimer
+) -> dict[str, Any] | None:
+    """The abstention when the run's index is missing or holds no document the caller may read; None when there is
+    something to search."""
     if not services.has_index(context):
         reason = f"no documents indexed (no index at {services.index_folder(context)})"
         return {"abstain_reason": reason, "trace": [timer.record(reason)]}
-    if not services.index(context).store.documents():
+    if not visible_documents(services.index(context), filters):
         return {"abstain_reason": "no documents indexed", "trace": [timer.record("the index holds no documents")]}
     return None
+
+
+def visible_documents(index: Index, filters: RetrievalFilter | None) -> list[DocumentRecord]:
+    """The index's documents that pass the run's filters (for a server user: their projects and ceiling)."""
+    documents = index.store.documents()
+    return documents if filters is None else [doc for doc in documents if filters.allows(doc.tags)]
 
 
 def usage_update(records: Sequence[TraceRecord]) -> dict[str, Any]:

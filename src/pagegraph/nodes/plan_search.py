@@ -53,7 +53,7 @@ def grounded(plan: SearchPlan, question: str) -> tuple[SearchPlan, list[str]]:
 def plan_search(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("plan_search")
     context = context_of(runtime)
-    if (empty := empty_index_update(services, context, timer)) is not None:
+    if (empty := empty_index_update(services, context, state.get("filters"), timer)) is not None:
         return empty
     question = state["question"]
     messages = [

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
-from pagegraph.nodes.common import StageTimer, context_of, match_document_names
+from pagegraph.nodes.common import StageTimer, context_of, match_document_names, visible_documents
 from pagegraph.retrievers.fusion import ALPHA_BY_KIND, question_kind
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
@@ -127,7 +127,7 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     context = context_of(runtime)
     index = services.index(context)
     plan = state["search_plan"]
-    known = [doc.name for doc in index.store.documents()]
+    known = [doc.name for doc in visible_documents(index, state.get("filters"))]
     documents = match_document_names(state.get("documents") or [], known) or known
     filtered = file_filter_documents(documents, plan.file_filter, plan.source_hint)
     note = ""

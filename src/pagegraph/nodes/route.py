@@ -19,6 +19,7 @@ from pagegraph.nodes.common import (
     empty_index_update,
     match_document_names,
     repair_update,
+    visible_documents,
     with_pending_repair,
 )
 from pagegraph.prompts.route import CATALOGUE_ENTRY, ROUTE_REQUEST, ROUTE_SYSTEM
@@ -26,7 +27,7 @@ from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
 from pagegraph.state.answering import RoutedDocument, RouteDecision, StoredSummary
 from pagegraph.state.graph import RagState
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.records import DocumentRecord, RetrievalFilter
 
 
 class RouteChoice(BaseModel):
@@ -45,11 +46,11 @@ class RouteChoice(BaseModel):
         return matched
 
 
-def catalogue(index: Index) -> str:
+def catalogue(index: Index, documents: list[DocumentRecord]) -> str:
     stored = index.store.summaries()
     extractive = ExtractiveSummarizer()
     lines = []
-    for doc in index.store.documents():
+    for doc in documents:
         summary: StoredSummary = stored.get(doc.id) or extractive.summarize(
             SummarySource.from_parts(doc.name, doc.title, doc.source_type, index.store.pages(doc.id)[:3], [])
         )
@@ -67,10 +68,11 @@ def catalogue(index: Index) -> str:
 def route(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("route")
     context = context_of(runtime)
-    if (empty := empty_index_update(services, context, timer)) is not None:
+    if (empty := empty_index_update(services, context, state.get("filters"), timer)) is not None:
         return empty
     index = services.index(context)
-    known = [doc.name for doc in index.store.documents()]
+    visible = visible_documents(index, state.get("filters"))
+    known = [doc.name for doc in visible]
     if requested := state.get("documents"):
         names = match_document_names(requested, known)
         if not names:
@@ -88,7 +90,7 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
 
     messages = [
         SystemMessage(content=ROUTE_SYSTEM.format(top_k=context.top_k_files)),
-        HumanMessage(content=ROUTE_REQUEST.format(question=state["question"], catalogue=catalogue(index))),
+        HumanMessage(content=ROUTE_REQUEST.format(question=state["question"], catalogue=catalogue(index, visible))),
     ]
     messages = with_pending_repair(state, "route", messages, RouteChoice)
     result = structured_call(

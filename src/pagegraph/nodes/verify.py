@@ -120,8 +120,10 @@ def attribute(text: str, evidence: list[Evidence]) -> tuple[str, list[int]]:
 
 
 def is_refusal(draft: str, cited: list[int]) -> bool:
-    words = set(tokenize(draft))
-    return not cited and (not words or _REFUSAL_WORDS <= words)
+    """An empty answer, the refusal sentence with nothing else but citations (small models cite the passages they
+    found wanting), or an uncited answer that contains the refusal sentence."""
+    words = set(tokenize(_BRACKETS.sub(" ", draft)))
+    return words <= _REFUSAL_WORDS or (not cited and _REFUSAL_WORDS <= words)
 
 
 def citation(evidence: Evidence, origin: str) -> Citation:

@@ -26,6 +26,7 @@ from pagegraph.state.answering import (
     TraceRecord,
     Turn,
 )
+from pagegraph.state.ingest import IngestedFile, IngestReport
 from pagegraph.state.records import RetrievalFilter
 
 
@@ -108,6 +109,8 @@ class StepTask(TypedDict):
 
 
 STATE_RECORD_TYPES = (
+    IngestedFile,
+    IngestReport,
     Citation,
     Evidence,
     Failure,

@@ -159,6 +159,28 @@ class Chunk(BaseModel):
         }
 
 
+class Access(BaseModel):
+    """What a server user may read: documents of these projects (None: every project) up to this confidentiality
+    (None: no ceiling)."""
+
+    user: str
+    projects: list[str] | None = None
+    ceiling: Confidentiality | None = None
+
+
+class ApiUser(BaseModel):
+    """A LangGraph server user: the API key they send (header `x-api-key`, or `Authorization: Bearer KEY`) and what
+    they may read."""
+
+    name: str = Field(min_length=1)
+    api_key: str = Field(min_length=16, description="a long random secret, e.g. from `openssl rand -hex 24`")
+    projects: list[str] | None = Field(default=None, description="projects they may read; unset: every project")
+    ceiling: Confidentiality = Field(default="internal", description="the highest confidentiality they may read")
+
+    def access(self) -> Access:
+        return Access(user=self.name, projects=self.projects, ceiling=self.ceiling)
+
+
 class RetrievalFilter(BaseModel):
     """Restricts a search before scoring. Empty fields do not restrict."""
 
@@ -167,6 +189,28 @@ class RetrievalFilter(BaseModel):
     source_types: list[str] | None = Field(default=None, description="documents with one of these source-type tags")
     max_confidentiality: Confidentiality | None = Field(default=None, description="ceiling: nothing above this level")
     pages: tuple[int, int] | None = Field(default=None, description="inclusive page range a chunk must overlap")
+
+    def allows(self, tags: DocumentTags) -> bool:
+        """Whether a document with these tags passes the project, source-type and ceiling restrictions."""
+        if self.projects is not None and tags.project not in self.projects:
+            return False
+        if self.source_types is not None and tags.source_type not in self.source_types:
+            return False
+        return self.max_confidentiality is None or CONFIDENTIALITY_LEVELS.index(
+            tags.confidentiality
+        ) <= CONFIDENTIALITY_LEVELS.index(self.max_confidentiality)
+
+    def within(self, access: Access) -> RetrievalFilter:
+        """This filter narrowed to what `access` may see: projects intersected, the lower ceiling."""
+        projects = self.projects
+        if access.projects is not None:
+            projects = [p for p in (projects or access.projects) if p in access.projects]
+        ceiling = self.max_confidentiality
+        if access.ceiling is not None and (
+            ceiling is None or CONFIDENTIALITY_LEVELS.index(access.ceiling) < CONFIDENTIALITY_LEVELS.index(ceiling)
+        ):
+            ceiling = access.ceiling
+        return self.model_copy(update={"projects": projects, "max_confidentiality": ceiling})
 
     def chroma_where(self) -> dict | None:
         clauses: list[dict] = []

@@ -1,0 +1,31 @@
+"""Who is asking: the LangGraph server user running a graph, and what they may read.
+
+The server puts the authenticated user into each run's config; `pagegraph.server.auth` adds their projects and
+ceiling under ACCESS_KEY. Outside the server (the CLI, Python) there is no such user and the caller owns the index.
+"""
+
+from __future__ import annotations
+
+from langgraph.config import get_config
+
+from pagegraph.state.records import Access
+
+AUTH_USER_KEY = "langgraph_auth_user"
+ACCESS_KEY = "pagegraph_access"
+
+
+def caller_access() -> Access | None:
+    """What the LangGraph server user running this graph may read, from the run's config; None outside the server
+    (CLI, Python), where the caller owns the index. A server user that pagegraph's auth handler did not vouch for
+    reads nothing."""
+    try:
+        user = get_config().get("configurable", {}).get(AUTH_USER_KEY)
+    except RuntimeError:
+        return None
+    if user is None:
+        return None
+    identity = str(user.get("identity") or "unknown")
+    granted = user.get(ACCESS_KEY)
+    if granted is None:
+        return Access(user=identity, projects=[], ceiling="public")
+    return Access(user=identity, projects=granted.get("projects"), ceiling=granted.get("ceiling"))

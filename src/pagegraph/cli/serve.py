@@ -1,0 +1,81 @@
+"""`pagegraph serve`: LangGraph server (`langgraph dev`, no browser, offline) with every graph, auth and durable
+threads from langgraph.json."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+import pagegraph
+from pagegraph.cli.common import IndexOption, app, console, fail, index_folder
+from pagegraph.config import get_settings
+from pagegraph.errors import PagegraphError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+
+
+def find_config(config: Path | None) -> Path:
+    """--config, else langgraph.json in the current folder, else the one of the pagegraph checkout."""
+    candidates = (
+        [config] if config else [Path.cwd() / "langgraph.json", Path(pagegraph.__file__).parents[2] / "langgraph.json"]
+    )
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate.resolve()
+    raise PagegraphError(f"{candidates[0]}: no langgraph.json (run from the pagegraph checkout or pass --config)")
+
+
+def port_is_free(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(help="port to listen on")] = 2024,
+    host: Annotated[
+        str, typer.Option(help="interface to bind; other than loopback only with auth configured")
+    ] = "127.0.0.1",
+    index: IndexOption = None,
+    config: Annotated[Optional[Path], typer.Option(help="langgraph.json to serve [default: the checkout's]")] = None,
+    reload: Annotated[bool, typer.Option(help="restart when the code changes (development)")] = False,
+) -> None:
+    """Serve every graph over HTTP (LangGraph server) for the SDK and LangGraph Studio; Ctrl-C stops it."""
+    settings = get_settings()
+    try:
+        path = find_config(config)
+        if host not in LOOPBACK and settings.auth_file is None and settings.auth_users is None:
+            raise PagegraphError(
+                f"--host {host}: without users (PAGEGRAPH_AUTH_FILE or PAGEGRAPH_AUTH_USERS) anyone who reaches the "
+                "port could read every document; configure users or stay on 127.0.0.1"
+            )
+        if not port_is_free(host, port):
+            raise PagegraphError(f"port {port} on {host} is in use: pick another with --port")
+    except PagegraphError as exc:
+        raise fail(str(exc)) from None
+    env = {**os.environ, **OFFLINE, **QUIET}
+    if index is not None:
+        env["PAGEGRAPH_INDEX"] = str(index_folder(index, settings))
+    command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--host", host]
+    command += ["--port", str(port), "--config", str(path)] + ([] if reload else ["--no-reload"])
+    url = f"http://{'127.0.0.1' if host in LOOPBACK else host}:{port}"
+    console.print(f"serving {path} at {url} (index {env.get('PAGEGRAPH_INDEX', settings.index)})", highlight=False)
+    console.print(f"Studio: https://smith.langchain.com/studio/?baseUrl={url}  API docs: {url}/docs", highlight=False)
+    try:
+        completed = subprocess.run(command, env=env, cwd=path.parent, check=False)
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
+    raise typer.Exit(completed.returncode)

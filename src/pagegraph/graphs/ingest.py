@@ -1,0 +1,26 @@
+"""`ingest`: index files on the server's disk (paths or file:// URLs) with project and confidentiality tags."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pagegraph.config import Context
+from pagegraph.nodes.ingest import ingest_documents
+from pagegraph.services import Services, default_services
+from pagegraph.state.ingest import IngestInput, IngestOutput, IngestState
+
+
+def build_ingest_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    services = services or default_services()
+    builder = StateGraph(IngestState, context_schema=Context, input_schema=IngestInput, output_schema=IngestOutput)
+    builder.add_node("ingest", partial(ingest_documents, services=services))
+    builder.add_edge(START, "ingest")
+    builder.add_edge("ingest", END)
+    return builder.compile(checkpointer=checkpointer, name="ingest")
+
+
+graph = build_ingest_graph()

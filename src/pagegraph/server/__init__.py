@@ -1,0 +1,1 @@
+"""What LangGraph server loads besides the graphs: auth, the durable checkpointer."""

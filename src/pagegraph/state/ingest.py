@@ -1,0 +1,55 @@
+"""State of the `ingest` graph: files on the server's disk in, what happened to each out."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
+
+from pagegraph.indexing.pipeline import IngestSummary, Status
+from pagegraph.state.records import Confidentiality
+
+
+class IngestInput(TypedDict, total=False):
+    """`paths`: files or folders on the server's disk, as paths or file:// URLs (the server downloads nothing)."""
+
+    paths: list[str]
+    project: str | None
+    source_type: str | None
+    confidentiality: Confidentiality | None
+    tags: dict[str, str]
+    prune: bool
+
+
+class IngestedFile(BaseModel):
+    name: str
+    path: str
+    status: Status
+    pages: int = 0
+    chunks: int = 0
+    reason: str = ""
+
+
+class IngestReport(BaseModel):
+    index: str
+    files: list[IngestedFile] = Field(default_factory=list)
+    seconds: float = 0.0
+    chunks_embedded: int = 0
+
+    @classmethod
+    def from_summary(cls, index: str, summary: IngestSummary) -> IngestReport:
+        files = [
+            IngestedFile(name=o.name, path=o.path, status=o.status, pages=o.pages, chunks=o.chunks, reason=o.reason)
+            for o in summary.outcomes
+        ]
+        return cls(index=index, files=files, seconds=round(summary.seconds, 2), chunks_embedded=summary.chunks_embedded)
+
+
+class IngestOutput(TypedDict, total=False):
+    """`report` lists every file with its outcome; `error` says why nothing was ingested (bad input, no access)."""
+
+    report: IngestReport | None
+    error: str | None
+
+
+class IngestState(IngestInput, IngestOutput):
+    pass

@@ -1,0 +1,239 @@
+"""LangGraph server end to end: `langgraph dev` on a free loopback port in a temporary folder, driven with
+langgraph_sdk as a user would. Documents go in through the `ingest` graph; questions are answered by the real
+local model.
+
+Two users: ana (projects demo, ceiling confidential) and ben (ceiling internal). The manual is ingested as
+confidential, so ben must never receive evidence from it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import NotFoundError
+
+from tests.conftest import REPO, SAMPLES
+
+pytestmark = pytest.mark.slow
+ANA = "ana-key-0123456789abcdef"
+BEN = "ben-key-0123456789abcdef"
+USERS = [
+    {"name": "ana", "api_key": ANA, "projects": ["demo"], "ceiling": "confidential"},
+    {"name": "ben", "api_key": BEN, "projects": ["demo"], "ceiling": "internal"},
+]
+MANUAL = "sb40-user-manual.pdf"
+QUESTION = "How much does the SB-40 weigh?"
+CONTEXT: dict = {}  # the default model, the embedded 1.5B
+GRAPHS = {"auto", "rag", "small_model", "basic", "ingest"}
+
+
+@dataclass
+class Server:
+    url: str
+    folder: Path
+    env: dict[str, str]
+    process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        log = (self.folder / "server.log").open("a")
+        port = self.url.rsplit(":", 1)[1]
+        command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--no-reload"]
+        command += ["--host", "127.0.0.1", "--port", port, "--config", str(self.folder / "langgraph.json")]
+        self.process = subprocess.Popen(
+            command, cwd=self.folder, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"server exited: {(self.folder / 'server.log').read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/ok", timeout=2) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        pytest.fail("server did not answer /ok within 120 s")
+
+    def stop(self) -> None:
+        """SIGTERM, as an operator would: the runtime saves its threads on the way out."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("server")
+    shutil.copy(REPO / "langgraph.json", folder / "langgraph.json")
+    env = {
+        **os.environ,
+        "PAGEGRAPH_INDEX": str(folder / "index"),
+        "PAGEGRAPH_CACHE_DIR": str(cache_dir),
+        "PAGEGRAPH_INGEST_SUMMARIES": "extractive",
+        "PAGEGRAPH_AUTH_USERS": json.dumps(USERS),
+        "PAGEGRAPH_LLM_CONTEXT_TOKENS": "4096",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "1",
+        "LANGSMITH_TRACING": "false",
+    }
+    running = Server(url=f"http://127.0.0.1:{free_port()}", folder=folder, env=env)
+    running.start()
+    yield running
+    running.stop()
+
+
+def client(server: Server, key: str):
+    return get_client(url=server.url, api_key=key)
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+async def ingest(server: Server, key: str, paths: list[Path], confidentiality: str) -> dict:
+    sdk = client(server, key)
+    payload = {"paths": [str(p) for p in paths], "project": "demo", "confidentiality": confidentiality}
+    return await sdk.runs.wait(None, "ingest", input=payload)
+
+
+def test_documents_go_in_through_the_ingest_graph(server: Server) -> None:
+    refused = run(ingest(server, BEN, [SAMPLES / MANUAL], "confidential"))
+    assert refused["report"] is None and "up to internal" in refused["error"]
+    manual = run(ingest(server, ANA, [SAMPLES / MANUAL], "confidential"))
+    assert manual["error"] is None and [f["status"] for f in manual["report"]["files"]] == ["added"]
+    rest = [SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"]
+    others = run(ingest(server, ANA, rest, "internal"))
+    assert {f["name"]: f["status"] for f in others["report"]["files"]} == {
+        "commissioning-guide.md": "added",
+        "support-call-2024-03-14.vtt": "added",
+    }
+    bad = run(client(server, ANA).runs.wait(None, "ingest", input={"paths": ["https://example.com/a.pdf"]}))
+    assert "only paths and file:// URLs" in bad["error"]
+
+
+def test_requests_without_a_known_key_are_refused(server: Server) -> None:
+    for key in (None, "not-a-key-0123456789"):
+        request = urllib.request.Request(f"{server.url}/assistants/search", data=b"{}", method="POST")
+        request.add_header("Content-Type", "application/json")
+        if key:
+            request.add_header("x-api-key", key)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 401
+
+
+def test_every_graph_is_served_with_its_schemas(server: Server) -> None:
+    async def check() -> None:
+        sdk = client(server, ANA)
+        assistants = await sdk.assistants.search()
+        assert {a["graph_id"] for a in assistants} == GRAPHS
+        for assistant in assistants:
+            schemas = await sdk.assistants.get_schemas(assistant["assistant_id"])
+            for key in ("input_schema", "output_schema", "state_schema", "context_schema"):
+                assert schemas[key] and schemas[key].get("properties"), (assistant["graph_id"], key)
+        rag = next(a for a in assistants if a["graph_id"] == "rag")
+        context = (await sdk.assistants.get_schemas(rag["assistant_id"]))["context_schema"]["properties"]
+        assert "top_k_files" in context and context["top_k_files"].get("description")
+
+    run(check())
+
+
+def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
+    async def ask() -> tuple[str, dict]:
+        sdk = client(server, ANA)
+        thread = await sdk.threads.create()
+        output = await sdk.runs.wait(
+            thread["thread_id"], "rag", input={"question": QUESTION, "documents": [MANUAL]}, context=CONTEXT
+        )
+        assert not output["abstained"] and "98" in output["answer"], output["answer"]
+        assert output["citations"] and all(c["source"] == MANUAL for c in output["citations"])
+        stages, tokens = [], []
+        async for part in sdk.runs.stream(
+            thread["thread_id"],
+            "rag",
+            input={"question": "What is the usable capacity of the SB-40?", "documents": [MANUAL]},
+            context=CONTEXT,
+            stream_mode=["updates", "messages-tuple"],
+        ):
+            if part.event == "updates":
+                stages.extend(part.data)
+            elif part.event == "messages":
+                chunk, metadata = part.data
+                if metadata.get("langgraph_node") == "answer" and chunk.get("content"):
+                    tokens.append(chunk["content"])
+        assert stages[:2] == ["start", "route"] and "answer" in stages and "verify" in stages
+        assert len(tokens) > 3, "the answer arrives token by token"
+        state = await sdk.threads.get_state(thread["thread_id"])
+        assert "capacity" in state["values"]["question"] and state["values"]["answer"]
+        history = await sdk.threads.get_history(thread["thread_id"], limit=100)
+        assert len(history) > 10
+        assert {h["values"].get("question") for h in history} >= {QUESTION}
+        return thread["thread_id"], state["values"]
+
+    thread_id, values = run(ask())
+    server.stop()
+    server.start()
+
+    async def again() -> None:
+        sdk = client(server, ANA)
+        thread = await sdk.threads.get(thread_id)
+        assert thread["metadata"]["owner"] == "ana"
+        state = await sdk.threads.get_state(thread_id)
+        assert state["values"]["answer"] == values["answer"]
+
+    run(again())
+
+
+def test_users_see_only_their_threads_and_documents(server: Server) -> None:
+    async def check() -> None:
+        ana, ben = client(server, ANA), client(server, BEN)
+        thread = await ana.threads.create()
+        with pytest.raises(NotFoundError):
+            await ben.threads.get(thread["thread_id"])
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await ben.runs.wait(thread["thread_id"], "rag", input={"question": QUESTION}, context=CONTEXT)
+        assert refused.value.response.status_code == 404
+        assert thread["thread_id"] not in {t["thread_id"] for t in await ben.threads.search()}
+
+        refused = await ben.runs.wait(None, "rag", input={"question": QUESTION, "documents": [MANUAL]}, context=CONTEXT)
+        assert refused["abstained"] and not refused["evidence"] and not refused["citations"]
+        everywhere = await ben.runs.wait(None, "rag", input={"question": QUESTION}, context=CONTEXT)
+        assert all(e["source"] != MANUAL for e in everywhere["evidence"])
+        assert all(c["source"] != MANUAL for c in everywhere["citations"])
+        assert MANUAL not in everywhere["answer"]
+        sneaky = await ben.runs.wait(
+            None,
+            "rag",
+            input={"question": QUESTION, "filters": {"max_confidentiality": "confidential"}},
+            context=CONTEXT,
+        )
+        assert all(e["source"] != MANUAL for e in sneaky["evidence"])
+
+        allowed = await ana.runs.wait(None, "rag", input={"question": QUESTION, "documents": [MANUAL]}, context=CONTEXT)
+        assert not allowed["abstained"] and allowed["citations"][0]["source"] == MANUAL
+
+    run(check())
