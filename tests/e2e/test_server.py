@@ -1,4 +1,4 @@
-"""LangGraph server end to end: `langgraph dev` on a free loopback port in a temporary folder, driven with
+"""LangGraph server end to end: `pagegraph serve` (langgraph dev) on a free loopback port in a temporary folder, driven with
 langgraph_sdk as a user would. Documents go in through the `ingest` graph; questions are answered by the real
 local model.
 
@@ -51,8 +51,8 @@ class Server:
     def start(self) -> None:
         log = (self.folder / "server.log").open("a")
         port = self.url.rsplit(":", 1)[1]
-        command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--no-reload"]
-        command += ["--host", "127.0.0.1", "--port", port, "--config", str(self.folder / "langgraph.json")]
+        command = [str(Path(sys.executable).with_name("pagegraph")), "serve", "--port", port]
+        command += ["--config", str(self.folder / "langgraph.json")]
         self.process = subprocess.Popen(
             command, cwd=self.folder, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )

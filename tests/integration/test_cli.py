@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -200,3 +201,17 @@ def test_recreate_rebuilds_with_new_parameters_and_validates_first(cli_env: Path
     info = json.loads(run("inspect", "--json")[1])
     assert info["manifest"]["params"]["chunk_size"] == 400
     assert info["documents"][0]["chunks"] > 6
+
+
+def test_serve_refuses_an_open_server_off_loopback_and_a_busy_port(
+    cli_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PAGEGRAPH_AUTH_FILE", raising=False)
+    monkeypatch.delenv("PAGEGRAPH_AUTH_USERS", raising=False)
+    code, out = run("serve", "--host", "0.0.0.0")
+    assert code == 2 and "configure users or stay on 127.0.0.1" in out
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        code, out = run("serve", "--port", str(busy.getsockname()[1]))
+    assert code == 2 and "is in use" in out
