@@ -75,6 +75,9 @@ class Settings(BaseSettings):
         default=512, ge=8, le=4096, description="prompt tokens the local model evaluates per step"
     )
     llm_max_tokens: int = Field(default=1024, ge=16, description="longest reply a model may write")
+    summary_max_tokens: int = Field(
+        default=512, ge=64, description="longest document summary reply at ingest (a small model's text can run on)"
+    )
     ollama_url: str = Field(default="http://127.0.0.1:11434", description="Ollama server for ollama:NAME specs")
     openai_base_url: str | None = Field(
         default=None,

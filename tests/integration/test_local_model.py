@@ -96,3 +96,13 @@ def test_model_writes_a_document_summary(local_model: LlamaCppChatModel) -> None
     assert summary.method == "model", "the local model's summary validates (no extractive fallback)"
     assert summary.summary and summary.key_topics
     assert "SB-40" in summary.summary or "battery" in summary.summary.lower()
+
+
+def test_a_reply_cap_bounds_a_structured_call(local_model: LlamaCppChatModel) -> None:
+    class Story(BaseModel):
+        story: str
+
+    request = [HumanMessage(content="Write a very long story about a battery, at least 500 words.")]
+    result = structured_call(local_model, Story, request, default=Story(story=""), purpose="cap", max_tokens=24)
+    assert all(a.call.completion_tokens <= 24 for a in result.attempts if a.call), result.attempts
+    assert result.ok, "a cut-off JSON string is still read by the lenient stages"

@@ -118,7 +118,7 @@ def summarizer_for(no_llm: bool, model: str | None, settings: Settings) -> Summa
         return ExtractiveSummarizer()
     from pagegraph.llm.factory import get_chat_model
 
-    return ModelSummarizer(get_chat_model(model, settings=settings))
+    return ModelSummarizer(get_chat_model(model, settings=settings), settings.summary_max_tokens)
 
 
 def outcome_line(outcome: FileOutcome) -> str:

@@ -82,8 +82,9 @@ class ExtractiveSummarizer:
 class ModelSummarizer:
     """The configured chat model writes the summary; output that never validates falls back to the extractive one."""
 
-    def __init__(self, model: BaseChatModel) -> None:
+    def __init__(self, model: BaseChatModel, max_tokens: int | None = None) -> None:
         self.model = model
+        self.max_tokens = max_tokens
         self.fallback = ExtractiveSummarizer()
 
     def summarize(self, source: SummarySource) -> StoredSummary:
@@ -106,6 +107,7 @@ class ModelSummarizer:
             messages,
             default=DocumentSummary(**extractive.model_dump(exclude={"method", "model"})),
             purpose="summarize",
+            max_tokens=self.max_tokens,
         )
         if not result.ok:
             return extractive

@@ -88,6 +88,13 @@ def constrained_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[st
     return None
 
 
+def reply_cap(model: BaseChatModel, max_tokens: int | None) -> dict[str, int]:
+    """The call option that caps one reply, for the backends that take one per call."""
+    if max_tokens is None or not (isinstance(model, LlamaCppChatModel) or type(model).__name__ == "ChatOpenAI"):
+        return {}
+    return {"max_tokens": max_tokens}
+
+
 _GRAMMAR_UNSAFE_KEYS = {"maxLength", "minLength", "pattern"}
 
 
@@ -131,15 +138,20 @@ def structured_call(
     purpose: str,
     context: dict[str, Any] | None = None,
     repair: bool = True,
+    max_tokens: int | None = None,
 ) -> StructuredResult[T]:
     """Ask `model` for a `schema` object. `context` reaches the schema's validators (e.g. the ids that exist).
+    `max_tokens` caps each reply where the backend takes a per-call cap (llama.cpp, OpenAI-compatible): string
+    bounds are not part of a llama.cpp grammar, so a small model's text field can otherwise run on; a cut-off
+    reply is still read by the lenient stages.
 
     With repair=False the caller gets the failed attempt back (ok=False) and may route through its own repair
     step, building the messages with `repair_messages`.
     """
     prompt = with_json_instruction(messages, schema)
     attempts: list[Attempt] = []
-    value = _ask(model, schema, prompt, "initial", purpose, context, attempts)
+    cap = reply_cap(model, max_tokens)
+    value = _ask(model, schema, prompt, "initial", purpose, context, attempts, cap)
     if value is None and repair:
         failed = attempts[-1]
         value = _ask(
@@ -150,6 +162,7 @@ def structured_call(
             purpose,
             context,
             attempts,
+            cap,
         )
     if value is None:
         return StructuredResult(value=default.model_copy(deep=True), ok=False, attempts=attempts)
@@ -164,10 +177,11 @@ def _ask(
     purpose: str,
     context: dict[str, Any] | None,
     attempts: list[Attempt],
+    cap: dict[str, int],
 ) -> T | None:
     options = constrained_kwargs(model, schema)
     try:
-        reply, call = invoke_model(model, messages, purpose=f"{purpose}:{step}", **(options or {}))
+        reply, call = invoke_model(model, messages, purpose=f"{purpose}:{step}", **cap, **(options or {}))
     except ModelUnavailableError:
         raise
     except Exception as exc:
@@ -177,7 +191,7 @@ def _ask(
         # llama.cpp cannot build): ask the same thing without constrained decoding.
         attempts.append(Attempt(step=step, constrained=True, raw="", error=f"constrained decoding failed: {exc}"))
         options = None
-        reply, call = invoke_model(model, messages, purpose=f"{purpose}:{step}")
+        reply, call = invoke_model(model, messages, purpose=f"{purpose}:{step}", **cap)
     raw = message_text(reply)
     value, stage, error = parse_structured(raw, schema, context)
     attempts.append(

@@ -82,7 +82,7 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
         summarizer = (
             ExtractiveSummarizer()
             if services.settings.ingest_summaries == "extractive"
-            else ModelSummarizer(services.chat_model(context, temperature=0.0))
+            else ModelSummarizer(services.chat_model(context, temperature=0.0), services.settings.summary_max_tokens)
         )
         with Index(folder, services.settings, write=True) as index:
             summary = Ingestor(index, StreamedProgress(), summarizer).run(
