@@ -75,6 +75,14 @@ class Settings(BaseSettings):
         default=512, ge=8, le=4096, description="prompt tokens the local model evaluates per step"
     )
     llm_max_tokens: int = Field(default=1024, ge=16, description="longest reply a model may write")
+    section_min_chars: int = Field(
+        default=1500,
+        ge=0,
+        description="tree index: a section shorter than this (its text, or its children's summaries) is kept as it "
+        "is instead of being summarised by the model (PageIndex's min_content_length_for_summary)",
+    )
+    section_summary_workers: int = Field(default=2, ge=1, le=16, description="section summaries written at once")
+    section_max_tokens: int = Field(default=256, ge=32, description="longest section summary reply at ingest")
     summary_max_tokens: int = Field(
         default=512, ge=64, description="longest document summary reply at ingest (a small model's text can run on)"
     )

@@ -19,7 +19,7 @@ from pagegraph.cli.common import (
     index_folder,
     ingest_with_progress,
     print_ingest_summary,
-    summarizer_for,
+    summary_model,
 )
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
@@ -160,7 +160,7 @@ def _prepare_chat_index(
             old.vectors.drop()
         delete_index(folder)
     with Index(folder, settings, write=True) as opened:
-        summary = ingest_with_progress(opened, [documents], summarizer=summarizer_for(False, model, settings))
+        summary = ingest_with_progress(opened, [documents], model=summary_model(False, model, settings))
     print_ingest_summary(summary, folder)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from langchain_core.language_models import BaseChatModel
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
@@ -15,7 +16,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
-from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, Summarizer
 from pagegraph.state.records import DocumentTags
 
 app = typer.Typer(
@@ -99,7 +99,7 @@ def ingest_with_progress(
     paths: list[Path],
     tags: DocumentTags | None = None,
     prune: bool = False,
-    summarizer: Summarizer | None = None,
+    model: BaseChatModel | None = None,
 ) -> IngestSummary:
     with Progress(
         TextColumn("{task.description}"),
@@ -110,15 +110,16 @@ def ingest_with_progress(
         console=console,
         transient=True,
     ) as progress:
-        return Ingestor(index, _RichProgress(progress), summarizer).run(paths, tags=tags, prune=prune)
+        return Ingestor(index, _RichProgress(progress), model).run(paths, tags=tags, prune=prune)
 
 
-def summarizer_for(no_llm: bool, model: str | None, settings: Settings) -> Summarizer:
+def summary_model(no_llm: bool, model: str | None, settings: Settings) -> BaseChatModel | None:
+    """The model that writes document and section summaries at ingest; None: extract them without one."""
     if no_llm or (model is None and settings.ingest_summaries == "extractive"):
-        return ExtractiveSummarizer()
+        return None
     from pagegraph.llm.factory import get_chat_model
 
-    return ModelSummarizer(get_chat_model(model, settings=settings), settings.summary_max_tokens)
+    return get_chat_model(model, settings=settings)
 
 
 def outcome_line(outcome: FileOutcome) -> str:

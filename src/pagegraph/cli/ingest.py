@@ -18,7 +18,7 @@ from pagegraph.cli.common import (
     ingest_with_progress,
     outcome_line,
     print_ingest_summary,
-    summarizer_for,
+    summary_model,
 )
 from pagegraph.config import get_settings
 from pagegraph.errors import ModelError, PagegraphError
@@ -116,7 +116,7 @@ def ingest(
                 )
             if not paths and not prune:
                 return
-            summary = ingest_with_progress(opened, paths or [], tags, prune, summarizer_for(no_llm, model, settings))
+            summary = ingest_with_progress(opened, paths or [], tags, prune, summary_model(no_llm, model, settings))
     except ModelError as exc:
         raise fail(
             f"writing document summaries: {exc}. Documents finished before this one are committed; "

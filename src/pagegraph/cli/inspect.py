@@ -6,6 +6,7 @@ import json
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -20,7 +21,7 @@ from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.state.answering import StoredSummary
-from pagegraph.state.records import DocumentRecord, DocumentTags, TreeNode
+from pagegraph.state.records import DocumentRecord, DocumentTags, NodeSummary, TreeNode
 
 
 def _document_row(doc: DocumentRecord) -> dict[str, object]:
@@ -61,8 +62,8 @@ def inspect(
             if tree and document is None:
                 raise PagegraphError("--tree needs --document NAME")
             if tree:
-                nodes = opened.store.tree(documents[0].id)
-                _show_tree(documents[0], nodes, as_json)
+                doc = documents[0]
+                _show_tree(doc, opened.store.tree(doc.id), opened.store.sections(doc.id), as_json)
                 return
             if summaries:
                 _show_summaries(documents, opened.store.summaries(), as_json)
@@ -148,21 +149,37 @@ def _find_document(documents: list[DocumentRecord], name: str) -> DocumentRecord
     raise PagegraphError(f"{name!r} matches several documents: {', '.join(doc.name for doc in matches)}")
 
 
-def _show_tree(doc: DocumentRecord, nodes: list[TreeNode], as_json: bool) -> None:
+def _show_tree(doc: DocumentRecord, nodes: list[TreeNode], sections: list[NodeSummary], as_json: bool) -> None:
+    """The section tree with each section's summary (written by the summarizer, or the section's own short text)."""
+    summaries = {section.node_id: section for section in sections}
     if as_json:
-        console.print_json(
-            json.dumps([node.model_dump(exclude={"text"}) | {"chars": len(node.text)} for node in nodes])
-        )
+        rows = []
+        for node in nodes:
+            section = summaries.get(node.id)
+            row = node.model_dump(exclude={"text"}) | {"chars": len(node.text)}
+            row |= {"summary": section.summary, "is_summary": section.is_summary} if section else {"summary": None}
+            rows.append(row)
+        console.print_json(json.dumps(rows))
         return
     by_id = {node.id: node for node in nodes}
 
     def label(node: TreeNode) -> str:
         pages = f"p. {node.start_page}" if node.start_page == node.end_page else f"p. {node.start_page}–{node.end_page}"
-        return f"{node.title} [dim]({pages}, {len(node.text)} chars)[/dim]"
+        text = f"{escape(node.title)} [dim]({pages}, {len(node.text)} chars)[/dim]"
+        if (section := summaries.get(node.id)) is not None:
+            kind = "summary" if section.is_summary else "text"
+            brief = section.summary if len(section.summary) <= 200 else section.summary[:197] + "..."
+            text += f"\n[dim]{kind}: {escape(' '.join(brief.split()))}[/dim]"
+        return text
 
     root = Tree(label(nodes[0]))
     branches = {nodes[0].id: root}
     for node in nodes[1:]:
         branches[node.id] = branches[by_id[node.parent_id].id].add(label(node))
-    console.print(f"[bold]{doc.name}[/bold]: tree from {doc.outline_source}, {len(nodes)} nodes", highlight=False)
+    written = sum(section.is_summary for section in sections)
+    console.print(
+        f"[bold]{escape(doc.name)}[/bold]: tree from {doc.outline_source}, {len(nodes)} nodes, "
+        f"{written} section summaries written, {len(sections) - written} short enough to keep as they are",
+        highlight=False,
+    )
     console.print(root)

@@ -11,12 +11,21 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from langchain_core.language_models import BaseChatModel
 
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
 from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
-from pagegraph.indexing.summaries import ExtractiveSummarizer, Summarizer, SummarySource
-from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags
+from pagegraph.indexing.store import SectionSummaries
+from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, Summarizer, SummarySource
+from pagegraph.indexing.tree_summaries import (
+    ExtractiveNodeSummarizer,
+    ModelNodeSummarizer,
+    NodeTextSummarizer,
+    TreeSummarizer,
+    embedding_text,
+)
+from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags, TreeNode
 
 PARSE_AHEAD = 2
 
@@ -97,12 +106,19 @@ class _Job:
 
 class Ingestor:
     def __init__(
-        self, index: Index, progress: IngestProgress | None = None, summarizer: Summarizer | None = None
+        self, index: Index, progress: IngestProgress | None = None, model: BaseChatModel | None = None
     ) -> None:
-        """`summarizer` writes each document's summary for the router; None extracts one without a model."""
+        """`model` writes each document's summary (for the router) and its sections' summaries (for the tree
+        index); None extracts them without a model."""
         self.index = index
         self.progress = progress or IngestProgress()
-        self.summarizer = summarizer or ExtractiveSummarizer()
+        settings = index.settings
+        self.summarizer: Summarizer = (
+            ModelSummarizer(model, settings.summary_max_tokens) if model else ExtractiveSummarizer()
+        )
+        self.section_summarizer: NodeTextSummarizer = (
+            ModelNodeSummarizer(model, settings.section_max_tokens) if model else ExtractiveNodeSummarizer()
+        )
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
         """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults).
@@ -195,6 +211,7 @@ class Ingestor:
         document_summary = self.summarizer.summarize(
             SummarySource.from_parts(record.name, record.title, record.source_type, loaded.pages, prepared.nodes)
         )
+        sections = self._sections(prepared.nodes)
         store, existing = self.index.store, job.existing
         store.add_to_journal(prepared.record.id)
         self.index.vectors.add(prepared.chunks, embeddings)
@@ -206,6 +223,7 @@ class Ingestor:
             embeddings,
             replaces=existing.id if existing else None,
             summary=document_summary,
+            sections=sections,
         )
         if existing:
             self.index.vectors.delete_document(existing.id)
@@ -232,17 +250,33 @@ class Ingestor:
             self.progress.chunks_embedded(len(batch), seconds)
         return vectors
 
+    def _sections(self, nodes: list[TreeNode]) -> SectionSummaries:
+        settings = self.index.settings
+        tree = TreeSummarizer(
+            self.section_summarizer,
+            settings.section_min_chars,
+            settings.section_summary_workers,
+            self.index.store.cached_section_summary,
+        )
+        summaries = tree.summarize(nodes)
+        paths = {node.id: node.title_path for node in nodes}
+        vectors = self.index.embedder.embed([embedding_text(s, paths[s.node_id]) for s in summaries])
+        return SectionSummaries(summaries, vectors, tree.new_entries)
+
     def _summarize_missing(self) -> None:
-        """Documents indexed before summaries existed get one now."""
+        """Documents indexed before document or section summaries existed get them now."""
         store = self.index.store
-        have = store.summaries()
+        have, have_sections = store.summaries(), store.documents_with_sections()
         for doc in store.documents():
+            if doc.id in have and doc.id in have_sections:
+                continue
+            self.progress.summarizing(doc.name)
+            nodes = store.tree(doc.id)
             if doc.id not in have:
-                self.progress.summarizing(doc.name)
-                source = SummarySource.from_parts(
-                    doc.name, doc.title, doc.source_type, store.pages(doc.id), store.tree(doc.id)
-                )
+                source = SummarySource.from_parts(doc.name, doc.title, doc.source_type, store.pages(doc.id), nodes)
                 store.set_summary(doc.id, self.summarizer.summarize(source))
+            if doc.id not in have_sections:
+                store.set_sections(doc.id, self._sections(nodes))
 
     def _retag(self, existing: DocumentRecord, tags: DocumentTags) -> None:
         self.index.store.update_tags(existing.id, tags)

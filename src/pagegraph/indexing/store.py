@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from pagegraph.state.records import (
     DocumentRecord,
     DocumentTags,
     EvalRun,
+    NodeSummary,
     Page,
     SourceType,
     TreeNode,
@@ -25,6 +27,17 @@ from pagegraph.state.records import (
 
 STORE_FILE = "store.sqlite"
 _SQL_BATCH = 900  # SQLite's bound-parameter limit is 999 on older builds
+
+
+@dataclass
+class SectionSummaries:
+    """A document's section summaries as written with it: records in tree order, their vectors, and the summaries
+    this run wrote (kept in the content cache)."""
+
+    nodes: list[NodeSummary]
+    vectors: np.ndarray
+    new_cache_entries: dict[str, str] = field(default_factory=dict)
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,6 +65,11 @@ CREATE TABLE IF NOT EXISTS eval_runs (
     per_question TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS summaries (
     document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE, summary TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS node_summaries (
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, node_id TEXT NOT NULL, position INTEGER NOT NULL,
+    record TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (document_id, node_id));
+-- Section summaries by content (see tree_summaries.cache_key): a re-ingested document's unchanged sections reuse them.
+CREATE TABLE IF NOT EXISTS summary_cache (key TEXT PRIMARY KEY, summary TEXT NOT NULL);
 -- Documents whose vectors may exist in Chroma without a committed row here (mid-write or replaced); removed on open.
 CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
 """
@@ -183,6 +201,7 @@ class Store:
         embeddings: np.ndarray,
         replaces: str | None,
         summary: StoredSummary | None = None,
+        sections: SectionSummaries | None = None,
     ) -> None:
         """Write a whole document (replacing an older version of it) in one transaction, or nothing."""
         with self._db:
@@ -252,6 +271,8 @@ class Store:
             )
             if summary is not None:
                 self._db.execute("INSERT INTO summaries VALUES (?, ?)", (record.id, summary.model_dump_json()))
+            if sections is not None:
+                self._write_sections(record.id, sections)
             self._db.execute("DELETE FROM vector_journal WHERE document_id = ?", (record.id,))
             self._db.execute("DELETE FROM failures WHERE path = ?", (record.path,))
             self._bump_generation()
@@ -259,6 +280,35 @@ class Store:
     def set_summary(self, document_id: str, summary: StoredSummary) -> None:
         with self._db:
             self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?, ?)", (document_id, summary.model_dump_json()))
+
+    def set_sections(self, document_id: str, sections: SectionSummaries) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM node_summaries WHERE document_id = ?", (document_id,))
+            self._write_sections(document_id, sections)
+
+    def _write_sections(self, document_id: str, sections: SectionSummaries) -> None:
+        self._db.executemany(
+            "INSERT INTO node_summaries VALUES (?, ?, ?, ?, ?)",
+            [
+                (document_id, node.node_id, position, node.model_dump_json(), vector.astype(np.float32).tobytes())
+                for position, (node, vector) in enumerate(zip(sections.nodes, sections.vectors, strict=True))
+            ],
+        )
+        self._db.executemany("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", sections.new_cache_entries.items())
+
+    def sections(self, document_id: str) -> list[NodeSummary]:
+        """The document's section summaries in tree order; empty when none were written yet."""
+        rows = self._db.execute(
+            "SELECT record FROM node_summaries WHERE document_id = ? ORDER BY position", (document_id,)
+        ).fetchall()
+        return [NodeSummary.model_validate_json(row["record"]) for row in rows]
+
+    def documents_with_sections(self) -> set[str]:
+        return {row[0] for row in self._db.execute("SELECT DISTINCT document_id FROM node_summaries")}
+
+    def cached_section_summary(self, key: str) -> str | None:
+        row = self._db.execute("SELECT summary FROM summary_cache WHERE key = ?", (key,)).fetchone()
+        return row["summary"] if row else None
 
     def summaries(self) -> dict[str, StoredSummary]:
         """Summaries by document id; empty for an index written before summaries existed and opened read-only."""

@@ -15,7 +15,6 @@ from pagegraph.config import Context
 from pagegraph.errors import ModelError, PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress
-from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer
 from pagegraph.nodes.common import context_of
 from pagegraph.services import Services
 from pagegraph.state.ingest import IngestReport, IngestState
@@ -79,15 +78,9 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
             extra=state.get("tags") or {},
         )
         check_tags(tags, caller_access())
-        summarizer = (
-            ExtractiveSummarizer()
-            if services.settings.ingest_summaries == "extractive"
-            else ModelSummarizer(services.chat_model(context, temperature=0.0), services.settings.summary_max_tokens)
-        )
+        model = None if services.settings.ingest_summaries == "extractive" else services.chat_model(context, 0.0)
         with Index(folder, services.settings, write=True) as index:
-            summary = Ingestor(index, StreamedProgress(), summarizer).run(
-                paths, tags=tags, prune=bool(state.get("prune"))
-            )
+            summary = Ingestor(index, StreamedProgress(), model).run(paths, tags=tags, prune=bool(state.get("prune")))
     except ModelError as exc:
         return {"report": None, "error": f"writing document summaries: {exc}; documents finished before are kept"}
     except PagegraphError as exc:

@@ -129,6 +129,24 @@ class TreeNode(BaseModel):
     text: str = ""
 
 
+class NodeSummary(BaseModel):
+    """A section of the tree index: where it sits in its document's tree and what it is about."""
+
+    node_id: str
+    parent_id: str | None
+    children_ids: list[str] = Field(default_factory=list)
+    level: int
+    is_leaf: bool
+    is_summary: bool = Field(
+        description="written by the summarizer; False: the section's own text (or its children's summaries), short "
+        "enough to keep as it is"
+    )
+    title: str
+    summary: str
+    start_page: int
+    end_page: int
+
+
 class Chunk(BaseModel):
     id: str
     document_id: str

@@ -1,0 +1,158 @@
+"""Section summaries of the tree index on a small in-memory tree: bottom-up, short sections kept as they are,
+cached by content, bounded concurrency, prompts in the section's language."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from pagegraph.config import Settings
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.indexing.tree_summaries import (
+    ExtractiveNodeSummarizer,
+    ModelNodeSummarizer,
+    TreeSummarizer,
+    detect_language,
+)
+from pagegraph.state.records import TreeNode
+from tests.conftest import SAMPLES
+from tests.fakes import ScriptedChatModel
+
+LONG = "The pump moves 40 litres a minute at 3 bar. " * 10  # 440 characters
+
+
+def node(node_id: str, parent: str | None, children: list[str], level: int, text: str, start: int) -> TreeNode:
+    return TreeNode(
+        id=node_id,
+        document_id="d",
+        parent_id=parent,
+        children_ids=children,
+        position=start,
+        level=level,
+        title=f"Section {node_id}",
+        title_path=[f"Section {node_id}"],
+        start_page=1,
+        end_page=1,
+        start_offset=start * 1000,
+        end_offset=start * 1000 + len(text),
+        text=text,
+    )
+
+
+TREE = [
+    node("root", None, ["a", "b"], 0, "Intro of the manual.", 0),
+    node("a", "root", [], 1, LONG, 1),
+    node("b", "root", [], 1, "Short note.", 2),
+]
+
+
+class Recording:
+    """A node summarizer that records what it was asked and how many ran at once."""
+
+    key = "recording"
+
+    def __init__(self, pause: float = 0.0) -> None:
+        self.calls: list[tuple[str, str, str]] = []
+        self.running = self.most = 0
+        self.pause = pause
+        self.lock = threading.Lock()
+
+    def summarize(self, title: str, content: str, language: str) -> str:
+        with self.lock:
+            self.calls.append((title, content, language))
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(self.pause)
+        with self.lock:
+            self.running -= 1
+        return f"summary of {title} ({len(content)} chars)"
+
+
+def test_bottom_up_with_short_sections_kept_as_they_are() -> None:
+    recording = Recording()
+    tree = TreeSummarizer(recording, min_chars=100, workers=2, cached=lambda key: None)
+    summaries = {s.node_id: s for s in tree.summarize(TREE)}
+    assert summaries["a"].summary == f"summary of Section a ({len(LONG)} chars)" and summaries["a"].is_summary
+    assert summaries["b"].summary == "Short note." and not summaries["b"].is_summary
+    titles = [title for title, _, _ in recording.calls]
+    assert titles == ["Section a"], "the short root (intro + children's summaries) is kept too"
+    root = summaries["root"]
+    assert not root.is_summary and "Section a: summary of Section a" in root.summary and "Short note." in root.summary
+    assert root.children_ids == ["a", "b"] and not root.is_leaf and summaries["a"].is_leaf
+    assert (root.level, summaries["a"].parent_id) == (0, "root")
+
+
+def test_inner_sections_are_summarised_from_their_childrens_summaries() -> None:
+    recording = Recording()
+    TreeSummarizer(recording, min_chars=10, workers=2, cached=lambda key: None).summarize(TREE)
+    assert [title for title, _, _ in recording.calls][-1] == "Section root", "children first"
+    root_content = recording.calls[-1][1]
+    assert "Section a: summary of Section a" in root_content and "Section b: summary of Section b" in root_content
+    assert LONG not in root_content, "an inner section reads its children's summaries, not their text"
+
+
+def test_summaries_are_cached_by_content() -> None:
+    first = Recording()
+    writer = TreeSummarizer(first, min_chars=10, workers=2, cached=lambda key: None)
+    writer.summarize(TREE)
+    assert len(first.calls) == 3 and len(writer.new_entries) == 3
+    again = Recording()
+    reader = TreeSummarizer(again, min_chars=10, workers=2, cached=writer.new_entries.get)
+    assert [s.summary.split(" (")[0] for s in reader.summarize(TREE)] == [
+        f"summary of Section {n}" for n in ("root", "a", "b")
+    ]
+    assert again.calls == [] and reader.new_entries == {}
+    changed = [*TREE[:2], node("b", "root", [], 1, "A different short note.", 2)]
+    partly = Recording()
+    TreeSummarizer(partly, min_chars=10, workers=2, cached=writer.new_entries.get).summarize(changed)
+    assert [title for title, _, _ in partly.calls] == ["Section b", "Section root"]
+
+
+def test_concurrency_is_bounded() -> None:
+    leaves = [node(str(i), "root", [], 1, LONG, i + 1) for i in range(6)]
+    tree = [node("root", None, [n.id for n in leaves], 0, "", 0), *leaves]
+    recording = Recording(pause=0.05)
+    TreeSummarizer(recording, min_chars=10, workers=2, cached=lambda key: None).summarize(tree)
+    assert recording.most == 2 and len(recording.calls) == 7
+
+
+def test_language_detection_picks_the_prompt() -> None:
+    chinese = "本章介绍电池的安装要求。墙面必须能够承受一百二十公斤的重量，工作温度为零下十度到四十五度。" * 3
+    assert detect_language(chinese) == "zh" and detect_language(LONG) == "en"
+    model = ScriptedChatModel.replying("中文摘要。", "English summary.")
+    summarizer = ModelNodeSummarizer(model)
+    assert summarizer.summarize("安装", chinese, "zh") == "中文摘要。"
+    assert summarizer.summarize("Install", LONG, "en") == "English summary."
+    (zh_system, zh_request), (en_system, _) = [(m[0].content, m[1].content) for m, _ in model.requests]
+    assert "中文" in zh_system and zh_request.startswith("章节：安装")
+    assert "two or three sentences" in en_system
+
+
+def test_extractive_summary_keeps_whole_sentences() -> None:
+    text = "Firmware 3.2 adds backup mode. " * 30
+    summary = ExtractiveNodeSummarizer().summarize("Notes", text, "en")
+    assert summary.startswith("Firmware 3.2 adds backup mode.") and len(summary) <= 400 and summary.endswith(".")
+
+
+def test_ingest_stores_sections_and_reuses_them(tmp_path: Path, cache_dir: Path, embedder) -> None:
+    settings = Settings(cache_dir=cache_dir, section_min_chars=400)
+    guide = tmp_path / "guide.md"
+    guide.write_text((SAMPLES / "commissioning-guide.md").read_text())
+    model = ScriptedChatModel.replying(*[lambda messages: "A section summary."] * 50)
+    with Index(tmp_path / "index", settings, write=True, embedder=embedder) as index:
+        Ingestor(index, model=model).run([guide])
+        (doc,) = index.store.documents()
+        sections = index.store.sections(doc.id)
+        nodes = index.store.tree(doc.id)
+        assert [s.node_id for s in sections] == [n.id for n in nodes]
+        written = [s for s in sections if s.is_summary]
+        assert written and all(s.summary == "A section summary." for s in written)
+        calls = len(model.requests)
+        guide.write_text(guide.read_text() + "\n\n## Appendix\n\nOne more short line.\n")
+        Ingestor(index, model=model).run([guide])
+        (doc,) = index.store.documents()
+        section_calls = [m for m, _ in model.requests[calls:] if "Section:" in str(m[-1].content)]
+        assert len(section_calls) <= 1, "only the root, whose children changed, is summarised again"
+        assert len(index.store.sections(doc.id)) == len(index.store.tree(doc.id))
