@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-GraphName = Literal["auto", "rag", "small_model", "basic"]
-GRAPH_NAMES: tuple[str, ...] = ("auto", "rag", "small_model", "basic")
+GraphName = Literal["auto", "rag", "small_model", "pageindex", "basic"]
+GRAPH_NAMES: tuple[str, ...] = ("auto", "rag", "small_model", "pageindex", "basic")
 
 
 def build_graph(
@@ -34,6 +34,10 @@ def build_graph(
         from pagegraph.graphs.small_model import build_small_model_graph
 
         return build_small_model_graph(services, checkpointer)
+    if name == "pageindex":
+        from pagegraph.graphs.pageindex import build_pageindex_graph
+
+        return build_pageindex_graph(services, checkpointer)
     if name == "auto":
         from pagegraph.graphs.auto import build_auto_graph
 

@@ -143,6 +143,33 @@ class Context(BaseModel):
     map_chunks: int = Field(
         default=5, ge=1, le=20, description="small_model graph: chunks read one at a time by the model (one call each)"
     )
+    nodes_per_file: int = Field(
+        default=5, ge=1, le=20, description="pageindex graph: sections the model picks from each file's tree"
+    )
+    selection_view_tokens: int = Field(
+        default=2000,
+        ge=200,
+        le=20000,
+        description="pageindex graph: the most tokens of a file's section list shown to the model (deep levels go "
+        "first)",
+    )
+    node_text_chars: int = Field(
+        default=3000, ge=200, le=50000, description="tree sections: the most characters of a section's text read"
+    )
+    use_tree: bool = Field(
+        default=True,
+        description="rag graph: add sections found by navigating the section tree of documents with a real outline "
+        "(bookmarks or headings) to the retrieved passages",
+    )
+    tree_max_steps: int = Field(
+        default=8, ge=1, le=100, description="tree retriever: the most sections the model judges per question"
+    )
+    tree_start_nodes: int = Field(
+        default=4,
+        ge=1,
+        le=50,
+        description="tree retriever: sections closest to the question that navigation starts from",
+    )
     fact_grounding: float = Field(
         default=0.5,
         ge=0.0,

@@ -38,7 +38,7 @@ USERS = [
 MANUAL = "sb40-user-manual.pdf"
 QUESTION = "How much does the SB-40 weigh?"
 CONTEXT: dict = {}  # the default model, the embedded 1.5B
-GRAPHS = {"auto", "rag", "small_model", "basic", "ingest"}
+GRAPHS = {"auto", "rag", "small_model", "pageindex", "basic", "ingest"}
 
 
 @dataclass

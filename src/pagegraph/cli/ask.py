@@ -34,7 +34,8 @@ GraphOption = Annotated[
     str,
     typer.Option(
         help="auto: small_model for models marked small (the local ones), else rag; rag: router, planner, hybrid "
-        "retrieval; small_model: one chunk per model call, answer from extracted facts; basic: plain RAG"
+        "retrieval; small_model: one chunk per model call, answer from extracted facts; pageindex: the model picks "
+        "sections from each file's tree of titles and summaries; basic: plain RAG"
     ),
 ]
 

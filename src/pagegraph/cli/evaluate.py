@@ -62,7 +62,7 @@ def evaluate(
     ] = None,
     graph: Annotated[
         Optional[list[str]],
-        typer.Option(help="--mode answer: rag | small_model | basic | auto; repeatable [default: rag]"),
+        typer.Option(help="--mode answer: rag | small_model | pageindex | basic | auto; repeatable [default: rag]"),
     ] = None,
     model: Annotated[Optional[str], typer.Option(help="--mode answer: model spec [default: $PAGEGRAPH_MODEL]")] = None,
     scope: Annotated[

@@ -19,7 +19,7 @@ from pagegraph.llm.calls import UsageSummary
 from pagegraph.state.answering import Citation, Evidence, TraceRecord
 from pagegraph.state.records import EvalQuestion
 
-GRAPHS = ("rag", "small_model", "basic", "auto")
+GRAPHS = ("rag", "small_model", "pageindex", "basic", "auto")
 SPLITS = ("task_type", "text_friendly")
 _STAGE_INDEX = re.compile(r"\[\d+\]$")
 

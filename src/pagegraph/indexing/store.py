@@ -303,6 +303,15 @@ class Store:
         ).fetchall()
         return [NodeSummary.model_validate_json(row["record"]) for row in rows]
 
+    def section_vectors(self, document_id: str) -> tuple[list[str], np.ndarray]:
+        """Node ids and the vectors of their summaries, in tree order."""
+        rows = self._db.execute(
+            "SELECT node_id, vector FROM node_summaries WHERE document_id = ? ORDER BY position", (document_id,)
+        ).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r["node_id"] for r in rows], np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in rows])
+
     def documents_with_sections(self) -> set[str]:
         return {row[0] for row in self._db.execute("SELECT DISTINCT document_id FROM node_summaries")}
 

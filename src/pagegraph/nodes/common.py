@@ -61,6 +61,7 @@ class StageTimer:
         calls: Sequence[ModelCall] = (),
         attempts: Sequence[Attempt] = (),
         error: str | None = None,
+        details: Mapping[str, Any] | None = None,
     ) -> TraceRecord:
         calls = list(calls) or [a.call for a in attempts if a.call is not None]
         return TraceRecord(
@@ -71,6 +72,7 @@ class StageTimer:
             calls=calls,
             attempts=list(attempts),
             error=error,
+            details=dict(details or {}),
         )
 
 

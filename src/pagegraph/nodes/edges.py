@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.types import Send
 
-from pagegraph.state.graph import ChunkTask, RagState, StepTask
+from pagegraph.state.graph import ChunkTask, FileTask, RagState, StepTask
 
 
 def failed(state: RagState) -> bool:
@@ -89,3 +89,19 @@ def after_filter(state: RagState) -> str:
 
 def after_choice(state: RagState) -> str:
     return state["graph_choice"]
+
+
+def dispatch_files(state: RagState) -> list[Send] | str:
+    """After find_files: one section-selection task per file."""
+    if failed(state):
+        return "basic"
+    if state.get("abstain_reason"):
+        return "abstain"
+    names = state["route"].names
+    return [Send("select", FileTask(question=state["question"], document=n, step=i)) for i, n in enumerate(names)]
+
+
+def after_collect(state: RagState) -> str:
+    if failed(state):
+        return "basic"
+    return "abstain" if state.get("abstain_reason") else "answer"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import PurePath
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -117,6 +117,9 @@ class TraceRecord(BaseModel):
     calls: list[ModelCall] = Field(default_factory=list)
     attempts: list[Attempt] = Field(default_factory=list)
     error: str | None = None
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="what the stage found and chose, as data (pageindex: its search history)"
+    )
 
 
 class Turn(BaseModel):

@@ -97,6 +97,14 @@ class ChunkTask(TypedDict):
     evidence: Evidence
 
 
+class FileTask(TypedDict):
+    """What one parallel section-selection task of the pageindex graph receives (through `Send`)."""
+
+    question: str
+    document: str
+    step: int
+
+
 class StepTask(TypedDict):
     """What one parallel retrieval step receives (through `Send`)."""
 

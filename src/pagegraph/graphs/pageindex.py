@@ -1,0 +1,51 @@
+"""`pageindex`: vectorless, structure-first. find_files (named, or ranked by retrieval) → per file, in parallel,
+the model picks `nodes_per_file` sections from the tree of titles and summaries → those sections' text → answer with
+[file, section, pages] citations → verify. Each stage's trace record holds the search history in `details`; a file
+without a section tree is skipped, all of them → abstain; failures → basic."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pagegraph.config import Context
+from pagegraph.graphs.basic import build_basic_graph
+from pagegraph.nodes.abstain import abstain
+from pagegraph.nodes.answer import answer
+from pagegraph.nodes.delegate import delegate
+from pagegraph.nodes.edges import after_answer, after_collect, after_start, after_verify, dispatch_files
+from pagegraph.nodes.guard import guarded
+from pagegraph.nodes.pageindex import collect_sections, find_files, select_sections
+from pagegraph.nodes.start import start
+from pagegraph.nodes.verify import verify
+from pagegraph.services import Services, default_services
+from pagegraph.state.graph import InputState, OutputState, RagState
+
+
+def build_pageindex_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    services = services or default_services()
+    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("start", start)
+    builder.add_node("find_files", guarded("find_files", partial(find_files, services=services)))
+    builder.add_node("select", guarded("select", partial(select_sections, services=services)))
+    builder.add_node("collect", collect_sections)
+    builder.add_node("answer", guarded("answer", partial(answer, services=services)))
+    builder.add_node("verify", guarded("verify", verify))
+    builder.add_node("abstain", abstain)
+    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", after_start, {"route": "find_files", "abstain": "abstain"})
+    builder.add_conditional_edges("find_files", dispatch_files, ["select", "abstain", "basic"])
+    builder.add_edge("select", "collect")
+    builder.add_conditional_edges("collect", after_collect, ["answer", "abstain", "basic"])
+    builder.add_conditional_edges("answer", after_answer, ["verify", "basic"])
+    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
+    builder.add_edge("abstain", END)
+    builder.add_edge("basic", END)
+    return builder.compile(checkpointer=checkpointer, name="pageindex")
+
+
+graph = build_pageindex_graph()

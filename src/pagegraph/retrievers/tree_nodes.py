@@ -1,0 +1,201 @@
+"""A document's section tree as the tree index keeps it, and the helpers that show it to a model and read back the
+sections it chose (the PageIndex way: the model navigates titles and summaries, not vectors)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from pagegraph.errors import PagegraphError
+from pagegraph.indexing.index import Index
+from pagegraph.llm.calls import estimate_tokens
+from pagegraph.state.answering import Evidence
+from pagegraph.state.records import DocumentRecord, NodeSummary
+
+STRUCTURED_OUTLINES = ("bookmarks", "headings", "detected")
+VIEW_SUMMARY_CHARS = 240
+
+
+class TreeUnavailableError(PagegraphError):
+    """A document has no section tree to navigate (no summaries yet, or nothing but the root)."""
+
+
+@dataclass
+class DocumentTree:
+    document: DocumentRecord
+    sections: list[NodeSummary]
+    texts: dict[str, str]
+    paths: dict[str, list[str]] = field(default_factory=dict)
+
+    @staticmethod
+    def short_id(node_id: str) -> str:
+        """What the model sees and answers with: `n12` for `<document id>:n12`."""
+        return node_id.rsplit(":", 1)[-1]
+
+    def by_short_id(self) -> dict[str, NodeSummary]:
+        return {self.short_id(section.node_id): section for section in self.sections}
+
+
+@dataclass(frozen=True)
+class SelectedNode:
+    node_id: str
+    title: str
+    summary: str
+    text: str
+    start_page: int
+    end_page: int
+    text_missing: bool = False
+
+
+class NodeChoice(BaseModel):
+    """The model's pick of sections."""
+
+    node_ids: list[str] = Field(description="ids of the sections to read, most promising first")
+
+
+@dataclass
+class Selection:
+    """The chosen ids; how the reply was read (json, repair, text: ids found in prose, none); ids the tree does not
+    have; how many ids were added to reach the number asked for."""
+
+    ids: list[str]
+    parsed_by: str
+    unknown: list[str] = field(default_factory=list)
+    filled: int = 0
+
+
+def has_outline(document: DocumentRecord) -> bool:
+    """A tree worth navigating: one built from bookmarks, headings or numbered headings, not page groups."""
+    return document.outline_source in STRUCTURED_OUTLINES
+
+
+def load_tree(index: Index, document: DocumentRecord) -> DocumentTree:
+    sections = index.store.sections(document.id)
+    if not sections:
+        raise TreeUnavailableError(f"{document.name}: no section summaries yet (run `pagegraph ingest` on it again)")
+    nodes = index.store.tree(document.id)
+    return DocumentTree(
+        document=document,
+        sections=sections,
+        texts={node.id: node.text for node in nodes},
+        paths={node.id: node.title_path for node in nodes},
+    )
+
+
+def _pages(section: NodeSummary) -> str:
+    if section.start_page == section.end_page:
+        return f"p. {section.start_page}"
+    return f"p. {section.start_page}–{section.end_page}"
+
+
+def build_selection_view(
+    tree: DocumentTree, token_budget: int = 2000, with_path: bool = False, count: Callable[[str], int] = estimate_tokens
+) -> tuple[str, list[str]]:
+    """One line per section (id | title | pages | summary), in tree order, and the ids shown. A big tree is cut to
+    the token budget level by level, so the top levels are always there and the deepest go first."""
+    lines: dict[str, str] = {}
+    for section in tree.sections:
+        summary = " ".join(section.summary.split())
+        if len(summary) > VIEW_SUMMARY_CHARS:
+            summary = summary[: VIEW_SUMMARY_CHARS - 3] + "..."
+        title = " > ".join(tree.paths.get(section.node_id, [])) if with_path else section.title
+        indent = "  " * section.level
+        lines[section.node_id] = f"{tree.short_id(section.node_id)} | {indent}{title} | {_pages(section)} | {summary}"
+    shown: set[str] = set()
+    used = 0
+    for section in sorted(tree.sections, key=lambda s: s.level):
+        cost = count(lines[section.node_id]) + 1
+        if shown and used + cost > token_budget:
+            break
+        shown.add(section.node_id)
+        used += cost
+    ordered = [s.node_id for s in tree.sections if s.node_id in shown]
+    view = "\n".join(lines[node_id] for node_id in ordered)
+    if hidden := len(tree.sections) - len(ordered):
+        view += f"\n({hidden} deeper sections not shown)"
+    return view, [tree.short_id(node_id) for node_id in ordered]
+
+
+def get_node_by_id(tree: DocumentTree, node_id: str) -> SelectedNode | None:
+    """A section by its id (full or short): title, summary, text and pages; `text_missing` when the section has no
+    text of its own to read and only its summary can be used."""
+    section = tree.by_short_id().get(tree.short_id(node_id.strip()))
+    if section is None:
+        return None
+    text = tree.texts.get(section.node_id, "").strip()
+    return SelectedNode(
+        node_id=section.node_id,
+        title=section.title,
+        summary=section.summary,
+        text=text or section.summary,
+        start_page=section.start_page,
+        end_page=section.end_page,
+        text_missing=not text,
+    )
+
+
+def _strict_ids(text: str) -> tuple[list[str] | None, str]:
+    try:
+        value = json.loads(text.strip())
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg})"
+    if isinstance(value, dict):
+        value = value.get("node_ids")
+    if not isinstance(value, list) or not all(isinstance(item, (str, int)) for item in value):
+        return None, 'expected {"node_ids": ["n1", "n2", ...]}'
+    return [str(item).strip() for item in value], ""
+
+
+def parse_selection(
+    text: str, available_ids: list[str], n: int, repair: Callable[[str, str], str] | None = None
+) -> Selection:
+    """The model's reply read as `n` section ids: strict JSON, else one repair round (`repair(reply, error)` returns
+    a new reply), else the available ids named anywhere in the text. Unknown ids are dropped and the selection is
+    filled up to `n` with the first available ids not chosen."""
+    ids, error = _strict_ids(text)
+    parsed_by = "json"
+    if ids is None and repair is not None:
+        ids, error = _strict_ids(repair(text, error))
+        parsed_by = "repair"
+    if ids is None:
+        available = set(available_ids)
+        ids = [token for token in re.findall(r"[\w-]+", text) if token in available]
+        parsed_by = "text" if ids else "none"
+    chosen: list[str] = []
+    unknown: list[str] = []
+    for item in ids:
+        candidate = item if item in available_ids else f"n{item}" if f"n{item}" in available_ids else None
+        if candidate is None:
+            unknown.append(item)
+        elif candidate not in chosen:
+            chosen.append(candidate)
+    chosen = chosen[:n]
+    filled = 0
+    for item in available_ids:
+        if len(chosen) >= n:
+            break
+        if item not in chosen:
+            chosen.append(item)
+            filled += 1
+    return Selection(ids=chosen, parsed_by=parsed_by, unknown=unknown, filled=filled)
+
+
+def section_evidence(source: str, node: SelectedNode, step: int, rank: int, max_chars: int) -> Evidence:
+    """A section as a passage for the answer model: its text cut to `max_chars` (its summary when it has no text),
+    cited as [file, section title, pages]."""
+    return Evidence(
+        id=node.node_id,
+        chunk_ids=[node.node_id],
+        source=source,
+        section=node.title,
+        start_page=node.start_page,
+        end_page=node.end_page,
+        text=node.text[:max_chars],
+        score=1.0 / (rank + 1),
+        step=step,
+        rank=rank,
+    )
