@@ -15,7 +15,16 @@ from pagegraph.graphs.basic import build_basic_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.delegate import delegate
-from pagegraph.nodes.edges import after_answer, after_gate, after_plan, after_route, after_start, after_verify
+from pagegraph.nodes.edges import (
+    after_answer,
+    after_expand_tree,
+    after_gate,
+    after_plan,
+    after_route,
+    after_start,
+    after_verify,
+)
+from pagegraph.nodes.expand_tree import expand_tree
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.plan import plan
@@ -34,6 +43,7 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     builder.add_node("route", guarded("route", partial(route, services=services)))
     builder.add_node("plan", guarded("plan", partial(plan, services=services)))
     builder.add_node("retrieve", guarded("retrieve", partial(retrieve, services=services)))
+    builder.add_node("expand_tree", guarded("expand_tree", partial(expand_tree, services=services)))
     builder.add_node("gate", gate)
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
     builder.add_node("verify", guarded("verify", verify))
@@ -43,7 +53,8 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     builder.add_conditional_edges("start", after_start, ["route", "abstain"])
     builder.add_conditional_edges("route", after_route, ["route", "plan", "abstain", "basic"])
     builder.add_conditional_edges("plan", after_plan, ["plan", "retrieve", "basic"])
-    builder.add_edge("retrieve", "gate")
+    builder.add_edge("retrieve", "expand_tree")
+    builder.add_conditional_edges("expand_tree", after_expand_tree, ["gate", "basic"])
     builder.add_conditional_edges("gate", after_gate, ["answer", "abstain", "basic"])
     builder.add_conditional_edges("answer", after_answer, ["verify", "basic"])
     builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})

@@ -46,6 +46,10 @@ def after_plan(state: RagState) -> list[Send] | str:
     return tasks
 
 
+def after_expand_tree(state: RagState) -> str:
+    return "basic" if failed(state) else "gate"
+
+
 def after_gate(state: RagState) -> str:
     if failed(state):
         return "basic"

@@ -1,0 +1,57 @@
+"""expand_tree (rag graph): for searched documents with a real outline, navigate their section trees and add the
+relevant leaf sections to the retrieved passages, interleaved with them by rank. Sections whose pages a passage of
+the same document already covers are not added twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.retrievers.tree import TreeRetriever, hit_evidence
+from pagegraph.retrievers.tree_nodes import has_outline
+from pagegraph.services import Services
+from pagegraph.state.graph import RagState
+from pagegraph.state.records import RetrievalFilter
+
+
+def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    timer = StageTimer("expand_tree")
+    context = context_of(runtime)
+    if not context.use_tree:
+        return {"trace": [timer.record("off (use_tree is false)")]}
+    index = services.index(context)
+    base = state.get("filters") or RetrievalFilter()
+    routed = state["route"].names if state.get("route") else None
+    retriever = TreeRetriever(
+        index=index,
+        judge=services.chat_model(context, temperature=0.0),
+        start_nodes=context.tree_start_nodes,
+        max_steps=context.tree_max_steps,
+        max_chars=context.node_text_chars,
+    )
+    searched = base.model_copy(update={"documents": routed or base.documents})
+    outlined = [doc.name for doc in retriever.documents_in(searched) if has_outline(doc)]
+    if not outlined:
+        return {"trace": [timer.record("no searched document has an outline")]}
+    search = retriever.navigate(state["question"], searched.model_copy(update={"documents": outlined}))
+    retrieved = state.get("retrieved") or []
+    covered = {(e.source, page) for e in retrieved for page in range(e.start_page, e.end_page + 1)}
+    new = [
+        hit
+        for hit in search.hits
+        if not all((hit.source, page) in covered for page in range(hit.start_page, hit.end_page + 1))
+    ]
+    step = 1 + max((e.step for e in retrieved), default=0)
+    evidence = [hit_evidence(hit, step, rank) for rank, hit in enumerate(new)]
+    summary = (
+        f"{search.judged} sections of {len(outlined)} documents judged, {search.relevant} relevant; "
+        f"{len(evidence)} leaf sections added ({len(search.hits) - len(new)} already covered)"
+    )
+    details = {"judged": search.judged, "relevant": search.relevant, "added": [e.label() for e in evidence]}
+    return {
+        "retrieved": evidence,
+        "trace": [timer.record(summary, ids=[e.id for e in evidence], calls=search.calls, details=details)],
+    }

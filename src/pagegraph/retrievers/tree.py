@@ -1,0 +1,220 @@
+"""Tree retrieval: start from the section summaries closest to the question, let the model judge each section
+("is this section relevant?", cached per question and section), open the subsections of relevant sections, collect
+the relevant leaves, stop after `max_steps` judgements. Documents without a real outline are searched by chunks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from dataclasses import dataclass, field
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.retrievers import BaseRetriever
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from pagegraph.indexing.index import Index
+from pagegraph.llm.calls import ModelCall
+from pagegraph.llm.structured import structured_call
+from pagegraph.prompts.pageindex import JUDGE_REQUEST, JUDGE_SYSTEM
+from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree
+from pagegraph.state.answering import Evidence
+from pagegraph.state.records import DocumentRecord, RetrievalFilter
+
+JUDGE_MAX_TOKENS = 24
+
+
+class Relevance(BaseModel):
+    relevant: bool = Field(description="whether the section (or one of its subsections) likely holds the answer")
+
+
+@dataclass(frozen=True)
+class TreeHit:
+    """A relevant leaf section, or (for documents without an outline) a chunk."""
+
+    source: str
+    id: str
+    title: str
+    start_page: int
+    end_page: int
+    text: str
+    similarity: float
+    origin: str  # "tree" or "chunks"
+    chunk_ids: tuple[str, ...] = ()
+
+
+@dataclass
+class TreeSearch:
+    hits: list[TreeHit] = field(default_factory=list)
+    judged: int = 0
+    relevant: int = 0
+    calls: list[ModelCall] = field(default_factory=list)
+    searched_by_chunks: list[str] = field(default_factory=list)
+
+
+class TreeRetriever(BaseRetriever):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    index: Index
+    judge: BaseChatModel
+    filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
+    start_nodes: int = Field(default=4, ge=1, description="sections closest to the question to start from")
+    max_steps: int = Field(default=8, ge=1, description="the most sections judged per question")
+    max_chars: int = Field(default=3000, ge=100, description="characters of a section's text returned")
+    chunk_hits: int = Field(default=5, ge=1, description="chunks per search of a document without an outline")
+    _verdicts: dict[tuple[str, str], tuple[bool, ModelCall | None]] = PrivateAttr(default_factory=dict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def documents_in(self, flt: RetrievalFilter) -> list[DocumentRecord]:
+        return [
+            doc
+            for doc in self.index.store.documents()
+            if flt.allows(doc.tags) and (flt.documents is None or doc.name in flt.documents)
+        ]
+
+    def navigate(self, query: str, flt: RetrievalFilter | None = None) -> TreeSearch:
+        flt = flt or self.filter
+        search = TreeSearch()
+        trees: dict[str, DocumentTree] = {}
+        for doc in self.documents_in(flt):
+            if has_outline(doc) and self.index.store.sections(doc.id):
+                trees[doc.id] = load_tree(self.index, doc)
+            else:
+                search.searched_by_chunks.append(doc.name)
+        if trees:
+            self._walk(query, trees, search)
+        if search.searched_by_chunks:
+            search.hits.extend(self._chunk_hits(query, flt, search.searched_by_chunks))
+        return search
+
+    def _walk(self, query: str, trees: dict[str, DocumentTree], search: TreeSearch) -> None:
+        vector = self.index.embedder.embed([query])[0]
+        similarity: dict[str, float] = {}
+        owner: dict[str, DocumentTree] = {}
+        for document_id, tree in trees.items():
+            ids, vectors = self.index.store.section_vectors(document_id)
+            for node_id, score in zip(ids, vectors @ vector, strict=True):
+                similarity[node_id] = float(score)
+                owner[node_id] = tree
+        sections = {s.node_id: s for tree in trees.values() for s in tree.sections}
+        starts = sorted((n for n, s in sections.items() if s.level > 0), key=lambda n: -similarity[n])
+        queue = [(-similarity[n], n) for n in starts[: self.start_nodes]]
+        heapq.heapify(queue)
+        seen = {n for _, n in queue}
+        while queue and search.judged < self.max_steps:
+            _, node_id = heapq.heappop(queue)
+            section, tree = sections[node_id], owner[node_id]
+            relevant, call = self._judge(query, tree, node_id)
+            search.judged += 1
+            if call is not None:
+                search.calls.append(call)
+            if not relevant:
+                continue
+            search.relevant += 1
+            if section.is_leaf:
+                node = get_node_by_id(tree, node_id)
+                search.hits.append(
+                    TreeHit(
+                        source=tree.document.name,
+                        id=node_id,
+                        title=node.title,
+                        start_page=node.start_page,
+                        end_page=node.end_page,
+                        text=node.text[: self.max_chars],
+                        similarity=similarity[node_id],
+                        origin="tree",
+                    )
+                )
+            for child in section.children_ids:
+                if child in sections and child not in seen:
+                    seen.add(child)
+                    heapq.heappush(queue, (-similarity.get(child, 0.0), child))
+        search.hits.sort(key=lambda hit: -hit.similarity)
+
+    def _judge(self, query: str, tree: DocumentTree, node_id: str) -> tuple[bool, ModelCall | None]:
+        """The model's verdict on one section, asked once per question and section."""
+        key = (query, node_id)
+        with self._lock:
+            if key in self._verdicts:
+                return self._verdicts[key][0], None
+        section = tree.by_short_id()[tree.short_id(node_id)]
+        pages = f"p. {section.start_page}" + (f"–{section.end_page}" if section.end_page != section.start_page else "")
+        messages = [
+            SystemMessage(content=JUDGE_SYSTEM),
+            HumanMessage(
+                content=JUDGE_REQUEST.format(
+                    question=query,
+                    document=tree.document.name,
+                    path=" > ".join(tree.paths.get(node_id, [section.title])),
+                    pages=pages,
+                    summary=section.summary,
+                )
+            ),
+        ]
+        result = structured_call(
+            self.judge,
+            Relevance,
+            messages,
+            default=Relevance(relevant=False),
+            purpose="judge_section",
+            repair=False,
+            max_tokens=JUDGE_MAX_TOKENS,
+        )
+        call = next((a.call for a in reversed(result.attempts) if a.call is not None), None)
+        with self._lock:
+            self._verdicts[key] = (result.value.relevant, call)
+        return result.value.relevant, call
+
+    def _chunk_hits(self, query: str, flt: RetrievalFilter, documents: list[str]) -> list[TreeHit]:
+        hybrid = HybridRetriever(index=self.index, max_chunks=self.chunk_hits)
+        hits = hybrid.fused(query, flt.model_copy(update={"documents": documents}))
+        chunks = self.index.store.chunks_by_id([h.chunk_id for h in hits])
+        return [
+            TreeHit(
+                source=chunks[h.chunk_id].source,
+                id=h.chunk_id,
+                title=chunks[h.chunk_id].section_path[-1] if chunks[h.chunk_id].section_path else "",
+                start_page=chunks[h.chunk_id].start_page,
+                end_page=chunks[h.chunk_id].end_page,
+                text=chunks[h.chunk_id].text,
+                similarity=h.score,
+                origin="chunks",
+                chunk_ids=(h.chunk_id,),
+            )
+            for h in hits
+        ]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        return [
+            Document(
+                page_content=hit.text,
+                metadata={
+                    "source": hit.source,
+                    "id": hit.id,
+                    "title": hit.title,
+                    "start_page": hit.start_page,
+                    "end_page": hit.end_page,
+                    "origin": hit.origin,
+                },
+            )
+            for hit in self.navigate(query).hits
+        ]
+
+
+def hit_evidence(hit: TreeHit, step: int, rank: int) -> Evidence:
+    return Evidence(
+        id=hit.id,
+        chunk_ids=list(hit.chunk_ids or (hit.id,)),
+        source=hit.source,
+        section=hit.title,
+        start_page=hit.start_page,
+        end_page=hit.end_page,
+        text=hit.text,
+        score=hit.similarity,
+        step=step,
+        rank=rank,
+    )
