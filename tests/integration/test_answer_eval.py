@@ -147,3 +147,22 @@ def test_unreachable_model_stops_with_a_partial_report_that_resumes(
     assert [r["id"] for r in finished["per_question"]] == ["weight", "bread", "codes"]
     code, out = run("eval", "--list", "--index", str(index))
     assert out.count(partial["id"]) == 1 and "complete" in out
+
+
+def test_tree_retrievers_in_retrieval_eval(questions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    judge = ScriptedChatModel.replying(*[lambda messages: '{"relevant": true}'] * 40)
+    use_model(monkeypatch, judge)
+    report = tmp_path / "retrieval.json"
+    code, out = run(
+        "eval", str(questions), "--mode", "retrieval", "--docs", str(SAMPLES), "--index", str(tmp_path / "index"),
+        "--retriever", "hybrid", "--retriever", "tree", "--retriever", "hybrid+tree", "--limit", "3",
+        "--out", str(report),
+    )  # fmt: skip
+    assert code == 0, out
+    body = json.loads(report.read_text())
+    assert set(body["summary"]) == {"hybrid", "tree", "hybrid+tree"}
+    assert body["summary"]["tree"]["hit@5"] is not None and body["config"]["tree_judge"]
+    tree_rows = [r for r in body["per_question"] if r["retriever"] == "tree"]
+    assert tree_rows and all(r["top"] for r in tree_rows)
+    judged = len(judge.requests)
+    assert 0 < judged <= 2 * 8, "hybrid+tree reuses the verdicts tree asked for"

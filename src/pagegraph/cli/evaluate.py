@@ -19,7 +19,7 @@ from pagegraph.errors import ModelUnavailableError, PagegraphError
 from pagegraph.eval.answers import GRAPHS, answer_summary, core_metrics, run_answer_eval
 from pagegraph.eval.questions import load_questions
 from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, write_json
-from pagegraph.eval.retrieval import RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
+from pagegraph.eval.retrieval import RETRIEVERS, TREE_RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.store import STORE_FILE, Store
 from pagegraph.state.records import EvalQuestion, EvalRun
@@ -58,7 +58,9 @@ def evaluate(
     ] = "retrieval",
     retriever: Annotated[
         Optional[list[str]],
-        typer.Option(help="--mode retrieval: bm25 | dense | hybrid | hybrid+window | ensemble; repeatable"),
+        typer.Option(
+            help="--mode retrieval: bm25 | dense | hybrid | hybrid+window | ensemble | tree | hybrid+tree; repeatable"
+        ),
     ] = None,
     graph: Annotated[
         Optional[list[str]],
@@ -97,9 +99,10 @@ def evaluate(
         if scope not in ("document", "corpus"):
             raise PagegraphError(f"--scope {scope!r}: choose document or corpus")
         if mode == "retrieval":
-            if graph or model or resume:
-                raise PagegraphError("--graph, --model and --resume belong to --mode answer")
-            run = _retrieval_run(folder, settings, load_questions(questions)[:limit], docs, retriever, scope, k, window)
+            if graph or resume:
+                raise PagegraphError("--graph and --resume belong to --mode answer")
+            rows = load_questions(questions)[:limit]
+            run = _retrieval_run(folder, settings, rows, docs, retriever, model, scope, k, window)
         elif mode == "answer":
             if retriever:
                 raise PagegraphError("--retriever belongs to --mode retrieval; compare graphs with --graph")
@@ -121,6 +124,7 @@ def _retrieval_run(
     rows: list[EvalQuestion],
     docs: Path | None,
     retriever: list[str] | None,
+    model: str | None,
     scope: str,
     k: str,
     window: int,
@@ -129,6 +133,13 @@ def _retrieval_run(
     unknown = [name for name in names if name not in RETRIEVERS]
     if unknown:
         raise PagegraphError(f"--retriever {unknown[0]!r}: choose from {', '.join(RETRIEVERS)}")
+    judge = None
+    if any(name in TREE_RETRIEVERS for name in names):
+        from pagegraph.llm.factory import get_chat_model
+
+        judge = get_chat_model(model, settings=settings)
+    elif model:
+        raise PagegraphError("--model in --mode retrieval is the judge of the tree retrievers (tree, hybrid+tree)")
     try:
         ks = sorted({int(part) for part in k.split(",") if part.strip()})
     except ValueError:
@@ -137,7 +148,16 @@ def _retrieval_run(
         raise PagegraphError("--k: cut-offs must be at least 1")
     with Index(folder, settings, write=True) as opened:
         _ingest_docs(opened, docs)
-        config = RetrievalEvalConfig(retrievers=list(dict.fromkeys(names)), scope=scope, ks=tuple(ks), window=window)
+        context = Context()
+        config = RetrievalEvalConfig(
+            retrievers=list(dict.fromkeys(names)),
+            scope=scope,
+            ks=tuple(ks),
+            window=window,
+            judge=judge,
+            tree_start_nodes=context.tree_start_nodes,
+            tree_max_steps=context.tree_max_steps,
+        )
         with _progress() as progress:
             task = progress.add_task("questions", total=len(rows), metrics="")
             run = run_retrieval_eval(opened, rows, config, on_question=lambda n: progress.update(task, completed=n))

@@ -6,27 +6,38 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import zip_longest
+
+from langchain_core.language_models import BaseChatModel
 
 from pagegraph.eval.baselines import LangChainEnsemble
 from pagegraph.eval.metrics import RetrievedGroup, gold_for, question_metrics, summarise
 from pagegraph.indexing.index import Index
+from pagegraph.llm.calls import model_label
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.catalog import ChunkCatalog
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
+from pagegraph.retrievers.tree import TreeRetriever, TreeSearch
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.records import EvalQuestion, EvalRun, RetrievalFilter
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid+window", "ensemble")
-Search = Callable[[str, RetrievalFilter | None], list[list[str]]]
+RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid+window", "ensemble", "tree", "hybrid+tree")
+TREE_RETRIEVERS = ("tree", "hybrid+tree")
+Search = Callable[[str, RetrievalFilter | None], list[RetrievedGroup]]
 
 
 @dataclass
 class RetrievalEvalConfig:
+    """`judge` is the model the tree retrievers ask about sections (needed by tree and hybrid+tree only)."""
+
     retrievers: list[str]
     scope: str = "document"
     ks: tuple[int, ...] = (1, 3, 5, 10, 20)
     window: int = 1
+    judge: BaseChatModel | None = None
+    tree_start_nodes: int = 4
+    tree_max_steps: int = 8
 
 
 def _groups(hits: list[ScoredChunk]) -> list[list[str]]:
@@ -44,25 +55,58 @@ def _covered(group: list[str], catalog: ChunkCatalog) -> RetrievedGroup:
     return RetrievedGroup(source=locations[0][0], pages=pages)
 
 
+def _tree_groups(search: TreeSearch) -> list[RetrievedGroup]:
+    return [RetrievedGroup(h.source, frozenset(range(h.start_page, h.end_page + 1))) for h in search.hits]
+
+
+def interleave(first: list[RetrievedGroup], second: list[RetrievedGroup]) -> list[RetrievedGroup]:
+    """Round-robin merge, first list first; a group covering nothing new is skipped."""
+    merged: list[RetrievedGroup] = []
+    for group in (g for pair in zip_longest(first, second) for g in pair if g is not None):
+        if group not in merged:
+            merged.append(group)
+    return merged
+
+
 def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search]:
     k = max(config.ks)
+    catalog = index.catalog
+
+    def chunks(ids: list[str]) -> list[RetrievedGroup]:
+        return [_covered([chunk_id], catalog) for chunk_id in ids]
+
+    tree: TreeRetriever | None = None
+    if any(name in TREE_RETRIEVERS for name in config.retrievers):
+        if config.judge is None:
+            raise ValueError("the tree retrievers need a model to judge sections")
+        # one retriever for both: its cached verdicts spare hybrid+tree the model calls tree already made
+        tree = TreeRetriever(
+            index=index, judge=config.judge, start_nodes=config.tree_start_nodes, max_steps=config.tree_max_steps
+        )
     searches: dict[str, Search] = {}
     for name in config.retrievers:
         if name == "bm25":
             bm25 = BM25ChunkRetriever(index=index)
-            searches[name] = lambda q, f, r=bm25: [[h.chunk_id] for h in r.search(q, k, f)]
+            searches[name] = lambda q, f, r=bm25: chunks([h.chunk_id for h in r.search(q, k, f)])
         elif name == "dense":
             dense = DenseRetriever(index=index)
-            searches[name] = lambda q, f, r=dense: [[h.chunk_id] for h in r.search(q, k, f)]
+            searches[name] = lambda q, f, r=dense: chunks([h.chunk_id for h in r.search(q, k, f)])
         elif name == "hybrid":
             hybrid = HybridRetriever(index=index, max_chunks=k)
-            searches[name] = lambda q, f, r=hybrid: [[h.chunk_id] for h in r.fused(q, f)]
+            searches[name] = lambda q, f, r=hybrid: chunks([h.chunk_id for h in r.fused(q, f)])
         elif name == "hybrid+window":
             windowed = HybridRetriever(index=index, max_chunks=k, window=config.window)
-            searches[name] = lambda q, f, r=windowed: _groups(r.search(q, f))
+            searches[name] = lambda q, f, r=windowed: [_covered(g, catalog) for g in _groups(r.search(q, f))]
         elif name == "ensemble":
             ensemble = LangChainEnsemble(index)
-            searches[name] = lambda q, f, r=ensemble: [[chunk_id] for chunk_id in r.search(q, f, k)]
+            searches[name] = lambda q, f, r=ensemble: chunks(r.search(q, f, k))
+        elif name == "tree":
+            searches[name] = lambda q, f, r=tree: _tree_groups(r.navigate(q, f))
+        elif name == "hybrid+tree":
+            fused = HybridRetriever(index=index, max_chunks=k)
+            searches[name] = lambda q, f, r=fused, t=tree: interleave(
+                chunks([h.chunk_id for h in r.fused(q, f)]), _tree_groups(t.navigate(q, f))
+            )[:k]
         else:
             raise ValueError(f"unknown retriever {name!r} (choose from {', '.join(RETRIEVERS)})")
     return searches
@@ -74,7 +118,6 @@ def run_retrieval_eval(
     config: RetrievalEvalConfig,
     on_question: Callable[[int], None] | None = None,
 ) -> EvalRun:
-    catalog = index.catalog
     page_counts = {doc.name: doc.n_pages for doc in index.store.documents()}
     searches = make_searches(index, config)
     ks = list(config.ks)
@@ -90,9 +133,8 @@ def run_retrieval_eval(
             flt = RetrievalFilter(documents=question.documents) if config.scope == "document" else None
             for name, search in searches.items():
                 started = time.perf_counter()
-                groups = search(question.question, flt)
+                retrieved = search(question.question, flt)
                 latencies[name].append((time.perf_counter() - started) * 1000)
-                retrieved = [_covered(group, catalog) for group in groups]
                 metrics = question_metrics(retrieved, gold, ks)
                 rows[name].append(metrics)
                 per_question.append(
@@ -101,7 +143,7 @@ def run_retrieval_eval(
                         "retriever": name,
                         **metrics,
                         "latency_ms": round(latencies[name][-1], 2),
-                        "top_chunks": [group[0] for group in groups[:5]],
+                        "top": [f"{g.source} p. {min(g.pages)}-{max(g.pages)}" for g in retrieved[:5] if g.pages],
                     }
                 )
         if on_question:
@@ -117,6 +159,9 @@ def run_retrieval_eval(
         "questions": len(questions),
         "dropped_gold_pages": dropped,
         "rows_with_page_evidence": with_pages,
+        "tree_judge": model_label(config.judge) if config.judge is not None else None,
+        "tree_start_nodes": config.tree_start_nodes,
+        "tree_max_steps": config.tree_max_steps,
     }
     return EvalRun(
         id=uuid.uuid4().hex[:12], mode="retrieval", config=run_config, summary=summary, per_question=per_question
