@@ -1,6 +1,6 @@
-"""`rag`, the main graph: route → plan → retrieve (one parallel task per plan step) → gate → answer → verify.
-Abstain edges from route, gate and verify; repair edges from route and plan back to themselves; a stage that
-raises takes the run to the basic graph."""
+"""`rag`, the main graph: route → plan → retrieve (one parallel task per plan step) → gate → expand_tree (section
+tree navigation for documents with an outline) → answer → verify. Abstain edges from route, gate and verify; repair
+edges from route and plan back to themselves; a stage that raises takes the run to the basic graph."""
 
 from __future__ import annotations
 
@@ -53,9 +53,10 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     builder.add_conditional_edges("start", after_start, ["route", "abstain"])
     builder.add_conditional_edges("route", after_route, ["route", "plan", "abstain", "basic"])
     builder.add_conditional_edges("plan", after_plan, ["plan", "retrieve", "basic"])
-    builder.add_edge("retrieve", "expand_tree")
-    builder.add_conditional_edges("expand_tree", after_expand_tree, ["gate", "basic"])
-    builder.add_conditional_edges("gate", after_gate, ["answer", "abstain", "basic"])
+    builder.add_edge("retrieve", "gate")
+    # the tree is navigated only for questions the gate lets through: no judge calls before an abstention
+    builder.add_conditional_edges("gate", after_gate, {"answer": "expand_tree", "abstain": "abstain", "basic": "basic"})
+    builder.add_conditional_edges("expand_tree", after_expand_tree, ["answer", "basic"])
     builder.add_conditional_edges("answer", after_answer, ["verify", "basic"])
     builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
     builder.add_edge("abstain", END)

@@ -47,7 +47,7 @@ def after_plan(state: RagState) -> list[Send] | str:
 
 
 def after_expand_tree(state: RagState) -> str:
-    return "basic" if failed(state) else "gate"
+    return "basic" if failed(state) else "answer"
 
 
 def after_gate(state: RagState) -> str:
