@@ -33,9 +33,10 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
         max_chars=context.node_text_chars,
     )
     searched = base.model_copy(update={"documents": routed or base.documents})
-    outlined = [doc.name for doc in retriever.documents_in(searched) if has_outline(doc)]
+    with_sections = index.store.documents_with_sections()
+    outlined = [doc.name for doc in retriever.documents_in(searched) if has_outline(doc) and doc.id in with_sections]
     if not outlined:
-        return {"trace": [timer.record("no searched document has an outline")]}
+        return {"trace": [timer.record("no searched document has an outline with section summaries")]}
     search = retriever.navigate(state["question"], searched.model_copy(update={"documents": outlined}))
     retrieved = state.get("retrieved") or []
     covered = {(e.source, page) for e in retrieved for page in range(e.start_page, e.end_page + 1)}
