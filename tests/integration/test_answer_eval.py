@@ -158,6 +158,11 @@ def test_unreachable_model_stops_with_a_partial_report_that_resumes(
     assert [r["id"] for r in finished["per_question"]] == ["weight", "bread", "codes"]
     code, out = run("eval", "--list", "--index", str(index))
     assert out.count(partial["id"]) == 1 and "complete" in out
+    code, out = run(*args, "--resume", str(report), "--graph", "basic", "--out", str(report))
+    assert code == 2 and "also compares rag" in out
+    code, out = run(*args, "--resume", str(report), "--graph", "rag", "--graph", "basic", "--out", str(report))
+    grown = json.loads(report.read_text())
+    assert code == 0 and set(grown["summary"]) == {"rag", "basic"} and len(grown["per_question"]) == 6
 
 
 def test_tree_retrievers_in_retrieval_eval(questions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

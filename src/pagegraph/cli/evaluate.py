@@ -79,7 +79,10 @@ def evaluate(
     ] = None,
     plot: Annotated[Optional[Path], typer.Option(help="write a PNG comparing the retrievers or graphs")] = None,
     resume: Annotated[
-        Optional[Path], typer.Option(help="--mode answer: continue the run in this JSON report (same questions)")
+        Optional[Path],
+        typer.Option(
+            help="--mode answer: continue the run in this JSON report (same questions; --graph may add graphs)"
+        ),
     ] = None,
     list_runs: Annotated[bool, typer.Option("--list", help="list the runs stored in the index")] = False,
     show: Annotated[
@@ -189,9 +192,12 @@ def _answer_run(
         previous = _read_report(resume)
         if previous.mode != "answer":
             raise PagegraphError(f"--resume {resume}: a {previous.mode} run, not an answer run")
-        if graphs and graphs != previous.config["graphs"]:
-            raise PagegraphError(f"--resume {resume}: that run compares {', '.join(previous.config['graphs'])}")
-        graphs, model, scope = previous.config["graphs"], previous.config["model"], previous.config["scope"]
+        # --graph may add graphs to a run (they answer the same questions); it cannot drop any
+        missing = [name for name in previous.config["graphs"] if graphs and name not in graphs]
+        if missing:
+            raise PagegraphError(f"--resume {resume}: that run also compares {', '.join(missing)}; name them too")
+        graphs = [*previous.config["graphs"], *(g for g in graphs if g not in previous.config["graphs"])]
+        model, scope = previous.config["model"], previous.config["scope"]
         finished, run_id = list(previous.per_question), previous.id
     graphs = list(dict.fromkeys(graphs or ["rag"]))
     unknown = [name for name in graphs if name not in GRAPHS]
