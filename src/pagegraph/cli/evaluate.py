@@ -149,8 +149,8 @@ def _retrieval_run(
         raise PagegraphError(f"--k {k!r}: expected numbers separated by commas, e.g. 1,3,5,10") from None
     if not ks or ks[0] < 1:
         raise PagegraphError("--k: cut-offs must be at least 1")
-    with Index(folder, settings, write=True) as opened:
-        _ingest_docs(opened, docs)
+    _ingest_docs(folder, settings, docs)
+    with Index(folder, settings) as opened:
         context = Context()
         config = RetrievalEvalConfig(
             retrievers=list(dict.fromkeys(names)),
@@ -164,7 +164,7 @@ def _retrieval_run(
         with _progress() as progress:
             task = progress.add_task("questions", total=len(rows), metrics="")
             run = run_retrieval_eval(opened, rows, config, on_question=lambda n: progress.update(task, completed=n))
-        opened.store.save_eval_run(run)
+    _save_run(folder, run)
     return run
 
 
@@ -215,8 +215,8 @@ def _answer_run(
     }
     report = out or folder / "eval-runs" / f"{run_id}.json"
     stopped = None
-    with Index(folder, settings, write=True) as opened:
-        _ingest_docs(opened, docs)
+    _ingest_docs(folder, settings, docs)
+    with Index(folder, settings) as opened:
         config["index_params"] = opened.params.model_dump()
         services = Services(settings, index=opened)
         compiled = {name: build_graph(name, services=services) for name in graphs}
@@ -253,7 +253,7 @@ def _answer_run(
             finally:
                 services.close()
         run = snapshot(stopped)
-        opened.store.save_eval_run(run)
+    _save_run(folder, run)
     write_json(run, report)
     if stopped:
         err.print(
@@ -289,12 +289,23 @@ def _running_metrics(rows: list[dict], graphs: list[str]) -> str:
     return "; ".join(parts)
 
 
-def _ingest_docs(opened: Index, docs: Path | None) -> None:
+def _ingest_docs(folder: Path, settings: Settings, docs: Path | None) -> None:
+    """--docs into the index first; the evaluation itself reads the index without holding its writer lock, so
+    that ingests and other evaluations can run beside a long one."""
     if docs is None:
         return
-    summary = ingest_with_progress(opened, [docs])
+    with Index(folder, settings, write=True) as opened:
+        summary = ingest_with_progress(opened, [docs])
     if summary.failed:
         err.print(f"[yellow]{len(summary.failed)} documents failed to ingest; their questions score 0[/yellow]")
+
+
+def _save_run(folder: Path, run: EvalRun) -> None:
+    store = Store(folder)
+    try:
+        store.save_eval_run(run)
+    finally:
+        store.close()
 
 
 def _progress() -> Progress:
