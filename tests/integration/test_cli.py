@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -20,6 +21,7 @@ from pagegraph.cli import app
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from tests.conftest import SAMPLES
+from tests.fakes import ScriptedChatModel
 from tests.pdf_factory import corrupt_pdf, empty_pdf, image_only_pdf, password_pdf, text_pdf, truncated_pdf
 
 pytestmark = pytest.mark.slow
@@ -79,7 +81,31 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     )
     assert chat.exit_code == 0 and " ".join(chat.output.split()).count("could not answer this") == 2
     code, out = run("ask", "anything", "--graph", "tree")
-    assert code == 2 and "choose from auto, rag, small_model, basic" in out
+    assert code == 2 and "choose from auto, rag, small_model, pageindex, basic" in out
+
+
+def test_ask_pageindex_and_the_tree_with_section_summaries(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run("ingest", str(SAMPLES))[0] == 0
+    code, out = run("inspect", "--document", "sb40", "--tree")
+    flat = " ".join(out.split())
+    assert code == 0 and "1 section summaries written, 11 short enough to keep as they are" in flat
+    assert "text: 3.2 Mounting Fix the wall bracket with the four M8 anchors" in flat
+    tree = json.loads(run("inspect", "--document", "sb40", "--tree", "--json")[1])
+    assert all(node["summary"] for node in tree) and tree[0]["is_summary"] is True
+
+    def choose_specifications(messages) -> str:
+        view = str(messages[-1].content)
+        node = re.search(r"^(n\d+) \|\s+5 Technical specifications \|", view, re.M).group(1)
+        return json.dumps({"node_ids": [node]})
+
+    model = ScriptedChatModel.replying(choose_specifications, "The SB-40 weighs 98 kg [1].")
+    monkeypatch.setattr("pagegraph.llm.factory.get_chat_model", lambda *args, **kwargs: model)
+    question = "How much does the SB-40 weigh?"
+    code, out = run("ask", question, "--graph", "pageindex", "--document", "sb40-user-manual.pdf", "--debug")
+    flat = " ".join(out.split())
+    assert code == 0, out
+    assert "find_files 1 files: sb40-user-manual.pdf" in flat and "select[0] sb40-user-manual.pdf: 5 Technical" in flat
+    assert "The SB-40 weighs 98 kg [sb40-user-manual.pdf, 5 Technical specifications, p. 6]" in flat
 
 
 def test_chat_indexes_its_documents(cli_env: Path, tmp_path: Path) -> None:
