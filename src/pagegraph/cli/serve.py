@@ -36,6 +36,8 @@ def find_config(config: Path | None) -> Path:
 def port_is_free(host: str, port: int) -> bool:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # as the server binds: a port whose last server just closed (TIME_WAIT) is free, a listening one is not
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:
