@@ -21,7 +21,7 @@ from pagegraph.llm.calls import ModelCall
 from pagegraph.llm.structured import structured_call
 from pagegraph.prompts.pageindex import JUDGE_REQUEST, JUDGE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
-from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree
+from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree, page_span
 from pagegraph.state.answering import Evidence
 from pagegraph.state.records import DocumentRecord, RetrievalFilter
 
@@ -142,7 +142,6 @@ class TreeRetriever(BaseRetriever):
             if key in self._verdicts:
                 return self._verdicts[key][0], None
         section = tree.by_short_id()[tree.short_id(node_id)]
-        pages = f"p. {section.start_page}" + (f"–{section.end_page}" if section.end_page != section.start_page else "")
         messages = [
             SystemMessage(content=JUDGE_SYSTEM),
             HumanMessage(
@@ -150,7 +149,7 @@ class TreeRetriever(BaseRetriever):
                     question=query,
                     document=tree.document.name,
                     path=" > ".join(tree.paths.get(node_id, [section.title])),
-                    pages=pages,
+                    pages=page_span(section),
                     summary=section.summary,
                 )
             ),

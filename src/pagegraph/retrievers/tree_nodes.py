@@ -86,7 +86,7 @@ def load_tree(index: Index, document: DocumentRecord) -> DocumentTree:
     )
 
 
-def _pages(section: NodeSummary) -> str:
+def page_span(section: NodeSummary) -> str:
     if section.start_page == section.end_page:
         return f"p. {section.start_page}"
     return f"p. {section.start_page}–{section.end_page}"
@@ -104,7 +104,9 @@ def build_selection_view(
             summary = summary[: VIEW_SUMMARY_CHARS - 3] + "..."
         title = " > ".join(tree.paths.get(section.node_id, [])) if with_path else section.title
         indent = "  " * section.level
-        lines[section.node_id] = f"{tree.short_id(section.node_id)} | {indent}{title} | {_pages(section)} | {summary}"
+        lines[section.node_id] = (
+            f"{tree.short_id(section.node_id)} | {indent}{title} | {page_span(section)} | {summary}"
+        )
     shown: set[str] = set()
     used = 0
     for section in sorted(tree.sections, key=lambda s: s.level):
