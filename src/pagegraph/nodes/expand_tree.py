@@ -34,7 +34,11 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
     )
     searched = base.model_copy(update={"documents": routed or base.documents})
     with_sections = index.store.documents_with_sections()
-    outlined = [doc.name for doc in retriever.documents_in(searched) if has_outline(doc) and doc.id in with_sections]
+    outlined = [
+        doc.name
+        for doc in index.store.documents()
+        if searched.selects(doc) and has_outline(doc) and doc.id in with_sections
+    ]
     if not outlined:
         return {"trace": [timer.record("no searched document has an outline with section summaries")]}
     search = retriever.navigate(state["question"], searched.model_copy(update={"documents": outlined}))

@@ -23,7 +23,7 @@ from pagegraph.prompts.pageindex import JUDGE_REQUEST, JUDGE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree, page_span
 from pagegraph.state.answering import Evidence
-from pagegraph.state.records import DocumentRecord, RetrievalFilter
+from pagegraph.state.records import RetrievalFilter
 
 JUDGE_MAX_TOKENS = 24
 
@@ -69,18 +69,13 @@ class TreeRetriever(BaseRetriever):
     _verdicts: dict[tuple[str, str], tuple[bool, ModelCall | None]] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
-    def documents_in(self, flt: RetrievalFilter) -> list[DocumentRecord]:
-        return [
-            doc
-            for doc in self.index.store.documents()
-            if flt.allows(doc.tags) and (flt.documents is None or doc.name in flt.documents)
-        ]
-
     def navigate(self, query: str, flt: RetrievalFilter | None = None) -> TreeSearch:
         flt = flt or self.filter
         search = TreeSearch()
         trees: dict[str, DocumentTree] = {}
-        for doc in self.documents_in(flt):
+        for doc in self.index.store.documents():
+            if not flt.selects(doc):
+                continue
             if has_outline(doc) and self.index.store.sections(doc.id):
                 trees[doc.id] = load_tree(self.index, doc)
             else:
@@ -141,7 +136,7 @@ class TreeRetriever(BaseRetriever):
         with self._lock:
             if key in self._verdicts:
                 return self._verdicts[key][0], None
-        section = tree.by_short_id()[tree.short_id(node_id)]
+        section = tree.by_short_id[tree.short_id(node_id)]
         messages = [
             SystemMessage(content=JUDGE_SYSTEM),
             HumanMessage(

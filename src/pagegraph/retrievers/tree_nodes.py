@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +37,7 @@ class DocumentTree:
         """What the model sees and answers with: `n12` for `<document id>:n12`."""
         return node_id.rsplit(":", 1)[-1]
 
+    @cached_property
     def by_short_id(self) -> dict[str, NodeSummary]:
         return {self.short_id(section.node_id): section for section in self.sections}
 
@@ -125,7 +127,7 @@ def build_selection_view(
 def get_node_by_id(tree: DocumentTree, node_id: str) -> SelectedNode | None:
     """A section by its id (full or short): title, summary, text and pages; `text_missing` when the section has no
     text of its own to read and only its summary can be used."""
-    section = tree.by_short_id().get(tree.short_id(node_id.strip()))
+    section = tree.by_short_id.get(tree.short_id(node_id.strip()))
     if section is None:
         return None
     text = tree.texts.get(section.node_id, "").strip()

@@ -218,6 +218,10 @@ class RetrievalFilter(BaseModel):
             tags.confidentiality
         ) <= CONFIDENTIALITY_LEVELS.index(self.max_confidentiality)
 
+    def selects(self, document: DocumentRecord) -> bool:
+        """Whether this filter lets `document` be searched: named (when documents are named) and allowed by its tags."""
+        return (self.documents is None or document.name in self.documents) and self.allows(document.tags)
+
     def within(self, access: Access) -> RetrievalFilter:
         """This filter narrowed to what `access` may see: projects intersected, the lower ceiling."""
         projects = self.projects
