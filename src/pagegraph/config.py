@@ -197,4 +197,11 @@ class Context(BaseModel):
         "the local model reads ~80 prompt tokens/s on 2 cores",
     )
     repair_attempts: int = Field(default=1, ge=0, le=3, description="repair calls after invalid structured output")
-    history_turns: int = Field(default=3, ge=0, le=20, description="earlier chat turns shown to the answer model")
+    history_turns: int = Field(
+        default=3, ge=0, le=20, description="earlier chat turns shown to the follow-up rewriter and the answer model"
+    )
+    rewrite_followups: bool = Field(
+        default=True,
+        description="on a chat thread with earlier turns, rewrite the question into a standalone one (one model "
+        "call) before searching",
+    )

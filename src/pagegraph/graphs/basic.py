@@ -13,6 +13,7 @@ from pagegraph.config import Context
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.edges import after_gate, after_start, after_verify
+from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.start import start
@@ -25,13 +26,15 @@ def build_basic_graph(services: Services | None = None, checkpointer: Checkpoint
     services = services or default_services()
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", start)
+    builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node("search", partial(search_question, services=services))
     builder.add_node("gate", gate)
     builder.add_node("answer", partial(answer, services=services))
     builder.add_node("verify", verify)
     builder.add_node("abstain", abstain)
     builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", after_start, {"route": "search", "abstain": "abstain"})
+    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_edge("rewrite_followup", "search")
     builder.add_edge("search", "gate")
     builder.add_conditional_edges("gate", after_gate, {"answer": "answer", "abstain": "abstain"})
     builder.add_edge("answer", "verify")

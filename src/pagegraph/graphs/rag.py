@@ -25,6 +25,7 @@ from pagegraph.nodes.edges import (
     after_verify,
 )
 from pagegraph.nodes.expand_tree import expand_tree
+from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.plan import plan
@@ -40,6 +41,7 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     services = services or default_services()
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", start)
+    builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node("route", guarded("route", partial(route, services=services)))
     builder.add_node("plan", guarded("plan", partial(plan, services=services)))
     builder.add_node("retrieve", guarded("retrieve", partial(retrieve, services=services)))
@@ -50,7 +52,8 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     builder.add_node("abstain", abstain)
     builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", after_start, ["route", "abstain"])
+    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_edge("rewrite_followup", "route")
     builder.add_conditional_edges("route", after_route, ["route", "plan", "abstain", "basic"])
     builder.add_conditional_edges("plan", after_plan, ["plan", "retrieve", "basic"])
     builder.add_edge("retrieve", "gate")

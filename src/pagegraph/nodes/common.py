@@ -16,7 +16,8 @@ from pagegraph.indexing.index import Index
 from pagegraph.llm.calls import ModelCall, UsageSummary
 from pagegraph.llm.structured import Attempt, StructuredResult, repair_messages
 from pagegraph.services import Services
-from pagegraph.state.answering import RepairRequest, TraceRecord
+from pagegraph.state.answering import RepairRequest, TraceRecord, Turn
+from pagegraph.state.graph import RagState
 from pagegraph.state.records import DocumentRecord, RetrievalFilter
 
 
@@ -26,6 +27,11 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     if isinstance(context, Context):
         return context
     return Context.model_validate(context or {})
+
+
+def recent_turns(state: RagState, context: Context) -> list[Turn]:
+    """The chat turns before this question that the model is shown (`history_turns` of them, newest last)."""
+    return (state.get("history") or [])[-context.history_turns :] if context.history_turns else []
 
 
 def match_document_names(requested: Sequence[str], known: Sequence[str]) -> list[str]:

@@ -1,0 +1,94 @@
+"""Chat follow-ups: with earlier turns on a thread, the question is rewritten into a standalone one before the search."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pagegraph import build_graph
+from pagegraph.config import Context, Settings
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.services import Services
+from pagegraph.state.graph import checkpoint_serializer
+from tests.fakes import Reply, ScriptedChatModel
+
+FIRST = "How much does the SB-40 weigh?"
+FOLLOW_UP = "And how tall is it?"
+STANDALONE = "How tall is the SB-40?"
+SELF_CONTAINED = "And what does error E04 mean?"
+
+
+@pytest.fixture
+def chat(sample_index: Path, cache_dir: Path, embedder: Embedder):
+    """chat(graph, *replies, **context) -> (turn(question) -> output, scripted model): one thread, several turns."""
+    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+
+    def open_thread(graph: str, *replies: Reply, **context):
+        context.setdefault("use_tree", False)
+        model = ScriptedChatModel.replying(*replies)
+        compiled = build_graph(
+            graph,
+            services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index),
+            checkpointer=InMemorySaver(serde=checkpoint_serializer()),
+        )
+        thread = {"configurable": {"thread_id": "t1"}}
+        return lambda question: compiled.invoke({"question": question}, thread, context=Context(**context)), model
+
+    yield open_thread
+    index.close()
+
+
+def stages(output: dict) -> list[str]:
+    return [record.stage for record in output["trace"]]
+
+
+def test_a_follow_up_is_searched_and_answered_as_a_standalone_question(chat) -> None:
+    turn, model = chat("rag", "It weighs 98 kg [1].", json.dumps({"question": STANDALONE}), "It is 1150 mm high [1].")
+    first = turn(FIRST)
+    assert "rewrite_followup" not in stages(first), "a first question needs no rewrite"
+    second = turn(FOLLOW_UP)
+    assert stages(second)[:2] == ["rewrite_followup", "route"]
+    rewrite = second["trace"][0]
+    assert rewrite.details == {"asked": FOLLOW_UP, "standalone": STANDALONE} and len(rewrite.calls) == 1
+    rewrite_prompt = model.requests[1][0][-1].content
+    assert f"Q: {FIRST}\nA: It weighs 98 kg" in rewrite_prompt and f"Last question: {FOLLOW_UP}" in rewrite_prompt
+    plan = next(r for r in second["trace"] if r.stage == "plan")
+    assert plan.ids == [STANDALONE], "the search uses the standalone question"
+    answer_prompt = model.requests[2][0][-1].content
+    assert f"Question: {STANDALONE}" in answer_prompt and f"Q: {FIRST}" in answer_prompt
+    assert {e.source for e in second["evidence"]} >= {"sb40-user-manual.pdf"}
+
+
+def test_auto_rewrites_once_before_handing_the_question_on(chat) -> None:
+    turn, model = chat(
+        "auto",
+        "It weighs 98 kg [1].",
+        json.dumps({"question": STANDALONE}),
+        "It is 1150 mm high [1].",
+        model="ollama:qwen2.5:7b",
+    )
+    turn(FIRST)
+    second = turn(FOLLOW_UP)
+    assert stages(second)[:3] == ["rewrite_followup", "auto", "route"]
+    assert stages(second).count("rewrite_followup") == 1 and len(model.requests) == 3
+    assert f"Question: {STANDALONE}" in model.requests[2][0][-1].content
+
+
+def test_an_unusable_rewrite_keeps_the_question_as_asked(chat) -> None:
+    turn, model = chat("basic", "It weighs 98 kg [1].", "Sure! The SB-40 is a battery.", "It is 1150 mm high [1].")
+    turn(FIRST)
+    second = turn(SELF_CONTAINED)
+    rewrite = second["trace"][0]
+    assert rewrite.stage == "rewrite_followup" and rewrite.summary.startswith("kept as asked")
+    assert f"Question: {SELF_CONTAINED}" in model.requests[2][0][-1].content
+
+
+def test_rewriting_can_be_turned_off(chat) -> None:
+    turn, model = chat("basic", "It weighs 98 kg [1].", "It is 1150 mm high [1].", rewrite_followups=False)
+    turn(FIRST)
+    second = turn(SELF_CONTAINED)
+    assert "rewrite_followup" not in stages(second) and len(model.requests) == 2
