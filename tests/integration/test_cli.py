@@ -76,10 +76,19 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     assert code == 0 and json.loads(out)["abstained"] is True
     code, out = run("ask", "anything", "--output-type", "poem")
     assert code == 2 and "--output-type 'poem'" in out
-    chat = CliRunner().invoke(
-        app, ["chat", "--graph", "rag"], input="What is the recipe for sourdough bread?\nAnd for rye bread?\n\n"
-    )
-    assert chat.exit_code == 0 and " ".join(chat.output.split()).count("could not answer this") == 2
+
+    # the follow-up is rewritten (one model call) and then abstains at the gate like the first question
+    rewrite = ScriptedChatModel.replying(json.dumps({"question": "What is the recipe for rye bread?"}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("pagegraph.llm.factory.get_chat_model", lambda *args, **kwargs: rewrite)
+        chat = CliRunner().invoke(
+            app,
+            ["chat", "--graph", "rag", "--debug"],
+            input="What is the recipe for sourdough bread?\nAnd for rye bread?\n\n",
+        )
+    flat = " ".join(chat.output.split())
+    assert chat.exit_code == 0 and flat.count("could not answer this") == 2
+    assert "rewrite_followup rewritten: What is the recipe for rye bread?" in flat and not rewrite.script
     code, out = run("ask", "anything", "--graph", "tree")
     assert code == 2 and "choose from auto, rag, small_model, pageindex, basic" in out
 
