@@ -90,7 +90,7 @@ def _section_pieces(nodes: list[TreeNode], text: str) -> list[_Piece]:
     by_id = {node.id: node for node in nodes}
     pieces = []
     for node in nodes:
-        own_end = by_id[node.children_ids[0]].start_offset if node.children_ids else node.end_offset
+        own_end = node.own_end(by_id)
         if text[node.start_offset : own_end].strip():
             pieces.append(_Piece(node.start_offset, own_end, node))
     return pieces

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
@@ -72,11 +72,10 @@ class ModelNodeSummarizer:
         return " ".join(message_text(reply).split()) or self.fallback.summarize(title, content, language)
 
 
-def own_text(node: TreeNode, children: list[TreeNode]) -> str:
+def own_text(node: TreeNode, by_id: Mapping[str, TreeNode]) -> str:
     """A section's text before its first subsection (all of it for a leaf)."""
-    if not children:
-        return node.text
-    return node.text[: max(0, children[0].start_offset - node.start_offset)].strip()
+    end = node.own_end(by_id)
+    return node.text if end == node.end_offset else node.text[: end - node.start_offset].strip()
 
 
 def cache_key(summarizer: NodeTextSummarizer, language: Language, title: str, content: str) -> str:
@@ -108,7 +107,7 @@ class TreeSummarizer:
                 pending = {}
                 for node in (n for n in nodes if n.level == level):
                     children = [by_id[c] for c in node.children_ids if c in by_id]
-                    parts = [own_text(node, children)] + [
+                    parts = [own_text(node, by_id)] + [
                         f"{child.title}: {summaries[child.id].summary}" for child in children
                     ]
                     content = "\n".join(part for part in parts if part)[:MAX_SECTION_CHARS]

@@ -7,6 +7,7 @@ Page numbers are 1-indexed physical pages (the first page of a PDF is 1); printe
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal
@@ -127,6 +128,11 @@ class TreeNode(BaseModel):
     start_offset: int
     end_offset: int
     text: str = ""
+
+    def own_end(self, by_id: Mapping[str, TreeNode]) -> int:
+        """Where the text this section owns ends: at its first subsection (a leaf owns all of its text)."""
+        first = next((by_id[child] for child in self.children_ids if child in by_id), None)
+        return first.start_offset if first is not None else self.end_offset
 
 
 class NodeSummary(BaseModel):
