@@ -27,6 +27,7 @@ class Services:
         self._chat_model = chat_model
         self._index = index
         self._indexes: dict[Path, tuple[Index, int]] = {}
+        self._replaced: list[Index] = []  # a run may still read one; closed with the rest
         self._models: dict[tuple[str | None, float], BaseChatModel] = {}
         self._lock = threading.Lock()
 
@@ -51,8 +52,10 @@ class Services:
         folder = self.index_folder(context)
         with self._lock:
             cached = self._indexes.get(folder)
-            if cached is not None and cached[0].store.generation() == cached[1]:
-                return cached[0]
+            if cached is not None:
+                if cached[0].store.generation() == cached[1]:
+                    return cached[0]
+                self._replaced.append(cached[0])
             index = Index(folder, self.settings)
             self._indexes[folder] = (index, index.store.generation())
             return index
@@ -71,11 +74,12 @@ class Services:
             return self._models[key]
 
     def close(self) -> None:
-        """Close the indexes this object opened (not one it was given)."""
+        """Close the indexes this object opened (not one it was given), those an ingest replaced included."""
         with self._lock:
-            for index, _ in self._indexes.values():
+            for index in [*self._replaced, *(index for index, _ in self._indexes.values())]:
                 index.close()
             self._indexes.clear()
+            self._replaced.clear()
 
 
 @functools.cache
