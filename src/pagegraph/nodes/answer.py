@@ -11,7 +11,7 @@ from pagegraph.config import Context
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
-from pagegraph.prompts.answer import ANSWER_REQUEST, ANSWER_SYSTEM, FORMAT_INSTRUCTIONS, HISTORY, REFUSAL
+from pagegraph.prompts.answer import ANSWER_REQUEST, ANSWER_SYSTEM, FORMAT_INSTRUCTIONS, HISTORY, REFUSAL, TURN
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.graph import RagState
@@ -33,11 +33,10 @@ def answer(state: RagState, runtime: Runtime[Context], services: Services) -> di
     model = services.chat_model(context, temperature=temperature)
     # each step's best passages first, so the budget drops the weakest passage of every step before a strong one
     ranked = sorted(state.get("retrieved") or [], key=lambda e: (e.rank, e.step))
-    turns = recent_turns(state, context)
-    history = HISTORY.format(turns="\n".join(f"Q: {t.question}\nA: {t.answer}" for t in turns)) if turns else ""
+    turns = "\n".join(TURN.format(question=t.question, answer=t.answer) for t in recent_turns(state, context))
     system = ANSWER_SYSTEM.format(refusal=REFUSAL)
     request = ANSWER_REQUEST.format(
-        history=history,
+        history=HISTORY.format(turns=turns) if turns else "",
         question=state["question"],
         instructions=FORMAT_INSTRUCTIONS[output_type],
         evidence="{evidence}",

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 from pagegraph.config import Context
 from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
-from pagegraph.prompts.followup import FOLLOWUP_REQUEST, FOLLOWUP_SYSTEM, TURN
+from pagegraph.prompts.answer import TURN
+from pagegraph.prompts.followup import FOLLOWUP_REQUEST, FOLLOWUP_SYSTEM
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 

@@ -45,6 +45,8 @@ Number the steps under Steps and cite a passage number like [1] after every step
 Use bullet points under each heading and cite a passage number like [1] after every bullet.""",
 }
 
+TURN = "Q: {question}\nA: {answer}"
+
 HISTORY = """Earlier in this conversation:
 {turns}
 

@@ -9,5 +9,3 @@ FOLLOWUP_REQUEST = """Conversation so far:
 {turns}
 
 Last question: {question}"""
-
-TURN = "Q: {question}\nA: {answer}"
