@@ -89,6 +89,7 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     flat = " ".join(chat.output.split())
     assert chat.exit_code == 0 and flat.count("could not answer this") == 2
     assert "rewrite_followup rewritten: What is the recipe for rye bread?" in flat and not rewrite.script
+    assert flat.count("searched as:") == 1 and "searched as: What is the recipe for rye bread?" in flat
     code, out = run("ask", "anything", "--graph", "tree")
     assert code == 2 and "choose from auto, rag, small_model, pageindex, basic" in out
 

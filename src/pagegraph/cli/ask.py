@@ -56,6 +56,9 @@ def _question_context(
 
 
 def _print_answer(output: dict[str, Any]) -> None:
+    rewrite = next((r.details for r in output["trace"] if r.stage == "rewrite_followup"), {})
+    if "standalone" in rewrite and rewrite["standalone"] != rewrite["asked"]:
+        console.print(f"[dim]searched as: {escape(rewrite['standalone'])}[/dim]", highlight=False)
     console.print(output["answer"], highlight=False, markup=False)
     if output["citations"]:
         console.print("\n[bold]Sources[/bold]")
