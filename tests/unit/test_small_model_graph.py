@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pagegraph.prompts.answer import REFUSAL
@@ -89,11 +91,26 @@ def test_map_reply_fallbacks(ask, reply: str, relevant: bool, parsed_by: str) ->
 
 
 def test_facts_not_in_their_passage_are_dropped(ask) -> None:
-    invented = '{"facts": ["The SB-40 weighs 120 kg", "Weight 98 kg", "Bananas are yellow fruit"], "relevant": true}'
-    output, model = ask(QUESTION, PLAN, *[invented] * 5, "It weighs 98 kg [1].", graph="small_model")
-    assert [e.text for e in output["evidence"]] == ["Weight 98 kg"]
-    assert "1 of 5 chunks relevant, 1 facts, 14 facts dropped (not in their passage)" in output["trace"][-3].summary
+    facts = ["Weight 98 kg", "Noise below 30 dB(A)", "The SB-40 weighs 120 kg"]
+    mostly_read = json.dumps({"facts": facts, "relevant": True})
+
+    def reply(messages: list) -> str:
+        return mostly_read if "Weight 98 kg" in messages[-1].content else IRRELEVANT
+
+    output, model = ask(QUESTION, PLAN, *[reply] * 5, "It weighs 98 kg [1].", graph="small_model")
+    assert [e.text for e in output["evidence"]] == ["Weight 98 kg\nNoise below 30 dB(A)"]
+    assert "1 of 5 chunks relevant, 2 facts, 1 facts dropped (not in their passage)" in output["trace"][-3].summary
     assert "120" not in model.requests[-1][0][-1].content
+
+
+def test_a_passage_with_as_many_invented_facts_as_read_ones_is_dropped(ask) -> None:
+    """The model tied a passage to the question through a fact it invented: the passage's true facts are not an
+    answer to the question either."""
+    misread = json.dumps({"facts": ["Error E99 means the weight is 98 kg", "Weight 98 kg"], "relevant": True})
+    output, _ = ask(QUESTION, PLAN, *[misread] * 5, graph="small_model")
+    assert output["abstained"] and output["abstain_reason"] == "No relevant information found."
+    summary = next(r.summary for r in output["trace"] if r.stage == "filter_facts")
+    assert "misread passages dropped (as many facts invented as read)" in summary
 
 
 def test_a_model_that_invents_every_fact_ends_in_abstention(ask) -> None:

@@ -3,7 +3,9 @@ the evidence the answer is written from (and checked against).
 
 A small model asked about X tends to "find" X in passages that never mention it (a fact naming the question's
 error code, read from a passage about another code). A fact whose numbers or codes are not in its passage, or most
-of whose words are not, is such an invention and is dropped."""
+of whose words are not, is such an invention and is dropped. A passage from which the model invented at least as
+many facts as it read is one it misread (it called the passage relevant because of what it invented), so its other
+facts are dropped with them."""
 
 from __future__ import annotations
 
@@ -36,16 +38,20 @@ def filter_facts(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("filter_facts")
     min_share = context_of(runtime).fact_grounding
     mapped = sorted(state.get("mapped") or [], key=lambda m: m.evidence.rank)
-    kept, dropped = [], 0
+    kept, dropped, misread = [], 0, 0
     for chunk in mapped:
         if not chunk.relevant:
             continue
         passage_words = set(tokenize(chunk.evidence.text))
         facts = [fact for fact in chunk.facts if is_grounded(fact, passage_words, min_share)]
         dropped += len(chunk.facts) - len(facts)
-        if facts:
-            kept.append(chunk.model_copy(update={"facts": facts}))
+        if len(chunk.facts) - len(facts) >= len(facts):
+            misread += bool(facts)
+            continue
+        kept.append(chunk.model_copy(update={"facts": facts}))
     unsupported = f", {dropped} facts dropped (not in their passage)" if dropped else ""
+    if misread:
+        unsupported += f", {misread} misread passages dropped (as many facts invented as read)"
     if not kept:
         summary = f"0 of {len(mapped)} chunks relevant with supported facts{unsupported}"
         return {"abstain_reason": NO_FACTS, "trace": [timer.record(summary)]}
