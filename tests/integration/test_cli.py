@@ -78,7 +78,7 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     assert code == 2 and "--output-type 'poem'" in out
 
     # the follow-up is rewritten (one model call) and then abstains at the gate like the first question
-    rewrite = ScriptedChatModel.replying(json.dumps({"question": "What is the recipe for rye bread?"}))
+    rewrite = ScriptedChatModel.replying('"What is the recipe for rye bread?"')
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("pagegraph.llm.factory.get_chat_model", lambda *args, **kwargs: rewrite)
         chat = CliRunner().invoke(

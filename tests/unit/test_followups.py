@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
+from pagegraph.nodes.followup import standalone_question, usable_rewrite
 from pagegraph.services import Services
 from pagegraph.state.graph import checkpoint_serializer
 from tests.fakes import Reply, ScriptedChatModel
@@ -47,7 +47,7 @@ def stages(output: dict) -> list[str]:
 
 
 def test_a_follow_up_is_searched_and_answered_as_a_standalone_question(chat) -> None:
-    turn, model = chat("rag", "It weighs 98 kg [1].", json.dumps({"question": STANDALONE}), "It is 1150 mm high [1].")
+    turn, model = chat("rag", "It weighs 98 kg [1].", STANDALONE, "It is 1150 mm high [1].")
     first = turn(FIRST)
     assert "rewrite_followup" not in stages(first), "a first question needs no rewrite"
     second = turn(FOLLOW_UP)
@@ -56,6 +56,7 @@ def test_a_follow_up_is_searched_and_answered_as_a_standalone_question(chat) -> 
     assert rewrite.details == {"asked": FOLLOW_UP, "standalone": STANDALONE} and len(rewrite.calls) == 1
     rewrite_prompt = model.requests[1][0][-1].content
     assert f"Q: {FIRST}\nA: It weighs 98 kg" in rewrite_prompt and f"Last question: {FOLLOW_UP}" in rewrite_prompt
+    assert len(model.requests[1][0]) > 2, "worked examples come before the request"
     plan = next(r for r in second["trace"] if r.stage == "plan")
     assert plan.ids == [STANDALONE], "the search uses the standalone question"
     answer_prompt = model.requests[2][0][-1].content
@@ -67,7 +68,7 @@ def test_auto_rewrites_once_before_handing_the_question_on(chat) -> None:
     turn, model = chat(
         "auto",
         "It weighs 98 kg [1].",
-        json.dumps({"question": STANDALONE}),
+        STANDALONE,
         "It is 1150 mm high [1].",
         model="ollama:qwen2.5:7b",
     )
@@ -79,7 +80,9 @@ def test_auto_rewrites_once_before_handing_the_question_on(chat) -> None:
 
 
 def test_an_unusable_rewrite_keeps_the_question_as_asked(chat) -> None:
-    turn, model = chat("basic", "It weighs 98 kg [1].", "Sure! The SB-40 is a battery.", "It is 1150 mm high [1].")
+    turn, model = chat(
+        "basic", "It weighs 98 kg [1].", "It means the grid voltage is out of range.", "Grid voltage [1]."
+    )
     turn(FIRST)
     second = turn(SELF_CONTAINED)
     rewrite = second["trace"][0]
@@ -92,3 +95,23 @@ def test_rewriting_can_be_turned_off(chat) -> None:
     turn(FIRST)
     second = turn(SELF_CONTAINED)
     assert "rewrite_followup" not in stages(second) and len(model.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        ('"How tall is the SB-40?"', "How tall is the SB-40?"),
+        ("Rewritten question: How tall is the SB-40?\nIt is 1150 mm.", "How tall is the SB-40?"),
+        ("It is 1150 mm high.", None),
+        ("", None),
+        ("How tall is the SB-40? " * 20, None),
+    ],
+)
+def test_reading_the_rewrite(reply: str, kept: str | None) -> None:
+    rewritten = standalone_question(reply)
+    assert (rewritten if usable_rewrite(FOLLOW_UP, rewritten) else None) == kept
+
+
+def test_a_question_without_a_question_mark_may_be_rewritten_without_one() -> None:
+    assert usable_rewrite("tell me its height", "Tell me the height of the SB-40")
+    assert usable_rewrite("它有多高？", "SB-40 有多高？")
