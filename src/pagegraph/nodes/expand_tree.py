@@ -11,7 +11,6 @@ from langgraph.runtime import Runtime
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.retrievers.tree import TreeRetriever, hit_evidence
-from pagegraph.retrievers.tree_nodes import has_outline
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 from pagegraph.state.records import RetrievalFilter
@@ -33,12 +32,7 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
         max_chars=context.node_text_chars,
     )
     searched = base.model_copy(update={"documents": routed or base.documents})
-    with_sections = index.store.documents_with_sections()
-    outlined = [
-        doc.name
-        for doc in index.store.documents()
-        if searched.selects(doc) and has_outline(doc) and doc.id in with_sections
-    ]
+    outlined = [doc.name for doc in retriever.split_by_outline(searched)[0]]
     if not outlined:
         return {"trace": [timer.record("no searched document has an outline with section summaries")]}
     search = retriever.navigate(state["question"], searched.model_copy(update={"documents": outlined}))

@@ -23,7 +23,7 @@ from pagegraph.prompts.pageindex import JUDGE_REQUEST, JUDGE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree, page_span
 from pagegraph.state.answering import Evidence
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.records import DocumentRecord, RetrievalFilter
 
 JUDGE_MAX_TOKENS = 24
 
@@ -69,17 +69,22 @@ class TreeRetriever(BaseRetriever):
     _verdicts: dict[tuple[str, str], tuple[bool, ModelCall | None]] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
+    def split_by_outline(self, flt: RetrievalFilter) -> tuple[list[DocumentRecord], list[DocumentRecord]]:
+        """The documents `flt` selects: those whose section tree can be navigated (a real outline with section
+        summaries), and the others."""
+        with_sections = self.index.store.documents_with_sections()
+        navigable: list[DocumentRecord] = []
+        others: list[DocumentRecord] = []
+        for doc in self.index.store.documents():
+            if flt.selects(doc):
+                (navigable if has_outline(doc) and doc.id in with_sections else others).append(doc)
+        return navigable, others
+
     def navigate(self, query: str, flt: RetrievalFilter | None = None) -> TreeSearch:
         flt = flt or self.filter
-        search = TreeSearch()
-        trees: dict[str, DocumentTree] = {}
-        for doc in self.index.store.documents():
-            if not flt.selects(doc):
-                continue
-            if has_outline(doc) and self.index.store.sections(doc.id):
-                trees[doc.id] = load_tree(self.index, doc)
-            else:
-                search.searched_by_chunks.append(doc.name)
+        navigable, others = self.split_by_outline(flt)
+        search = TreeSearch(searched_by_chunks=[doc.name for doc in others])
+        trees = {doc.id: load_tree(self.index, doc) for doc in navigable}
         if trees:
             self._walk(query, trees, search)
         if search.searched_by_chunks:
