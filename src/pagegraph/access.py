@@ -1,7 +1,7 @@
 """Who is asking: the LangGraph server user running a graph, and what they may read.
 
 The server puts the authenticated user into each run's config; `pagegraph.server.auth` adds their projects and
-ceiling under ACCESS_KEY. Outside the server (the CLI, Python) there is no such user and the caller owns the index.
+ceiling and role under ACCESS_KEY. Outside the server (the CLI, Python) there is no such user and the caller owns the index.
 """
 
 from __future__ import annotations
@@ -28,4 +28,9 @@ def caller_access() -> Access | None:
     granted = user.get(ACCESS_KEY)
     if granted is None:
         return Access(user=identity, projects=[], ceiling="public")
-    return Access(user=identity, projects=granted.get("projects"), ceiling=granted.get("ceiling"))
+    return Access(
+        user=identity,
+        projects=granted.get("projects"),
+        ceiling=granted.get("ceiling"),
+        role=granted.get("role") or "reader",
+    )

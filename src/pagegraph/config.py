@@ -12,8 +12,6 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from pagegraph.state.records import ApiUser
-
 
 def _data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
@@ -100,11 +98,35 @@ class Settings(BaseSettings):
 
     auth_file: Path | None = Field(
         default=None,
-        description='LangGraph server users, a JSON file: {"users": [{"name", "api_key", "projects", "ceiling"}]}; '
-        "with neither this nor auth_users set, the server is open (it binds to 127.0.0.1 only)",
+        description="LangGraph server users file (`pagegraph users add` writes it): names, roles, projects, ceilings "
+        "and salted hashes of their API keys; unset, the server is open to the local owner (it binds to 127.0.0.1)",
     )
-    auth_users: list[ApiUser] | None = Field(
-        default=None, description="the same users as a JSON list in the environment (PAGEGRAPH_AUTH_USERS)"
+    upload_dir: Path = Field(
+        default_factory=lambda: _data_home() / "pagegraph" / "uploads",
+        description="the server's upload folder; uploads land in a subfolder per user",
+    )
+    ingest_roots: list[Path] | None = Field(
+        default=None,
+        description="folders (JSON list) the server's `ingest` graph may read, after symlinks and '..' are resolved; "
+        "unset: the upload folder only. A path outside them gets the same answer as a missing one",
+    )
+    max_question_chars: int = Field(
+        default=4000, ge=16, le=1_000_000, description="longest question a run accepts, in characters"
+    )
+    max_question_tokens: int = Field(
+        default=1000,
+        ge=8,
+        description="longest question a run accepts, in tokens (estimated); at most a quarter of the model's window, "
+        "so that a question always leaves room for evidence and the reply",
+    )
+    max_request_bytes: int = Field(
+        default=1_000_000, ge=1024, description="largest HTTP request body the server reads (413 above it)"
+    )
+    runs_per_user: int = Field(
+        default=2, ge=1, le=64, description="runs one server user may have going at once (429 above it)"
+    )
+    runs_per_user_per_minute: int = Field(
+        default=30, ge=1, le=10_000, description="runs one server user may start in a minute (429 above it)"
     )
     checkpoint_db: Path | None = Field(
         default=None, description="SQLite file that keeps LangGraph server threads; default INDEX/checkpoints.sqlite"
@@ -112,6 +134,14 @@ class Settings(BaseSettings):
 
     def local_model_threads(self) -> int:
         return self.llm_threads or len(os.sched_getaffinity(0))
+
+    def question_token_limit(self, context_window: int) -> int:
+        """The most tokens a question may have for a model with this window."""
+        return min(self.max_question_tokens, context_window // 4)
+
+    def ingest_folders(self) -> list[Path]:
+        """Where server-side ingest may read, resolved."""
+        return [Path(root).expanduser().resolve() for root in (self.ingest_roots or [self.upload_dir])]
 
 
 def get_settings() -> Settings:

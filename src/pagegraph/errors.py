@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 
-class PagegraphError(Exception):
-    """Base class for errors reported to the user as one clear line."""
+class PagegraphError(ValueError):
+    """Base class for errors reported to the user as one clear line. A ValueError, because LangGraph server passes
+    the message of those on to the client and replaces that of other exceptions by "An internal error occurred"."""
 
 
 class DocumentError(PagegraphError):

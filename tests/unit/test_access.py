@@ -1,5 +1,5 @@
-"""Per-user access: filters narrowed to a user's projects and ceiling, the user read from a run's config, ingest
-tags checked against it."""
+"""Per-user access: filters narrowed to a user's projects and ceiling, the user read from a run's config, roles and
+ingest tags checked against it, API keys kept as salted hashes."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pagegraph.access import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
-from pagegraph.nodes.ingest import check_tags, local_path
-from pagegraph.server.auth import find_user, request_key
+from pagegraph.nodes.ingest import local_path
+from pagegraph.server.auth import request_key
+from pagegraph.server.users import UserDirectory, convert_plain_file, hash_key, new_key, read_users, write_users
 from pagegraph.services import Services
 from pagegraph.state.records import Access, ApiUser, DocumentTags, RetrievalFilter
 from tests.fakes import ScriptedChatModel
@@ -73,14 +74,20 @@ def test_a_server_user_cannot_point_the_graph_at_another_index(sample_index: Pat
         )
 
 
-def test_ingest_tags_must_be_within_the_users_access() -> None:
-    ben = Access(user="ben", projects=["demo"], ceiling="internal")
-    check_tags(DocumentTags(project="demo", confidentiality="internal"), ben)
-    check_tags(DocumentTags(project="anything", confidentiality="confidential"), None)
-    with pytest.raises(PagegraphError, match="up to internal"):
-        check_tags(DocumentTags(project="demo", confidentiality="confidential"), ben)
-    with pytest.raises(PagegraphError, match="into projects demo"):
-        check_tags(DocumentTags(project="ops", confidentiality="public"), ben)
+def test_roles_and_tags_decide_what_a_user_may_write() -> None:
+    ben = Access(user="ben", projects=["demo"], ceiling="internal", role="editor")
+    assert ben.refuse_tags(DocumentTags(project="demo", confidentiality="internal")) is None
+    assert "up to internal" in ben.refuse_tags(DocumentTags(project="demo", confidentiality="confidential"))
+    assert "into projects demo" in ben.refuse_tags(DocumentTags(project="ops", confidentiality="public"))
+    assert ben.may_write(DocumentTags(project="demo", confidentiality="public"))
+    assert not ben.may_write(DocumentTags(project="demo", confidentiality="confidential"))
+    assert not ben.may_write(DocumentTags(project="ops", confidentiality="public"))
+    reader = ben.model_copy(update={"role": "reader"})
+    assert reader.may_read(DocumentTags(project="demo", confidentiality="public"))
+    assert not reader.may_write(DocumentTags(project="demo", confidentiality="public"))
+    assert "role reader" in reader.refuse_tags(DocumentTags(project="demo", confidentiality="public"))
+    admin = ApiUser(name="root", key_hash="x", role="admin", projects=["demo"], ceiling="public").access()
+    assert admin.may_write(DocumentTags(project="ops", confidentiality="confidential"))
 
 
 def test_ingest_paths_and_urls() -> None:
@@ -91,9 +98,38 @@ def test_ingest_paths_and_urls() -> None:
 
 
 def test_api_keys_from_either_header() -> None:
-    users = [ApiUser(name="ana", api_key="a" * 24), ApiUser(name="ben", api_key="b" * 24, ceiling="public")]
     assert request_key({b"x-api-key": b"a" * 24}) == "a" * 24
     assert request_key({b"authorization": b"Bearer " + b"b" * 24}) == "b" * 24
     assert request_key({b"authorization": b"Basic xyz"}) == ""
-    assert find_user(users, "b" * 24).name == "ben"
-    assert find_user(users, "c" * 24) is None
+
+
+def test_the_users_file_keeps_salted_hashes_and_finds_users_by_key(tmp_path: Path) -> None:
+    path = tmp_path / "users.json"
+    (ana_key, ana_id), (ben_key, ben_id) = new_key(), new_key()
+    users = [
+        ApiUser(name="ana", key_id=ana_id, key_hash=hash_key(ana_key), role="editor"),
+        ApiUser(name="ben", key_id=ben_id, key_hash=hash_key(ben_key), ceiling="public"),
+    ]
+    write_users(path, users)
+    stored = path.read_text()
+    assert ana_key not in stored and ben_key not in stored and "scrypt$" in stored
+    assert path.stat().st_mode & 0o077 == 0
+    assert hash_key(ana_key) != users[0].key_hash  # salted
+    directory = UserDirectory(path)
+    assert directory.find(ana_key).name == "ana" and directory.find(ana_key).role == "editor"
+    assert directory.find(ben_key).name == "ben"
+    assert directory.find(ana_key[:-1] + "x") is None and directory.find("pg_nope_" + "x" * 30) is None
+    write_users(path, users[1:])  # a removed user's key stops working at once
+    assert directory.find(ana_key) is None and directory.find(ben_key).name == "ben"
+
+
+def test_a_plain_text_users_file_is_refused_until_converted(tmp_path: Path) -> None:
+    path = tmp_path / "users.json"
+    path.write_text('{"users": [{"name": "ana", "api_key": "ana-key-0123456789abcdef", "projects": ["demo"]}]}')
+    with pytest.raises(PagegraphError, match=f"pagegraph users convert {path}"):
+        read_users(path)
+    assert convert_plain_file(path) == ["ana"]
+    assert "ana-key-0123456789abcdef" not in path.read_text()
+    (ana,) = read_users(path)
+    assert ana.projects == ["demo"] and ana.role == "reader"
+    assert UserDirectory(path).find("ana-key-0123456789abcdef").name == "ana"

@@ -1,6 +1,6 @@
-"""`pagegraph` command line: ingest, ask, chat, inspect and eval."""
+"""`pagegraph` command line: ingest, ask, chat, inspect, eval, serve and users."""
 
-from pagegraph.cli import ask, evaluate, ingest, inspect, serve  # noqa: F401  (each module registers its commands)
+from pagegraph.cli import ask, evaluate, ingest, inspect, serve, users  # noqa: F401  (each module registers its commands)
 from pagegraph.cli.common import app
 
 __all__ = ["app"]

@@ -77,6 +77,7 @@ def inspect(
                 ],
                 "vectors": opened.vectors.count(),
                 "bm25": "current" if not opened.bm25_is_stale() else "stale (rebuilt by the next ingest)",
+                "last_recovery": dict(zip(("at", "what"), recovery)) if (recovery := opened.store.last_recovery()) else None,
             }
     except PagegraphError as exc:
         raise fail(str(exc)) from None
@@ -89,6 +90,12 @@ def inspect(
         f"{info['vectors']} vectors, BM25 {info['bm25']}",
         highlight=False,
     )
+    if info["last_recovery"]:
+        console.print(
+            f"  [yellow]recovered after a killed run[/yellow] at {info['last_recovery']['at']}: "
+            f"{info['last_recovery']['what']}",
+            highlight=False,
+        )
     console.print(
         f"  {params.embedding_model} ({params.embedding_dimension} d, {opened.manifest.embedding_backend}); "
         f"{params.chunk_strategy} chunks of {params.chunk_size} chars, overlap {params.chunk_overlap}, "

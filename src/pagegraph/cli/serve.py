@@ -54,14 +54,23 @@ def serve(
     index: IndexOption = None,
     config: Annotated[Optional[Path], typer.Option(help="langgraph.json to serve [default: the checkout's]")] = None,
     reload: Annotated[bool, typer.Option(help="restart when the code changes (development)")] = False,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="runs the server works on at once (LangGraph's jobs per worker). The local model is loaded once "
+            "and shared: its calls queue, so more jobs mostly let searches and abstentions pass a long answer",
+        ),
+    ] = 4,
 ) -> None:
     """Serve every graph over HTTP (LangGraph server) for the SDK and LangGraph Studio; Ctrl-C stops it."""
     settings = get_settings()
     try:
         path = find_config(config)
-        if host not in LOOPBACK and settings.auth_file is None and settings.auth_users is None:
+        if host not in LOOPBACK and settings.auth_file is None:
             raise PagegraphError(
-                f"--host {host}: without users (PAGEGRAPH_AUTH_FILE or PAGEGRAPH_AUTH_USERS) anyone who reaches the "
+                f"--host {host}: without a users file (PAGEGRAPH_AUTH_FILE) anyone who reaches the "
                 "port could read every document; configure users or stay on 127.0.0.1"
             )
         if not port_is_free(host, port):
@@ -72,7 +81,8 @@ def serve(
     if index is not None:
         env["PAGEGRAPH_INDEX"] = str(index_folder(index, settings))
     command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--host", host]
-    command += ["--port", str(port), "--config", str(path)] + ([] if reload else ["--no-reload"])
+    command += ["--port", str(port), "--config", str(path), "--n-jobs-per-worker", str(jobs)]
+    command += [] if reload else ["--no-reload"]
     url = f"http://{'127.0.0.1' if host in LOOPBACK else host}:{port}"
     console.print(f"serving {path} at {url} (index {env.get('PAGEGRAPH_INDEX', settings.index)})", highlight=False)
     console.print(f"Studio: https://smith.langchain.com/studio/?baseUrl={url}  API docs: {url}/docs", highlight=False)

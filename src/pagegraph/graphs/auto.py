@@ -25,7 +25,7 @@ from pagegraph.state.graph import InputState, OutputState, RagState
 def build_auto_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
     services = services or default_services()
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("start", start)
+    builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node("choose", partial(choose_graph, services=services))
     builder.add_node("rag", partial(delegate, graph=build_rag_graph(services)))

@@ -29,7 +29,7 @@ from pagegraph.state.graph import InputState, OutputState, RagState
 def build_pageindex_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
     services = services or default_services()
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("start", start)
+    builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node("find_files", guarded("find_files", partial(find_files, services=services)))
     builder.add_node("select", guarded("select", partial(select_sections, services=services)))

@@ -31,8 +31,10 @@ def tokenize(text: str) -> list[str]:
 
 
 class BM25Index:
-    def __init__(self, folder: Path, params: IndexParams) -> None:
-        self._folder = folder / BM25_DIR
+    def __init__(self, folder: Path, params: IndexParams, *, at: Path | None = None) -> None:
+        """The BM25 index of the index folder `folder`, kept in its bm25/ subfolder (or at `at`, e.g. a private
+        copy a reader builds while a writer holds the index)."""
+        self._folder = at or folder / BM25_DIR
         self._params = params
 
     def built_generation(self) -> int | None:

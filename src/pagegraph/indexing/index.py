@@ -1,13 +1,17 @@
 """The index folder: manifest, store, vectors and BM25, opened together and kept consistent.
 
-Writers hold an exclusive lock on the folder and, on opening, remove vectors that a killed run left without a
-committed document; readers never write.
+Writers hold an exclusive lock on the folder. Whoever opens an index after a run was killed brings the derived
+indexes up to the committed documents before the first search: a writer, or a reader that finds the folder
+unlocked, removes vectors without a committed document, adds vectors Chroma lacks, rebuilds BM25 and the vector
+matrix, and records the recovery for `inspect`; a reader that finds a writer at work builds a private BM25 and
+matrix for itself instead. So a committed document is always findable.
 """
 
 from __future__ import annotations
 
 import fcntl
 import shutil
+import tempfile
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
@@ -20,6 +24,7 @@ from pagegraph.indexing.bm25 import BM25Index
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.indexing.store import STORE_FILE, Store
+from pagegraph.state.records import now_iso
 from pagegraph.indexing.vectors import VectorStore
 from pagegraph.retrievers.catalog import ChunkCatalog
 
@@ -78,8 +83,11 @@ class Index:
             folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url
         )
         self.bm25 = BM25Index(folder, self.params)
+        self._private_bm25: Path | None = None
         if write:
             self._recover()
+        elif self.bm25_is_stale():
+            self._recover_for_reading()
 
     def _acquire_lock(self) -> None:
         self._lock = open(self.folder / _LOCK_FILE, "w")
@@ -91,13 +99,50 @@ class Index:
             raise IndexLockedError(f"index {self.folder} is being written by another pagegraph process") from exc
 
     def _recover(self) -> None:
-        """Drop vectors of documents that were being written or replaced when a run was killed."""
+        """Bring Chroma, BM25 and the vector matrix up to the committed documents: drop vectors of documents that
+        were being written or replaced when a run was killed, add the committed chunks Chroma lacks, rebuild a
+        stale BM25. What was done is recorded in the store (`inspect` shows it)."""
         pending = self.store.journal()
         for document_id in pending:
             self.vectors.delete_document(document_id)
         self.store.clear_journal(pending)
-        if pending or self.bm25_is_stale():
+        done = [f"dropped the vectors of {len(pending)} unfinished or replaced document(s)"] if pending else []
+        if missing := self._chunks_missing_from_chroma():
+            self.vectors.add(*self._stored(missing))
+            done.append(f"added {len(missing)} committed chunk(s) missing from Chroma")
+        if self.bm25_is_stale():
+            built = self.bm25.built_generation()
             self.refresh_bm25()
+            done.append(f"rebuilt BM25 and the vector matrix (built at generation {built}, store at {self.store.generation()})")
+        if done:
+            self.store.record_recovery(now_iso(), "; ".join(done))
+
+    def _recover_for_reading(self) -> None:
+        """A reader found BM25 behind the store: recover the folder if no writer holds it, else build a private
+        BM25 and matrix that cover every committed document."""
+        try:
+            with Index(self.folder, self.settings, write=True, embedder=self.embedder):
+                pass
+        except (IndexLockedError, OSError):
+            self._private_bm25 = Path(tempfile.mkdtemp(prefix="pagegraph-bm25-"))
+            self.bm25 = BM25Index(self.folder, self.params, at=self._private_bm25 / "bm25")
+            self.refresh_bm25()
+        else:
+            self.bm25 = BM25Index(self.folder, self.params)
+            self.__dict__.pop("catalog", None)
+
+    def _chunks_missing_from_chroma(self) -> list[str]:
+        """Committed chunk ids Chroma does not hold (only looked for when the counts differ)."""
+        stored = self.store.chunk_ids()
+        if self.vectors.count() >= len(stored):
+            return []
+        held = self.vectors.ids()
+        return [chunk_id for chunk_id in stored if chunk_id not in held]
+
+    def _stored(self, chunk_ids: list[str]) -> tuple[list, np.ndarray]:
+        wanted = set(chunk_ids)
+        pairs = [(chunk, vector) for chunk, vector in self.store.iter_chunks() if chunk.id in wanted]
+        return [chunk for chunk, _ in pairs], np.stack([vector for _, vector in pairs])
 
     def bm25_is_stale(self) -> bool:
         return self.bm25.built_generation() != self.store.generation()
@@ -132,6 +177,9 @@ class Index:
     def close(self) -> None:
         self.store.close()
         self.vectors.close()
+        if self._private_bm25 is not None:
+            shutil.rmtree(self._private_bm25, ignore_errors=True)
+            self._private_bm25 = None
         if self._lock is not None:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import time
 from collections import deque
@@ -25,11 +26,13 @@ from pagegraph.indexing.tree_summaries import (
     TreeSummarizer,
     embedding_text,
 )
-from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags, TreeNode
+from pagegraph.state.records import Access, Chunk, DocumentRecord, DocumentTags, TreeNode
 
 PARSE_AHEAD = 2
 
 Status = Literal["added", "updated", "unchanged", "retagged", "failed", "skipped", "removed"]
+
+NOT_FOUND = "no such file"
 
 
 @dataclass
@@ -74,26 +77,48 @@ class IngestProgress:
     def file_finished(self, outcome: FileOutcome) -> None: ...
 
 
-def collect_files(paths: Iterable[Path]) -> tuple[list[Path], list[FileOutcome]]:
+def inside(path: Path, roots: list[Path]) -> bool:
+    return any(path.is_relative_to(root) for root in roots)
+
+
+def _link_problem(link: Path, roots: list[Path] | None) -> str | None:
+    """Why a symbolic link found in a folder cannot be ingested; None when it leads to a readable file. Under
+    `roots`, a link leading out of them gets one answer whether or not its target exists."""
+    try:
+        if roots is not None and not inside(link.resolve(), roots):
+            return "a link out of the ingest folders"
+        target = link.resolve(strict=True)
+    except RuntimeError:
+        return "a link loop"
+    except OSError as exc:
+        return "a link loop" if exc.errno == errno.ELOOP else "a broken link (its target does not exist)"
+    return None if target.is_file() or target.is_dir() else "a link to something that is not a file"
+
+
+def collect_files(paths: Iterable[Path], roots: list[Path] | None = None) -> tuple[list[Path], list[FileOutcome]]:
     """Expand folders into the supported files they hold; a named file is kept whatever its type, so that an
-    unsupported one is reported rather than ignored. Files of other types found in folders are listed as skipped."""
+    unsupported one is reported rather than ignored. Files of other types found in folders are listed as skipped,
+    links that lead nowhere (or, under `roots`, out of them) as failed; links to folders are not followed."""
     files: list[Path] = []
-    skipped: list[FileOutcome] = []
+    outcomes: list[FileOutcome] = []
     for path in paths:
-        if path.is_dir():
-            for found in sorted(p for p in path.rglob("*") if p.is_file()):
-                if any(part.startswith(".") for part in found.relative_to(path).parts):
-                    continue
-                if found.suffix.lower() in SUPPORTED_EXTENSIONS:
-                    files.append(found.resolve())
-                else:
-                    skipped.append(
-                        FileOutcome(str(found.resolve()), "skipped", reason=f"unsupported type '{found.suffix}'")
-                    )
-        else:
+        if not path.is_dir():
             files.append(path.resolve() if path.exists() else path.absolute())
+            continue
+        for found in sorted(path.rglob("*")):
+            if any(part.startswith(".") for part in found.relative_to(path).parts):
+                continue
+            if found.is_symlink() and (problem := _link_problem(found, roots)):
+                outcomes.append(FileOutcome(str(found), "failed", reason=problem))
+            elif found.is_dir():
+                if found.is_symlink():
+                    outcomes.append(FileOutcome(str(found), "skipped", reason="a link to a folder (not followed)"))
+            elif found.suffix.lower() in SUPPORTED_EXTENSIONS:
+                files.append(found.resolve())
+            elif found.is_file():
+                outcomes.append(FileOutcome(str(found.resolve()), "skipped", reason=f"unsupported type '{found.suffix}'"))
     named = {str(path) for path in files}
-    return list(dict.fromkeys(files)), [outcome for outcome in skipped if outcome.path not in named]
+    return list(dict.fromkeys(files)), [outcome for outcome in outcomes if outcome.path not in named]
 
 
 @dataclass
@@ -106,12 +131,22 @@ class _Job:
 
 class Ingestor:
     def __init__(
-        self, index: Index, progress: IngestProgress | None = None, model: BaseChatModel | None = None
+        self,
+        index: Index,
+        progress: IngestProgress | None = None,
+        model: BaseChatModel | None = None,
+        *,
+        access: Access | None = None,
+        roots: list[Path] | None = None,
     ) -> None:
         """`model` writes each document's summary (for the router) and its sections' summaries (for the tree
-        index); None extracts them without a model."""
+        index); None extracts them without a model. A server user's run passes their `access` and the folders
+        it may read (`roots`): an indexed document they may not change is answered as a missing file, prune
+        leaves it alone, and nothing out of the roots is read."""
         self.index = index
         self.progress = progress or IngestProgress()
+        self.access = access
+        self.roots = roots
         settings = index.settings
         self.summarizer: Summarizer = (
             ModelSummarizer(model, settings.summary_max_tokens) if model else ExtractiveSummarizer()
@@ -127,8 +162,8 @@ class Ingestor:
         instead of adding up."""
         started = time.perf_counter()
         summary = IngestSummary()
-        files, skipped = collect_files(paths)
-        summary.outcomes.extend(skipped)
+        files, listed = collect_files(paths, self.roots)
+        summary.outcomes.extend(listed)
         self.progress.start(len(files))
         jobs = []
         for path in files:
@@ -155,13 +190,15 @@ class Ingestor:
 
     def _triage(self, path: Path, tags: DocumentTags | None) -> _Job | FileOutcome:
         """Settle what needs no parsing (unreadable, unchanged, retagged); the rest becomes a job."""
+        existing = self.index.store.document_by_path(str(path))
+        if existing and self.access is not None and not self.access.may_write(existing.tags):
+            return FileOutcome(str(path), "failed", reason=NOT_FOUND)
         try:
             data = path.read_bytes()
         except OSError as exc:
-            reason = "no such file" if isinstance(exc, FileNotFoundError) else f"cannot be read ({exc.strerror or exc})"
+            reason = NOT_FOUND if isinstance(exc, FileNotFoundError) else f"cannot be read ({exc.strerror or exc})"
             return self._failed(path, reason)
         sha256 = hashlib.sha256(data).hexdigest()
-        existing = self.index.store.document_by_path(str(path))
         if existing and existing.sha256 == sha256:
             if tags is not None and tags != existing.tags:
                 self._retag(existing, tags)
@@ -290,12 +327,16 @@ class Ingestor:
         """Drop documents whose file no longer exists on disk."""
         removed = []
         for doc in self.index.store.documents():
+            if self.access is not None and not self.access.may_write(doc.tags):
+                continue
             if not Path(doc.path).exists():
                 self.index.store.remove_document(doc.id)
                 self.index.vectors.delete_document(doc.id)
                 self.index.store.clear_journal([doc.id])
                 removed.append(FileOutcome(doc.path, "removed", doc.n_pages, doc.n_chunks))
         for path, _, _ in self.index.store.failures():
+            if self.roots is not None and not inside(Path(path), self.roots):
+                continue
             if not Path(path).exists():
                 self.index.store.forget_failure(path)
         return removed

@@ -172,6 +172,9 @@ class Store:
                 found[row["id"]] = _chunk(row, documents[row["document_id"]])
         return found
 
+    def chunk_ids(self) -> list[str]:
+        return [row["id"] for row in self._db.execute("SELECT id FROM chunks")]
+
     def chunk_catalog(self) -> list[tuple[str, str, str, int, int, int, str]]:
         """(chunk id, document id, file name, position, start page, end page, tags JSON) of every chunk, in the
         order the BM25 index is built in."""
@@ -337,6 +340,20 @@ class Store:
         with self._db:
             self._db.execute("UPDATE documents SET tags = ? WHERE id = ?", (tags.model_dump_json(), document_id))
             self._bump_generation()
+
+    def record_recovery(self, at: str, what: str) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('last_recovery', ?)", (json.dumps({"at": at, "what": what}),)
+            )
+
+    def last_recovery(self) -> tuple[str, str] | None:
+        """When the index was last brought up to its committed documents after a killed run, and what was done."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'last_recovery'").fetchone()
+        if row is None:
+            return None
+        recovery = json.loads(row["value"])
+        return recovery["at"], recovery["what"]
 
     def record_failure(self, path: str, name: str, reason: str) -> None:
         with self._db:

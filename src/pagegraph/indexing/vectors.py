@@ -89,6 +89,15 @@ class VectorStore:
                 metadatas=[chunk_metadata(chunk) for chunk in part],
             )
 
+    def ids(self) -> set[str]:
+        held: set[str] = set()
+        step = self._client.get_max_batch_size()
+        offset = 0
+        while batch := self._collection.get(include=[], limit=step, offset=offset)["ids"]:
+            held.update(batch)
+            offset += len(batch)
+        return held
+
     def update_metadata(self, chunks: list[Chunk]) -> None:
         batch = self._client.get_max_batch_size()
         for start in range(0, len(chunks), batch):

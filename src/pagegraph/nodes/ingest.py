@@ -1,8 +1,10 @@
 """The `ingest` graph's one stage: index files that are on the server's disk, reporting each file as it finishes
-(stream mode `custom`). A server user may only tag documents into their own projects and up to their ceiling."""
+(stream mode `custom`). A server user needs the editor or admin role, may only tag documents into their own projects
+and up to their ceiling, and reads only from the ingest folders (`Settings.ingest_roots`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -14,11 +16,11 @@ from pagegraph.access import caller_access
 from pagegraph.config import Context
 from pagegraph.errors import ModelError, PagegraphError
 from pagegraph.indexing.index import Index
-from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress
+from pagegraph.indexing.pipeline import NOT_FOUND, FileOutcome, Ingestor, IngestProgress, IngestSummary, inside
 from pagegraph.nodes.common import context_of
 from pagegraph.services import Services
 from pagegraph.state.ingest import IngestReport, IngestState
-from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Access, DocumentTags
+from pagegraph.state.records import DocumentTags
 
 
 class StreamedProgress(IngestProgress):
@@ -49,38 +51,56 @@ def local_path(item: str) -> Path:
     return Path(item).expanduser()
 
 
-def check_tags(tags: DocumentTags, access: Access | None) -> None:
-    if access is None:
-        return
-    if access.projects is not None and tags.project not in access.projects:
-        allowed = ", ".join(access.projects) or "none"
-        raise PagegraphError(f"{access.user} may ingest into projects {allowed}, not {tags.project!r}")
-    if access.ceiling is not None and CONFIDENTIALITY_LEVELS.index(tags.confidentiality) > CONFIDENTIALITY_LEVELS.index(
-        access.ceiling
-    ):
-        raise PagegraphError(f"{access.user} may ingest documents up to {access.ceiling}, not {tags.confidentiality}")
+def resolve_in_roots(item: str, roots: list[Path]) -> Path | None:
+    """What a server user named, once symlinks and '..' are resolved, when it exists inside an ingest folder; a
+    relative path is looked up in each folder. None otherwise, whatever lies outside."""
+    path = local_path(item)
+    for candidate in [path] if path.is_absolute() else [root / path for root in roots]:
+        try:
+            resolved = candidate.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if inside(resolved, roots) and resolved.exists():
+            return resolved
+    return None
 
 
 def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     context = context_of(runtime)
-    folder = services.index_folder(context)
+    access = caller_access()
     try:
-        paths = [local_path(item) for item in state.get("paths") or []]
-        if not paths and not state.get("prune"):
+        folder = services.index_folder(context)
+        items = state.get("paths") or []
+        if not items and not state.get("prune"):
             raise PagegraphError("give at least one path to ingest (or prune: true)")
-        missing = [str(path) for path in paths if not path.exists()]
-        if missing:
-            raise PagegraphError(f"not found on the server: {', '.join(missing)}")
         tags = DocumentTags(
             project=state.get("project"),
             source_type=state.get("source_type"),
             confidentiality=state.get("confidentiality") or "internal",
             extra=state.get("tags") or {},
         )
-        check_tags(tags, caller_access())
-        model = None if services.settings.ingest_summaries == "extractive" else services.chat_model(context, 0.0)
-        with Index(folder, services.settings, write=True) as index:
-            summary = Ingestor(index, StreamedProgress(), model).run(paths, tags=tags, prune=bool(state.get("prune")))
+        roots = None
+        refused: list[FileOutcome] = []
+        if access is None:
+            paths = [local_path(item) for item in items]
+        else:
+            if refusal := access.refuse_tags(tags):
+                raise PagegraphError(refusal)
+            roots = services.settings.ingest_folders()
+            found = {item: resolve_in_roots(item, roots) for item in items}
+            paths = [path for path in found.values() if path is not None]
+            refused = [
+                FileOutcome(item, "failed", reason=f"{NOT_FOUND} in the ingest folders")
+                for item, path in found.items()
+                if path is None
+            ]
+        summary = IngestSummary(outcomes=refused)
+        if paths or state.get("prune"):
+            model = None if services.settings.ingest_summaries == "extractive" else services.chat_model(context, 0.0)
+            with Index(folder, services.settings, write=True) as index:
+                ingestor = Ingestor(index, StreamedProgress(), model, access=access, roots=roots)
+                ran = ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
+            summary = replace(ran, outcomes=refused + ran.outcomes)
     except ModelError as exc:
         return {"report": None, "error": f"writing document summaries: {exc}; documents finished before are kept"}
     except PagegraphError as exc:

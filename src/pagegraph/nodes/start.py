@@ -1,5 +1,6 @@
-"""First stage of every run: clear what a previous turn on the same thread left, settle the output type, and
-narrow the filters to what a LangGraph server user may read."""
+"""First stage of every run: clear what a previous turn on the same thread left, settle the output type, narrow the
+filters to what a LangGraph server user may read, and refuse a question too long to answer before any model call
+(keeping only a short prefix of it, so that no state, trace or reply echoes the rest)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,43 @@ from langgraph.runtime import Runtime
 
 from pagegraph.access import caller_access
 from pagegraph.config import Context
+from pagegraph.llm.budget import context_window
+from pagegraph.llm.calls import estimate_tokens
 from pagegraph.nodes.common import context_of
+from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 from pagegraph.state.records import RetrievalFilter
 
 
-def start(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+QUESTION_PREFIX_CHARS = 200
+
+
+def question_refusal(question: str, services: Services, context: Context) -> str | None:
+    """Why a question is not answered at all (empty, or too long for the limits or the model's window)."""
+    if not question:
+        return "the question is empty"
+    settings = services.settings
+    if len(question) > settings.max_question_chars:
+        return (
+            f"the question has {len(question):,} characters; the limit is {settings.max_question_chars:,} "
+            "(PAGEGRAPH_MAX_QUESTION_CHARS). Ask it in fewer words"
+        )
+    window = context_window(services.chat_model(context), settings)
+    limit = settings.question_token_limit(window)
+    if (tokens := estimate_tokens(question)) > limit:
+        return (
+            f"the question has about {tokens:,} tokens; the limit is {limit:,} (PAGEGRAPH_MAX_QUESTION_TOKENS, at "
+            f"most a quarter of the model's {window:,}-token window). Ask it in fewer words"
+        )
+    return None
+
+
+def start(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     context = context_of(runtime)
     question = state.get("question", "").strip()
+    refusal = question_refusal(question, services, context)
+    if refusal and len(question) > QUESTION_PREFIX_CHARS:
+        question = question[:QUESTION_PREFIX_CHARS] + "…"
     filters = state.get("filters")
     if filters is not None and not isinstance(filters, RetrievalFilter):
         filters = RetrievalFilter.model_validate(filters)  # a server client sends plain JSON
@@ -41,7 +71,7 @@ def start(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "answer": "",
         "citations": [],
         "abstained": False,
-        "abstain_reason": None if question else "the question is empty",
+        "abstain_reason": refusal,
         "confidence": 0.0,
         "low_confidence": False,
     }

@@ -56,13 +56,18 @@ def load_document(path: Path, heading_pattern: str = DEFAULT_HEADING_PATTERN) ->
 
 
 def _decode(path: Path, data: bytes) -> str:
+    """UTF-8 text (a byte-order mark is dropped). Anything else is refused where it first goes wrong: guessing
+    another encoding indexes a UTF-8 file with a few bad bytes as mojibake."""
     if b"\x00" in data[:4096]:
         raise DocumentError(path, "binary content in a text file")
     try:
         return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        # Windows-1252 decodes any byte sequence; it is the usual encoding of non-UTF-8 text files.
-        return data.decode("cp1252", errors="replace")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(
+            path,
+            f"not valid UTF-8 at byte {exc.start} (0x{data[exc.start]:02x}): save it as UTF-8, e.g. "
+            f"`iconv -f cp1252 -t utf-8 {path.name} > {path.stem}.utf8{path.suffix}` for a Windows file",
+        ) from None
 
 
 __all__ = ["SUPPORTED_EXTENSIONS", "load_document"]

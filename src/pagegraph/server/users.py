@@ -1,0 +1,167 @@
+"""The users file (`PAGEGRAPH_AUTH_FILE`): who may use the server, with salted scrypt hashes of their API keys.
+
+Keys made by `pagegraph users add` read `pg_ID_SECRET`: the ID (also stored, in the clear) finds the user, so a
+request costs one scrypt check, once per key and process (verified keys are remembered in memory under a
+process-secret HMAC). Keys converted from an old plain-text file have no ID and are checked user by user.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import tempfile
+import threading
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from pagegraph.errors import PagegraphError
+from pagegraph.state.records import ApiUser
+
+KEY_PREFIX = "pg_"
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+_USERS = TypeAdapter(list[ApiUser])
+_PROCESS_SECRET = secrets.token_bytes(32)
+
+
+def hash_key(key: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(key.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P)
+    encoded = [base64.b64encode(part).decode() for part in (salt, digest)]
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${encoded[0]}${encoded[1]}"
+
+
+def key_matches(key: str, stored: str) -> bool:
+    try:
+        scheme, n, r, p, salt, digest = stored.split("$")
+        if scheme != "scrypt":
+            return False
+        expected = base64.b64decode(digest)
+        actual = hashlib.scrypt(
+            key.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(expected)
+        )
+    except ValueError:
+        return False
+    return hmac.compare_digest(actual, expected)
+
+
+def new_key() -> tuple[str, str]:
+    """A fresh API key and its public ID."""
+    key_id = secrets.token_hex(4)
+    return f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(24)}", key_id
+
+
+def key_id_of(key: str) -> str | None:
+    if not key.startswith(KEY_PREFIX):
+        return None
+    key_id, sep, _ = key[len(KEY_PREFIX) :].partition("_")
+    return key_id if sep else None
+
+
+def convert_command(path: Path) -> str:
+    return f"pagegraph users convert {path}"
+
+
+def read_users(path: Path) -> list[ApiUser]:
+    """The users of a users file; a file that still holds plain-text keys is refused with the command that converts
+    it."""
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PagegraphError(f"users file {path} does not exist (create it with `pagegraph users add NAME`)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PagegraphError(f"users file {path}: not JSON ({exc})") from None
+    rows = body.get("users") if isinstance(body, dict) else None
+    if isinstance(rows, list) and any(isinstance(row, dict) and "api_key" in row for row in rows):
+        raise PagegraphError(
+            f"users file {path} stores API keys in plain text, which is no longer accepted: run "
+            f"`{convert_command(path)}` to keep only salted hashes (the keys themselves stay valid)"
+        )
+    try:
+        return _USERS.validate_python(rows)
+    except ValidationError as exc:
+        raise PagegraphError(
+            f'users file {path}: expected {{"users": [{{"name", "key_hash", "role", "projects", "ceiling"}}]}} ({exc})'
+        ) from None
+
+
+def write_users(path: Path, users: list[ApiUser]) -> None:
+    """Replace the users file in one step (a reader never sees half of it), readable by its owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {"users": [user.model_dump(exclude_none=True) for user in users]}
+    descriptor, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(body, handle, indent=2)
+            handle.write("\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def convert_plain_file(path: Path) -> list[str]:
+    """Replace each plain-text key of an old users file by its salted hash; returns the names converted."""
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+        rows = body["users"]
+        converted = []
+        for row in rows:
+            if "api_key" in row:
+                key = str(row.pop("api_key"))
+                if len(key) < 16:
+                    raise PagegraphError(f"users file {path}: {row.get('name')}'s key is shorter than 16 characters")
+                row["key_hash"] = hash_key(key)
+                row["key_id"] = key_id_of(key)
+                converted.append(str(row.get("name")))
+        users = _USERS.validate_python([{k: v for k, v in row.items() if v is not None} for row in rows])
+    except FileNotFoundError:
+        raise PagegraphError(f"users file {path} does not exist") from None
+    except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
+        raise PagegraphError(f'users file {path}: expected {{"users": [...]}} ({exc})') from None
+    write_users(path, users)
+    return converted
+
+
+class UserDirectory:
+    """Finds the user an API key belongs to; re-reads the users file when it changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._stamp: tuple[float, int] | None = None
+        self._users: list[ApiUser] = []
+        self._verified: dict[bytes, ApiUser] = {}
+
+    def users(self) -> list[ApiUser]:
+        try:
+            info = self.path.stat()
+        except FileNotFoundError:
+            raise PagegraphError(f"users file {self.path} does not exist") from None
+        stamp = (info.st_mtime, info.st_size)
+        with self._lock:
+            if stamp != self._stamp:
+                self._users = read_users(self.path)
+                self._verified.clear()
+                self._stamp = stamp
+            return self._users
+
+    def find(self, key: str) -> ApiUser | None:
+        users = self.users()
+        seen = hmac.new(_PROCESS_SECRET, key.encode(), hashlib.sha256).digest()
+        with self._lock:
+            if seen in self._verified:
+                return self._verified[seen]
+        key_id = key_id_of(key)
+        candidates = [u for u in users if u.key_id == key_id] if key_id else [u for u in users if u.key_id is None]
+        for user in candidates:
+            if key_matches(key, user.key_hash):
+                with self._lock:
+                    self._verified[seen] = user
+                return user
+        return None

@@ -1,0 +1,207 @@
+"""The HTTP app LangGraph server mounts beside its API (langgraph.json `http.app`). Its middleware bounds every
+request, the API's included: the body size (413), and how many runs one user may have going at once and start per
+minute (429, with the limit named and Retry-After)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from langgraph_sdk import Auth
+from starlette.applications import Starlette
+
+from pagegraph.config import Settings, get_settings
+from pagegraph.server.auth import request_access
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# POST paths that start runs: those that answer when the run ends hold their slot for the request; background ones
+# until the run is joined.
+RUN_PATH = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch)?/?$")
+WINDOW_S = 60.0
+
+
+class RunLimits:
+    """Runs per user: at once, and started in the last minute."""
+
+    def __init__(self, at_once: int, per_minute: int) -> None:
+        self.at_once = at_once
+        self.per_minute = per_minute
+        self.running: dict[str, int] = defaultdict(int)
+        self.started: dict[str, deque[float]] = defaultdict(deque)
+
+    def admit(self, user: str, runs: int = 1) -> tuple[str, int] | None:
+        """Take `runs` slots for `user`; or say why not, with the seconds to wait."""
+        now = time.monotonic()
+        started = self.started[user]
+        while started and now - started[0] >= WINDOW_S:
+            started.popleft()
+        if len(started) + runs > self.per_minute:
+            wait = int(WINDOW_S - (now - started[0])) + 1 if started else int(WINDOW_S)
+            return (
+                f"{user} has started {len(started)} runs in the last minute; the limit is {self.per_minute} "
+                "(PAGEGRAPH_RUNS_PER_USER_PER_MINUTE)",
+                wait,
+            )
+        if self.running[user] + runs > self.at_once:
+            return (
+                f"{user} has {self.running[user]} runs going; the limit is {self.at_once} at once "
+                "(PAGEGRAPH_RUNS_PER_USER)",
+                1,
+            )
+        started.extend([now] * runs)
+        self.running[user] += runs
+        return None
+
+    def release(self, user: str, runs: int = 1) -> None:
+        self.running[user] = max(0, self.running[user] - runs)
+
+
+async def refuse(send: Send, status: int, detail: str, retry_after: int | None = None) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class RequestLimits:
+    def __init__(self, app: ASGIApp, settings: Settings | None = None) -> None:
+        self.app = app
+        self.settings = settings or get_settings()
+        self.runs = RunLimits(self.settings.runs_per_user, self.settings.runs_per_user_per_minute)
+        self._joins: set[asyncio.Task] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.settings.max_request_bytes
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length", b"").decode()
+        if declared.isdigit() and int(declared) > limit:
+            await refuse(send, 413, too_large(int(declared), limit))
+            return
+        body, size = await read_body(receive, limit)
+        if body is None:
+            await refuse(send, 413, too_large(size, limit))
+            return
+        replay = replayer(body)
+        path = scope.get("path", "")
+        if scope.get("method") != "POST" or not RUN_PATH.match(path):
+            await self.app(scope, replay, send)
+            return
+        try:
+            user = (await asyncio.to_thread(request_access, headers)).user
+        except Auth.exceptions.HTTPException:
+            await self.app(scope, replay, send)  # the API's auth answers it
+            return
+        runs = batch_size(body) if path.endswith("/batch") else 1
+        if refusal := self.runs.admit(user, runs):
+            await refuse(send, 429, refusal[0], retry_after=refusal[1])
+            return
+        if path.endswith(("/wait", "/stream")):
+            try:
+                await self.app(scope, replay, send)
+            finally:
+                self.runs.release(user, runs)
+            return
+        captured = bytearray()
+
+        async def capture(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                captured.extend(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, replay, capture)
+        except BaseException:
+            self.runs.release(user, runs)
+            raise
+        created = created_runs(bytes(captured))
+        self.runs.release(user, runs - len(created))
+        for thread_id, run_id in created:
+            task = asyncio.create_task(self._hold_until_done(scope, user, thread_id, run_id))
+            self._joins.add(task)
+            task.add_done_callback(self._joins.discard)
+
+    async def _hold_until_done(self, scope: Scope, user: str, thread_id: str, run_id: str) -> None:
+        """Keep a background run's slot until the run ends: join it through the API, as its owner."""
+        join = {**scope, "method": "GET", "path": f"/threads/{thread_id}/runs/{run_id}/join", "query_string": b""}
+        join["raw_path"] = join["path"].encode()
+
+        async def discard(message: Message) -> None:
+            return None
+
+        try:
+            await self.app(join, replayer(b""), discard)
+        finally:
+            self.runs.release(user)
+
+
+def too_large(size: int, limit: int) -> str:
+    return f"request body of {size:,} bytes is over the limit of {limit:,} bytes (PAGEGRAPH_MAX_REQUEST_BYTES)"
+
+
+async def read_body(receive: Receive, limit: int) -> tuple[bytes | None, int]:
+    """The whole request body, or None (with the bytes read so far) once it passes `limit`."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return bytes(body), len(body)
+        body.extend(message.get("body", b""))
+        if len(body) > limit:
+            return None, len(body)
+        if not message.get("more_body"):
+            return bytes(body), len(body)
+
+
+def replayer(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # as a server does: nothing more until the client goes
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def batch_size(body: bytes) -> int:
+    try:
+        payload = json.loads(body or b"[]")
+    except ValueError:
+        return 1
+    return max(1, len(payload)) if isinstance(payload, list) else 1
+
+
+def created_runs(body: bytes) -> list[tuple[str, str]]:
+    """(thread id, run id) of the runs a create call answered with."""
+    try:
+        payload = json.loads(body or b"null")
+    except ValueError:
+        return []
+    items = payload if isinstance(payload, list) else [payload]
+    return [
+        (item["thread_id"], item["run_id"])
+        for item in items
+        if isinstance(item, dict) and item.get("thread_id") and item.get("run_id")
+    ]
+
+
+app = Starlette()
+app.add_middleware(RequestLimits)
