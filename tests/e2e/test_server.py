@@ -9,16 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -27,79 +20,32 @@ from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
 from tests.conftest import REPO, SAMPLES
+from tests.e2e.harness import Server, add_users, free_port, server_env
 
 pytestmark = pytest.mark.slow
-ANA = "ana-key-0123456789abcdef"
-BEN = "ben-key-0123456789abcdef"
-USERS = [
-    {"name": "ana", "api_key": ANA, "projects": ["demo"], "ceiling": "confidential"},
-    {"name": "ben", "api_key": BEN, "projects": ["demo"], "ceiling": "internal"},
-]
+USERS = {
+    "ana": ["--role", "editor", "--projects", "demo", "--ceiling", "confidential"],
+    "ben": ["--role", "editor", "--projects", "demo", "--ceiling", "internal"],
+}
+KEYS: dict[str, str] = {}
 MANUAL = "sb40-user-manual.pdf"
 QUESTION = "How much does the SB-40 weigh?"
 CONTEXT: dict = {}  # the default model, the embedded 1.5B
 GRAPHS = {"auto", "rag", "small_model", "pageindex", "basic", "ingest"}
 
 
-@dataclass
-class Server:
-    url: str
-    folder: Path
-    env: dict[str, str]
-    process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        log = (self.folder / "server.log").open("a")
-        port = self.url.rsplit(":", 1)[1]
-        command = [str(Path(sys.executable).with_name("pagegraph")), "serve", "--port", port]
-        command += ["--config", str(self.folder / "langgraph.json")]
-        self.process = subprocess.Popen(
-            command, cwd=self.folder, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"server exited: {(self.folder / 'server.log').read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/ok", timeout=2) as reply:
-                    if reply.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.5)
-        pytest.fail("server did not answer /ok within 120 s")
-
-    def stop(self) -> None:
-        """SIGTERM, as an operator would: the runtime saves its threads on the way out."""
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("server")
     shutil.copy(REPO / "langgraph.json", folder / "langgraph.json")
-    env = {
-        **os.environ,
-        "PAGEGRAPH_INDEX": str(folder / "index"),
-        "PAGEGRAPH_CACHE_DIR": str(cache_dir),
-        "PAGEGRAPH_INGEST_SUMMARIES": "extractive",
-        "PAGEGRAPH_AUTH_USERS": json.dumps(USERS),
-        "PAGEGRAPH_LLM_CONTEXT_TOKENS": "4096",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "1",
-        "LANGSMITH_TRACING": "false",
-    }
+    KEYS.update(add_users(folder / "users.json", USERS))
+    env = server_env(
+        folder,
+        cache_dir,
+        folder / "users.json",
+        PAGEGRAPH_INGEST_ROOTS=json.dumps([str(SAMPLES)]),
+        PAGEGRAPH_LLM_CONTEXT_TOKENS="4096",
+    )
     running = Server(url=f"http://127.0.0.1:{free_port()}", folder=folder, env=env)
     running.start()
     yield running
@@ -121,17 +67,17 @@ async def ingest(server: Server, key: str, paths: list[Path], confidentiality: s
 
 
 def test_documents_go_in_through_the_ingest_graph(server: Server) -> None:
-    refused = run(ingest(server, BEN, [SAMPLES / MANUAL], "confidential"))
+    refused = run(ingest(server, KEYS['ben'], [SAMPLES / MANUAL], "confidential"))
     assert refused["report"] is None and "up to internal" in refused["error"]
-    manual = run(ingest(server, ANA, [SAMPLES / MANUAL], "confidential"))
+    manual = run(ingest(server, KEYS['ana'], [SAMPLES / MANUAL], "confidential"))
     assert manual["error"] is None and [f["status"] for f in manual["report"]["files"]] == ["added"]
     rest = [SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"]
-    others = run(ingest(server, ANA, rest, "internal"))
+    others = run(ingest(server, KEYS['ana'], rest, "internal"))
     assert {f["name"]: f["status"] for f in others["report"]["files"]} == {
         "commissioning-guide.md": "added",
         "support-call-2024-03-14.vtt": "added",
     }
-    bad = run(client(server, ANA).runs.wait(None, "ingest", input={"paths": ["https://example.com/a.pdf"]}))
+    bad = run(client(server, KEYS['ana']).runs.wait(None, "ingest", input={"paths": ["https://example.com/a.pdf"], "project": "demo"}))
     assert "only paths and file:// URLs" in bad["error"]
 
 
@@ -148,7 +94,7 @@ def test_requests_without_a_known_key_are_refused(server: Server) -> None:
 
 def test_every_graph_is_served_with_its_schemas(server: Server) -> None:
     async def check() -> None:
-        sdk = client(server, ANA)
+        sdk = client(server, KEYS['ana'])
         assistants = await sdk.assistants.search()
         assert {a["graph_id"] for a in assistants} == GRAPHS
         for assistant in assistants:
@@ -164,7 +110,7 @@ def test_every_graph_is_served_with_its_schemas(server: Server) -> None:
 
 def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
     async def ask() -> tuple[str, dict]:
-        sdk = client(server, ANA)
+        sdk = client(server, KEYS['ana'])
         thread = await sdk.threads.create()
         output = await sdk.runs.wait(
             thread["thread_id"], "rag", input={"question": QUESTION, "documents": [MANUAL]}, context=CONTEXT
@@ -200,7 +146,7 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
     server.start()
 
     async def again() -> None:
-        sdk = client(server, ANA)
+        sdk = client(server, KEYS['ana'])
         thread = await sdk.threads.get(thread_id)
         assert thread["metadata"]["owner"] == "ana"
         state = await sdk.threads.get_state(thread_id)
@@ -211,7 +157,7 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
 
 def test_users_see_only_their_threads_and_documents(server: Server) -> None:
     async def check() -> None:
-        ana, ben = client(server, ANA), client(server, BEN)
+        ana, ben = client(server, KEYS['ana']), client(server, KEYS['ben'])
         thread = await ana.threads.create()
         with pytest.raises(NotFoundError):
             await ben.threads.get(thread["thread_id"])

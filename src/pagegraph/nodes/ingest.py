@@ -4,6 +4,7 @@ and up to their ceiling, and reads only from the ingest folders (`Settings.inges
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,16 @@ def resolve_in_roots(item: str, roots: list[Path]) -> Path | None:
     return None
 
 
+def shown_path(path: str, roots: list[Path]) -> str:
+    """How a server user sees a path: relative to the ingest folder it lies in (the same whether or not the file
+    exists or is theirs to see), else as they gave it."""
+    normal = Path(os.path.normpath(path))
+    for root in roots:
+        if normal.is_absolute() and normal.is_relative_to(root):
+            return str(normal.relative_to(root))
+    return path
+
+
 def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     context = context_of(runtime)
     access = caller_access()
@@ -89,11 +100,7 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
             roots = services.settings.ingest_folders()
             found = {item: resolve_in_roots(item, roots) for item in items}
             paths = [path for path in found.values() if path is not None]
-            refused = [
-                FileOutcome(item, "failed", reason=f"{NOT_FOUND} in the ingest folders")
-                for item, path in found.items()
-                if path is None
-            ]
+            refused = [FileOutcome(str(local_path(i)), "failed", reason=NOT_FOUND) for i, p in found.items() if not p]
         summary = IngestSummary(outcomes=refused)
         if paths or state.get("prune"):
             model = None if services.settings.ingest_summaries == "extractive" else services.chat_model(context, 0.0)
@@ -101,6 +108,8 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
                 ingestor = Ingestor(index, StreamedProgress(), model, access=access, roots=roots)
                 ran = ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
             summary = replace(ran, outcomes=refused + ran.outcomes)
+        if roots is not None:
+            summary.outcomes = [replace(o, path=shown_path(o.path, roots)) for o in summary.outcomes]
     except ModelError as exc:
         return {"report": None, "error": f"writing document summaries: {exc}; documents finished before are kept"}
     except PagegraphError as exc:

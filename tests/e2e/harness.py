@@ -1,0 +1,165 @@
+"""What the server tests share: `pagegraph serve` on a free loopback port in a temporary folder, a users file made
+with `pagegraph users add`, and a scripted OpenAI-compatible model server on loopback for runs that must be fast."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
+QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    folder: Path
+    env: dict[str, str]
+    jobs: int = 4
+    process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        log = (self.folder / "server.log").open("a")
+        port = self.url.rsplit(":", 1)[1]
+        command = [str(PAGEGRAPH), "serve", "--port", port, "--jobs", str(self.jobs)]
+        command += ["--config", str(self.folder / "langgraph.json")]
+        self.process = subprocess.Popen(
+            command, cwd=self.folder, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"server exited: {(self.folder / 'server.log').read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/ok", timeout=2) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        pytest.fail("server did not answer /ok within 120 s")
+
+    def stop(self) -> None:
+        """SIGTERM, as an operator would: the runtime saves its threads on the way out."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def server_env(folder: Path, cache_dir: Path, users_file: Path, **settings: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        **QUIET,
+        "PAGEGRAPH_INDEX": str(folder / "index"),
+        "PAGEGRAPH_CACHE_DIR": str(cache_dir),
+        "PAGEGRAPH_INGEST_SUMMARIES": "extractive",
+        "PAGEGRAPH_AUTH_FILE": str(users_file),
+        **settings,
+    }
+
+
+def add_users(users_file: Path, specs: dict[str, list[str]]) -> dict[str, str]:
+    """Each user added with `pagegraph users add NAME OPTIONS...`; their keys, as printed once."""
+    keys = {}
+    for name, options in specs.items():
+        done = subprocess.run(
+            [str(PAGEGRAPH), "users", "add", name, "--file", str(users_file), *options],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        keys[name] = done.stdout.strip().splitlines()[-1]
+    return keys
+
+
+@dataclass
+class ScriptedOpenAI:
+    """An OpenAI-compatible chat server on loopback that answers at once with a fixed sentence citing passage 1,
+    or after `slow_s` seconds when the prompt holds `slow_marker`. Counts the calls it served."""
+
+    slow_marker: str = "SLOW-QUESTION"
+    slow_s: float = 8.0
+    calls: int = 0
+    port: int = field(default_factory=free_port)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def _complete(self, request: Request) -> Response:
+        body = await request.json()
+        self.calls += 1
+        prompt = json.dumps(body.get("messages"))
+        if self.slow_marker in prompt:
+            await asyncio.sleep(self.slow_s)
+        text = "The documents answer it [1]."
+        common = {"id": f"c{self.calls}", "created": 0, "model": body.get("model", "scripted")}
+        if not body.get("stream"):
+            return JSONResponse(
+                {
+                    **common,
+                    "object": "chat.completion",
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17},
+                }
+            )
+
+        async def events():
+            for piece in (text[:12], text[12:], None):
+                delta = {"role": "assistant", "content": piece} if piece is not None else {}
+                chunk = {
+                    **common,
+                    "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": None if piece else "stop"}],
+                }
+                yield f"data: {json.dumps(chunk)}\n\n"
+            yield "data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    def start(self) -> None:
+        app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
+        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                pytest.fail("the scripted model server did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def settings(self) -> dict[str, str]:
+        """Server environment that makes this the model of every run."""
+        return {"PAGEGRAPH_MODEL": "openai:scripted", "PAGEGRAPH_OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": "x"}

@@ -1,0 +1,230 @@
+"""Attacks on a real `pagegraph serve` (loopback, free port) by users of three roles, each answered with a refusal;
+and what an editor may do still works. Runs answer with a scripted model server on loopback, so each takes well
+under a second.
+
+Users: root (admin), ed (editor of project corp, ceiling internal), rita and pat (readers of corp, internal).
+The server ingests only from its upload folder; next to it lies a private folder no user may reach."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from tests.conftest import REPO
+from tests.e2e.harness import ScriptedOpenAI, Server, add_users, free_port, server_env
+
+pytestmark = pytest.mark.slow
+USERS = {
+    "root": ["--role", "admin"],
+    "ed": ["--role", "editor", "--projects", "corp", "--ceiling", "internal"],
+    "rita": ["--role", "reader", "--projects", "corp", "--ceiling", "internal"],
+    "pat": ["--role", "reader", "--projects", "corp", "--ceiling", "internal"],
+}
+DOCUMENTS = {
+    "merger-plan.md": "# Project Falcon\n\nThe merger with Northwind closes at 41 dollars a share in March.\n",
+    "ops-notes.md": "# Ops rota\n\nThe night shift of the ops team starts at 22:00 every weekday.\n",
+    "retired.md": "# Retired plan\n\nThe retired plan moved the archive to the basement storage room.\n",
+    "handbook.md": "# Corp handbook\n\nExpenses are filed by the fifth day of each month with receipts.\n",
+}
+SECRET = "# Vault\n\nThe vault code of the server room is 7391 and changes every quarter.\n"
+PER_MINUTE = 25
+NOT_FOUND = "no such file"
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[ScriptedOpenAI]:
+    scripted = ScriptedOpenAI(slow_s=4.0)
+    scripted.start()
+    yield scripted
+    scripted.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, model: ScriptedOpenAI) -> Iterator[dict]:
+    folder = tmp_path_factory.mktemp("secure-server")
+    shutil.copy(REPO / "langgraph.json", folder / "langgraph.json")
+    uploads, private = folder / "uploads", folder / "private"
+    (uploads / "links").mkdir(parents=True)
+    private.mkdir()
+    for name, text in DOCUMENTS.items():
+        (uploads / name).write_text(text)
+    (private / "secret.md").write_text(SECRET)
+    (uploads / "links" / "secret-link.md").symlink_to(private / "secret.md")
+    (uploads / "links" / "missing-link.md").symlink_to(private / "missing.md")
+    keys = add_users(folder / "users.json", USERS)
+    env = server_env(
+        folder,
+        cache_dir,
+        folder / "users.json",
+        PAGEGRAPH_UPLOAD_DIR=str(uploads),
+        PAGEGRAPH_RUNS_PER_USER="2",
+        PAGEGRAPH_RUNS_PER_USER_PER_MINUTE=str(PER_MINUTE),
+        **model.settings(),
+    )
+    server = Server(url=f"http://127.0.0.1:{free_port()}", folder=folder, env=env)
+    server.start()
+    try:
+        admin = run(ingest(server, keys["root"], [uploads / "merger-plan.md"], "corp", "confidential"))
+        assert [f["status"] for f in admin["report"]["files"]] == ["added"], admin
+        admin = run(ingest(server, keys["root"], [uploads / "ops-notes.md", uploads / "retired.md"], "ops", "internal"))
+        assert [f["status"] for f in admin["report"]["files"]] == ["added", "added"], admin
+        yield {"server": server, "keys": keys, "uploads": uploads, "private": private}
+    finally:
+        server.stop()
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+async def ingest(
+    server: Server, key: str, paths: list, project: str | None, confidentiality: str = "internal", **extra
+) -> dict:
+    payload = {"paths": [str(p) for p in paths], "project": project, "confidentiality": confidentiality, **extra}
+    return await get_client(url=server.url, api_key=key).runs.wait(None, "ingest", input=payload)
+
+
+async def ask(server: Server, key: str, question: str, **context) -> dict:
+    sdk = get_client(url=server.url, api_key=key)
+    return await sdk.runs.wait(None, "basic", input={"question": question}, context=context)
+
+
+def indexed(site: dict) -> dict[str, dict]:
+    """Documents in the server's index and their tags, read straight from its store."""
+    with sqlite3.connect(f"file:{site['server'].folder / 'index' / 'store.sqlite'}?mode=ro", uri=True) as db:
+        return {name: json.loads(tags) for name, tags in db.execute("SELECT name, tags FROM documents")}
+
+
+def outcomes(reply: dict) -> dict[str, tuple[str, str]]:
+    return {f["path"]: (f["status"], f["reason"]) for f in reply["report"]["files"]}
+
+
+def test_readers_may_not_ingest(site: dict) -> None:
+    reply = run(ingest(site["server"], site["keys"]["rita"], [site["uploads"] / "handbook.md"], "corp"))
+    assert reply["report"] is None and "role reader" in reply["error"]
+    assert "handbook.md" not in indexed(site)
+
+
+def test_re_labelling_a_document_out_of_reach_is_refused(site: dict) -> None:
+    server, ed, uploads = site["server"], site["keys"]["ed"], site["uploads"]
+    for named in (uploads / "merger-plan.md", "merger-plan.md", f"file://{uploads / 'merger-plan.md'}"):
+        reply = run(ingest(server, ed, [named], "corp", "internal"))
+        assert reply["error"] is None
+        assert outcomes(reply) == {"merger-plan.md": ("failed", NOT_FOUND)}
+    missing = run(ingest(server, ed, [uploads / "no-such-plan.md"], "corp", "internal"))
+    assert outcomes(missing) == {"no-such-plan.md": ("failed", NOT_FOUND)}, "a hidden document reads as a missing one"
+    other_project = run(ingest(server, ed, [uploads / "ops-notes.md"], "corp", "internal"))
+    assert outcomes(other_project) == {"ops-notes.md": ("failed", NOT_FOUND)}
+    tags = indexed(site)
+    assert tags["merger-plan.md"]["confidentiality"] == "confidential" and tags["ops-notes.md"]["project"] == "ops"
+    found = run(ask(server, ed, "At what price per share does the merger with Northwind close?"))
+    assert all(e["source"] != "merger-plan.md" for e in found["evidence"])
+    assert "41 dollars" not in json.dumps(found)
+
+
+def test_reading_the_servers_disk_is_refused(site: dict) -> None:
+    server, ed, uploads, private = site["server"], site["keys"]["ed"], site["uploads"], site["private"]
+    secret, missing = private / "secret.md", private / "missing.md"
+    attempts = [str(secret), str(missing), "../private/secret.md", f"file://{secret}", "links/secret-link.md"]
+    reply = run(ingest(server, ed, attempts, "corp", "internal"))
+    assert reply["error"] is None
+    assert {status for status, _ in outcomes(reply).values()} == {"failed"}
+    assert {reason for _, reason in outcomes(reply).values()} == {NOT_FOUND}, "existing and missing look the same"
+    assert "7391" not in json.dumps(reply)
+    folder = run(ingest(server, ed, [uploads / "links"], "corp", "internal"))
+    assert outcomes(folder) == {
+        "links/secret-link.md": ("failed", "a link out of the ingest folders"),
+        "links/missing-link.md": ("failed", "a link out of the ingest folders"),
+    }
+    assert not {"secret.md", "secret-link.md", "missing-link.md"} & set(indexed(site))
+    found = run(ask(server, ed, "What is the vault code of the server room?"))
+    assert "7391" not in json.dumps(found)
+
+
+def test_pruning_leaves_documents_the_editor_cannot_see(site: dict) -> None:
+    server, keys, uploads = site["server"], site["keys"], site["uploads"]
+    (uploads / "retired.md").unlink()
+    reply = run(ingest(server, keys["ed"], [], "corp", prune=True))
+    assert reply["error"] is None and "retired" not in json.dumps(reply)
+    assert "retired.md" in indexed(site)
+    by_admin = run(ingest(server, keys["root"], [], None, prune=True))
+    assert outcomes(by_admin) == {"retired.md": ("removed", "")}
+    assert "retired.md" not in indexed(site)
+
+
+def test_an_editor_adds_retags_and_prunes_within_their_reach(site: dict) -> None:
+    server, ed, uploads = site["server"], site["keys"]["ed"], site["uploads"]
+    added = run(ingest(server, ed, ["handbook.md"], "corp", "internal"))
+    assert outcomes(added) == {"handbook.md": ("added", "")}
+    retagged = run(ingest(server, ed, [uploads / "handbook.md"], "corp", "public"))
+    assert outcomes(retagged) == {"handbook.md": ("retagged", "")}
+    assert indexed(site)["handbook.md"]["confidentiality"] == "public"
+    found = run(ask(server, site["keys"]["rita"], "By which day of the month are expenses filed?"))
+    assert [e["source"] for e in found["evidence"]][:1] == ["handbook.md"]
+    refused = run(ingest(server, ed, ["handbook.md"], "corp", "confidential"))
+    assert "up to internal" in refused["error"] and indexed(site)["handbook.md"]["confidentiality"] == "public"
+    (uploads / "draft.md").write_text("# Draft\n\nA draft the editor adds, then deletes from the uploads.\n")
+    assert outcomes(run(ingest(server, ed, ["draft.md"], "corp"))) == {"draft.md": ("added", "")}
+    (uploads / "draft.md").unlink()
+    assert outcomes(run(ingest(server, ed, [], "corp", prune=True))) == {"draft.md": ("removed", "")}
+
+
+def test_a_bad_context_value_gets_its_clear_message(site: dict) -> None:
+    with pytest.raises(Exception, match="server users answer from the server's index") as failed:
+        run(ask(site["server"], site["keys"]["rita"], "What is the rota?", index="/etc"))
+    assert "internal error" not in str(failed.value)
+
+
+def test_oversized_requests_are_refused_with_the_limit_named(site: dict, model: ScriptedOpenAI) -> None:
+    server, rita = site["server"], site["keys"]["rita"]
+    huge = {"assistant_id": "basic", "input": {"question": "why? " * 400_000}}
+    reply = httpx.post(f"{server.url}/runs/wait", json=huge, headers={"x-api-key": rita}, timeout=60)
+    assert reply.status_code == 413 and "PAGEGRAPH_MAX_REQUEST_BYTES" in reply.json()["detail"]
+    calls = model.calls
+    long_question = "Which shift starts first? " * 400  # 10,400 characters: under the body limit
+    output = run(ask(server, rita, long_question))
+    assert output["abstained"] and "PAGEGRAPH_MAX_QUESTION_CHARS" in output["answer"]
+    assert model.calls == calls, "refused before any model call"
+    assert len(json.dumps(output)) < 5000, "the question is not echoed back"
+
+
+def test_runs_per_user_are_limited_at_once_and_per_minute(site: dict) -> None:
+    server, keys = site["server"], site["keys"]
+
+    async def at_once() -> None:
+        ed = get_client(url=server.url, api_key=keys["ed"])
+        slow = {"question": "SLOW-QUESTION: by which day of the month are expenses filed?"}
+        threads = [await ed.threads.create() for _ in range(3)]
+        running = [await ed.runs.create(t["thread_id"], "basic", input=slow) for t in threads[:2]]
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await ed.runs.create(threads[2]["thread_id"], "basic", input=slow)
+        assert refused.value.response.status_code == 429
+        assert "PAGEGRAPH_RUNS_PER_USER" in refused.value.response.json()["detail"]
+        other = await ask(server, keys["rita"], "By which day of the month are expenses filed?")
+        assert other["evidence"], "another user's run is not held up by ed's limit"
+        for thread, started in zip(threads, running):
+            await ed.runs.join(thread["thread_id"], started["run_id"])
+        await asyncio.sleep(0.5)
+        again = await ed.runs.create(threads[2]["thread_id"], "basic", input={"question": "What is the rota?"})
+        await ed.runs.join(threads[2]["thread_id"], again["run_id"])
+
+    async def per_minute() -> None:
+        pat = get_client(url=server.url, api_key=keys["pat"])
+        for _ in range(PER_MINUTE):
+            assert (await pat.runs.wait(None, "basic", input={"question": ""}))["abstained"]
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await pat.runs.wait(None, "basic", input={"question": ""})
+        assert refused.value.response.status_code == 429
+        assert "PAGEGRAPH_RUNS_PER_USER_PER_MINUTE" in refused.value.response.json()["detail"]
+        assert int(refused.value.response.headers["retry-after"]) > 0
+
+    run(at_once())
+    run(per_minute())
