@@ -177,6 +177,17 @@ def test_bad_files_fail_clearly_while_others_are_indexed(cli_env: Path, tmp_path
     assert "failed: truncated" in " ".join(out.split())
 
 
+def test_a_folder_of_unreadable_links_fails_naming_them(cli_env: Path, tmp_path: Path) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "loop.md").symlink_to(links / "loop.md")
+    (links / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    code, out = run("ingest", str(links))
+    flat = " ".join(out.split())
+    assert code == 1, out
+    assert "failed: loop.md: a link loop" in flat and "failed: gone.md: a broken link" in flat and "2 failed" in flat
+
+
 def test_sigkill_mid_ingest_keeps_committed_documents(cli_env: Path, tmp_path: Path, shared_docs: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()

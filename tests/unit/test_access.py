@@ -12,7 +12,7 @@ from pagegraph.access import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
-from pagegraph.nodes.ingest import local_path
+from pagegraph.nodes.ingest import local_path, resolve_in_roots, shown_path
 from pagegraph.server.auth import request_key
 from pagegraph.server.users import UserDirectory, convert_plain_file, hash_key, new_key, read_users, write_users
 from pagegraph.services import Services
@@ -133,3 +133,20 @@ def test_a_plain_text_users_file_is_refused_until_converted(tmp_path: Path) -> N
     (ana,) = read_users(path)
     assert ana.projects == ["demo"] and ana.role == "reader"
     assert UserDirectory(path).find("ana-key-0123456789abcdef").name == "ana"
+
+
+def test_ingest_outside_the_roots_reads_as_missing(tmp_path: Path) -> None:
+    root, private = tmp_path / "uploads", tmp_path / "private"
+    (root / "sub").mkdir(parents=True)
+    private.mkdir()
+    (root / "sub" / "a.md").write_text("a")
+    (private / "secret.md").write_text("s")
+    (root / "out.md").symlink_to(private / "secret.md")
+    roots = [root.resolve()]
+    assert resolve_in_roots("sub/a.md", roots) == (root / "sub" / "a.md").resolve()
+    assert resolve_in_roots(str(root / "sub" / ".." / "sub" / "a.md"), roots) == (root / "sub" / "a.md").resolve()
+    for outside in ("../private/secret.md", str(private / "secret.md"), "out.md", f"file://{private}/secret.md"):
+        assert resolve_in_roots(outside, roots) is None
+    assert resolve_in_roots("sub/missing.md", roots) is None
+    assert shown_path(str(root.resolve() / "sub" / "a.md"), roots) == "sub/a.md"
+    assert shown_path("../private/secret.md", roots) == "../private/secret.md"

@@ -112,6 +112,8 @@ def test_json_transcript(tmp_path: Path) -> None:
         ("list.json", b'[{"start": 0}]', "segment 1"),
         ("cues.vtt", b"WEBVTT\n\nno cues here\n", "no timed cues"),
         ("fake.pdf", b"this is not a pdf at all", "not a PDF"),
+        ("notes.md", "# Notes\n\nCaf\u00e9 ".encode() + b"cr\xe8me br\xfbl\xe9e", "not valid UTF-8 at byte 17 (0xe8)"),
+        ("memo.txt", b"ok\n\xff\xfe", "not valid UTF-8 at byte 3"),
     ],
 )
 def test_bad_files_name_file_and_reason(tmp_path: Path, name: str, content: bytes, reason: str) -> None:
@@ -121,3 +123,9 @@ def test_bad_files_name_file_and_reason(tmp_path: Path, name: str, content: byte
         load_document(path)
     assert str(error.value).startswith(f"{name}: ")
     assert reason in str(error.value)
+
+
+def test_utf8_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
+    path = tmp_path / "bom.md"
+    path.write_bytes("\ufeff# Caf\u00e9\n\nCr\u00e8me.".encode())
+    assert load_document(path).pages[0].text.startswith("# Caf\u00e9")

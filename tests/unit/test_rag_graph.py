@@ -212,3 +212,24 @@ def test_chat_thread_keeps_history(sample_index: Path, cache_dir: Path, embedder
     assert "Q: How much does the SB-40 weigh?" in prompt.content
     assert stages(second)[0] == "route", "a new turn starts a new trace"
     index.close()
+
+
+@pytest.mark.parametrize("graph", ["rag", "small_model", "pageindex", "basic", "auto"])
+def test_too_long_questions_are_refused_before_any_model_call(ask, graph: str) -> None:
+    long_question = "Why does the unit show error code E04 during commissioning? " * 80  # 4,880 characters
+    output, model = ask(long_question, graph=graph)
+    assert output["abstained"] and "PAGEGRAPH_MAX_QUESTION_CHARS" in output["abstain_reason"]
+    assert not model.requests and output["llm_calls"] == 0
+    assert long_question[:300] not in repr(output), "no more than a short prefix of the question is echoed"
+
+
+def test_the_question_token_limit_follows_the_models_window(cache_dir: Path) -> None:
+    from pagegraph.nodes.start import question_refusal
+
+    wordy = "antidisestablishmentarianism " * 120  # 3,480 characters: under the character limit
+    services = Services(Settings(cache_dir=cache_dir, remote_context_tokens=2048), chat_model=ScriptedChatModel())
+    refusal = question_refusal(wordy.strip(), services, Context())
+    assert refusal and "the limit is 512" in refusal and "2,048-token window" in refusal
+    roomy = Services(Settings(cache_dir=cache_dir, remote_context_tokens=32768), chat_model=ScriptedChatModel())
+    assert question_refusal(wordy.strip(), roomy, Context()) is None
+    assert question_refusal("", roomy, Context()) == "the question is empty"

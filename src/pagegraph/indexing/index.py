@@ -111,9 +111,10 @@ class Index:
             self.vectors.add(*self._stored(missing))
             done.append(f"added {len(missing)} committed chunk(s) missing from Chroma")
         if self.bm25_is_stale():
-            built = self.bm25.built_generation()
+            built, generation = self.bm25.built_generation(), self.store.generation()
             self.refresh_bm25()
-            done.append(f"rebuilt BM25 and the vector matrix (built at generation {built}, store at {self.store.generation()})")
+            if generation:  # a new index's first build is no recovery
+                done.append(f"rebuilt BM25 and the vector matrix (built at generation {built}, store at {generation})")
         if done:
             self.store.record_recovery(now_iso(), "; ".join(done))
 
