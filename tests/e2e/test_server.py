@@ -67,17 +67,21 @@ async def ingest(server: Server, key: str, paths: list[Path], confidentiality: s
 
 
 def test_documents_go_in_through_the_ingest_graph(server: Server) -> None:
-    refused = run(ingest(server, KEYS['ben'], [SAMPLES / MANUAL], "confidential"))
+    refused = run(ingest(server, KEYS["ben"], [SAMPLES / MANUAL], "confidential"))
     assert refused["report"] is None and "up to internal" in refused["error"]
-    manual = run(ingest(server, KEYS['ana'], [SAMPLES / MANUAL], "confidential"))
+    manual = run(ingest(server, KEYS["ana"], [SAMPLES / MANUAL], "confidential"))
     assert manual["error"] is None and [f["status"] for f in manual["report"]["files"]] == ["added"]
     rest = [SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"]
-    others = run(ingest(server, KEYS['ana'], rest, "internal"))
+    others = run(ingest(server, KEYS["ana"], rest, "internal"))
     assert {f["name"]: f["status"] for f in others["report"]["files"]} == {
         "commissioning-guide.md": "added",
         "support-call-2024-03-14.vtt": "added",
     }
-    bad = run(client(server, KEYS['ana']).runs.wait(None, "ingest", input={"paths": ["https://example.com/a.pdf"], "project": "demo"}))
+    bad = run(
+        client(server, KEYS["ana"]).runs.wait(
+            None, "ingest", input={"paths": ["https://example.com/a.pdf"], "project": "demo"}
+        )
+    )
     assert "only paths and file:// URLs" in bad["error"]
 
 
@@ -94,7 +98,7 @@ def test_requests_without_a_known_key_are_refused(server: Server) -> None:
 
 def test_every_graph_is_served_with_its_schemas(server: Server) -> None:
     async def check() -> None:
-        sdk = client(server, KEYS['ana'])
+        sdk = client(server, KEYS["ana"])
         assistants = await sdk.assistants.search()
         assert {a["graph_id"] for a in assistants} == GRAPHS
         for assistant in assistants:
@@ -110,7 +114,7 @@ def test_every_graph_is_served_with_its_schemas(server: Server) -> None:
 
 def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
     async def ask() -> tuple[str, dict]:
-        sdk = client(server, KEYS['ana'])
+        sdk = client(server, KEYS["ana"])
         thread = await sdk.threads.create()
         output = await sdk.runs.wait(
             thread["thread_id"], "rag", input={"question": QUESTION, "documents": [MANUAL]}, context=CONTEXT
@@ -146,7 +150,7 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
     server.start()
 
     async def again() -> None:
-        sdk = client(server, KEYS['ana'])
+        sdk = client(server, KEYS["ana"])
         thread = await sdk.threads.get(thread_id)
         assert thread["metadata"]["owner"] == "ana"
         state = await sdk.threads.get_state(thread_id)
@@ -157,7 +161,7 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
 
 def test_users_see_only_their_threads_and_documents(server: Server) -> None:
     async def check() -> None:
-        ana, ben = client(server, KEYS['ana']), client(server, KEYS['ben'])
+        ana, ben = client(server, KEYS["ana"]), client(server, KEYS["ben"])
         thread = await ana.threads.create()
         with pytest.raises(NotFoundError):
             await ben.threads.get(thread["thread_id"])

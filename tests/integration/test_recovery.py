@@ -52,7 +52,7 @@ def kill_after_first_commit(docs: Path, index: Path, cache_dir: Path) -> list[st
     )
     deadline = time.monotonic() + 180
     try:
-        while not (names := committed_names(index)):
+        while not committed_names(index):
             assert process.poll() is None, "ingest ended before committing anything"
             assert time.monotonic() < deadline, "no document committed within 180 s"
             time.sleep(0.01)
@@ -106,7 +106,7 @@ def test_a_document_committed_before_a_kill_is_searchable_before_any_new_ingest(
     with Index(folder, settings, embedder=embedder) as reader:
         assert found_by_both(reader, name, word)
         assert not reader.bm25_is_stale() and reader._private_bm25 is None
-        assert reader.vectors.count() == len(reader.store.chunk_ids())
+        assert reader.vectors.count() == reader.store.chunk_count()
     shown = subprocess.run(
         [str(PAGEGRAPH), "inspect", "--index", str(folder), "--json"],
         env={**os.environ, "PAGEGRAPH_CACHE_DIR": str(cache_dir)},
@@ -116,3 +116,22 @@ def test_a_document_committed_before_a_kill_is_searchable_before_any_new_ingest(
     )
     recovery = json.loads(shown.stdout)["last_recovery"]
     assert "rebuilt BM25 and the vector matrix" in recovery["what"]
+
+
+def test_committed_chunks_missing_from_chroma_are_put_back_on_open(tmp_path: Path, cache_dir: Path, embedder) -> None:
+    from pagegraph.indexing.pipeline import Ingestor
+
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
+    (tmp_path / "a.md").write_text("# A\n\nThe lighthouse keeper logs the fog horn at dawn.\n")
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([tmp_path / "a.md"])
+        (document,) = index.store.documents()
+        index.vectors.delete_document(document.id)  # as a Chroma folder restored from an older backup would be
+        assert index.vectors.count() == 0
+    with Index(settings.index, settings, embedder=embedder) as reader:
+        assert reader.vectors.count() == 0, "readers leave a current BM25's folder alone"
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert index.vectors.count() == index.store.chunk_count() > 0
+        assert "missing from Chroma" in index.store.last_recovery()[1]
+        hits = DenseRetriever(index=index).search("fog horn lighthouse", k=1)
+        assert hits and index.store.chunks_by_id([hits[0].chunk_id])

@@ -68,6 +68,7 @@ def inspect(
             if summaries:
                 _show_summaries(documents, opened.store.summaries(), as_json)
                 return
+            recovery = opened.store.last_recovery()
             info = {
                 "index": str(folder),
                 "manifest": opened.manifest.model_dump(),
@@ -77,7 +78,7 @@ def inspect(
                 ],
                 "vectors": opened.vectors.count(),
                 "bm25": "current" if not opened.bm25_is_stale() else "stale (rebuilt by the next ingest)",
-                "last_recovery": dict(zip(("at", "what"), recovery)) if (recovery := opened.store.last_recovery()) else None,
+                "last_recovery": dict(zip(("at", "what"), recovery)) if recovery else None,
             }
     except PagegraphError as exc:
         raise fail(str(exc)) from None

@@ -57,9 +57,7 @@ def add(
         if any(user.name == name for user in users):
             raise PagegraphError(f"{path}: user {name!r} exists (remove them first to issue a new key)")
         key, key_id = new_key()
-        user = ApiUser(
-            name=name, key_id=key_id, key_hash=hash_key(key), role=role, projects=projects, ceiling=ceiling
-        )
+        user = ApiUser(name=name, key_id=key_id, key_hash=hash_key(key), role=role, projects=projects, ceiling=ceiling)
         write_users(path, [*users, user])
     except PagegraphError as exc:
         raise fail(str(exc)) from None

@@ -24,9 +24,9 @@ from pagegraph.indexing.bm25 import BM25Index
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.indexing.store import STORE_FILE, Store
-from pagegraph.state.records import now_iso
 from pagegraph.indexing.vectors import VectorStore
 from pagegraph.retrievers.catalog import ChunkCatalog
+from pagegraph.state.records import now_iso
 
 _LOCK_FILE = ".lock"
 THREADS_FILE = "checkpoints.sqlite"  # LangGraph server threads (pagegraph.server.checkpointer), kept beside the index
@@ -134,11 +134,10 @@ class Index:
 
     def _chunks_missing_from_chroma(self) -> list[str]:
         """Committed chunk ids Chroma does not hold (only looked for when the counts differ)."""
-        stored = self.store.chunk_ids()
-        if self.vectors.count() >= len(stored):
+        if self.vectors.count() >= self.store.chunk_count():
             return []
         held = self.vectors.ids()
-        return [chunk_id for chunk_id in stored if chunk_id not in held]
+        return [chunk_id for chunk_id in self.store.chunk_ids() if chunk_id not in held]
 
     def _stored(self, chunk_ids: list[str]) -> tuple[list, np.ndarray]:
         wanted = set(chunk_ids)

@@ -116,7 +116,9 @@ def collect_files(paths: Iterable[Path], roots: list[Path] | None = None) -> tup
             elif found.suffix.lower() in SUPPORTED_EXTENSIONS:
                 files.append(found.resolve())
             elif found.is_file():
-                outcomes.append(FileOutcome(str(found.resolve()), "skipped", reason=f"unsupported type '{found.suffix}'"))
+                outcomes.append(
+                    FileOutcome(str(found.resolve()), "skipped", reason=f"unsupported type '{found.suffix}'")
+                )
     named = {str(path) for path in files}
     return list(dict.fromkeys(files)), [outcome for outcome in outcomes if outcome.path not in named]
 

@@ -172,6 +172,9 @@ class Store:
                 found[row["id"]] = _chunk(row, documents[row["document_id"]])
         return found
 
+    def chunk_count(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+
     def chunk_ids(self) -> list[str]:
         return [row["id"] for row in self._db.execute("SELECT id FROM chunks")]
 

@@ -17,7 +17,6 @@ from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 from pagegraph.state.records import RetrievalFilter
 
-
 QUESTION_PREFIX_CHARS = 200
 
 

@@ -3,9 +3,11 @@ restarted server finds them again; pagegraph's records are allow-listed for dese
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -19,11 +21,36 @@ def checkpoint_path(settings: Settings) -> Path:
     return (settings.checkpoint_db or settings.index / THREADS_FILE).expanduser().resolve()
 
 
+class ThreadSaver(AsyncSqliteSaver):
+    """AsyncSqliteSaver whose thread deletion returns without yielding to the event loop and deletes in a task.
+
+    langgraph-runtime-inmem (0.36.7) finds a thread's position in its list, awaits the checkpointer's
+    `adelete_thread`, then pops that position: when stateless runs (whose threads are deleted as they end) finish
+    together, another deletion shifts the list in between and the wrong thread goes, or the run fails with
+    "pop index out of range". Its own in-memory checkpointer never yields there."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deletions: set[asyncio.Task] = set()
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        task = asyncio.get_running_loop().create_task(super().adelete_thread(thread_id))
+        self._deletions.add(task)
+        task.add_done_callback(self._deletions.discard)
+
+    async def drain(self) -> None:
+        if self._deletions:
+            await asyncio.gather(*self._deletions, return_exceptions=True)
+
+
 @asynccontextmanager
 async def checkpointer() -> AsyncIterator[AsyncSqliteSaver]:
     path = checkpoint_path(get_settings())
     path.parent.mkdir(parents=True, exist_ok=True)
     async with aiosqlite.connect(path) as connection:
-        saver = AsyncSqliteSaver(connection, serde=checkpoint_serializer())
+        saver = ThreadSaver(connection, serde=checkpoint_serializer())
         await saver.setup()
-        yield saver
+        try:
+            yield saver
+        finally:
+            await saver.drain()
