@@ -208,6 +208,12 @@ class Context(BaseModel):
         "and at least this share of its other words do (0 keeps every fact)",
     )
     window: int = Field(default=1, ge=0, le=5, description="neighbouring chunks added on each side of a hit")
+    highlights: int = Field(
+        default=3, ge=0, le=20, description="evidence sentences picked before any answer-model call and shown first"
+    )
+    highlight_passages: int = Field(
+        default=6, ge=1, le=50, description="top passages whose sentences the highlight stage scores"
+    )
     alpha: float | None = Field(
         default=None, ge=0.0, le=1.0, description="BM25 weight in the fusion; unset adapts to the question"
     )

@@ -51,7 +51,7 @@ def test_a_follow_up_is_searched_and_answered_as_a_standalone_question(chat) -> 
     first = turn(FIRST)
     assert "rewrite_followup" not in stages(first), "a first question needs no rewrite"
     second = turn(FOLLOW_UP)
-    assert stages(second)[:2] == ["rewrite_followup", "route"]
+    assert stages(second)[:3] == ["rewrite_followup", "highlight", "route"]
     rewrite = second["trace"][0]
     assert rewrite.details == {"asked": FOLLOW_UP, "standalone": STANDALONE} and len(rewrite.calls) == 1
     rewrite_prompt = model.requests[1][0][-1].content
@@ -74,7 +74,7 @@ def test_auto_rewrites_once_before_handing_the_question_on(chat) -> None:
     )
     turn(FIRST)
     second = turn(FOLLOW_UP)
-    assert stages(second)[:3] == ["rewrite_followup", "auto", "route"]
+    assert stages(second)[:5] == ["rewrite_followup", "highlight", "auto", "highlight", "route"]
     assert stages(second).count("rewrite_followup") == 1 and len(model.requests) == 3
     assert f"Question: {STANDALONE}" in model.requests[2][0][-1].content
 

@@ -26,7 +26,7 @@ def stages(output: dict) -> list[str]:
 
 def test_normal_path_cites_retrieved_evidence(ask) -> None:
     output, model = ask("How much does the SB-40 weigh?", "The SB-40 weighs 98 kg [1].")
-    assert stages(output) == ["route", "plan", "retrieve[0]", "gate", "expand_tree", "answer", "verify"]
+    assert stages(output) == ["highlight", "route", "plan", "retrieve[0]", "gate", "expand_tree", "answer", "verify"]
     first = output["evidence"][0]
     assert output["answer"] == f"The SB-40 weighs 98 kg {first.label()}."
     assert [(c.label, c.origin) for c in output["citations"]] == [(first.label(), "model")]
@@ -61,7 +61,7 @@ def test_irrelevant_question_abstains_without_a_model_call(ask) -> None:
     )
     assert output["answer"].startswith("I could not answer this from the indexed documents")
     assert "pagegraph ingest" in output["answer"]
-    assert stages(output) == ["route", "plan", "retrieve[0]", "gate", "abstain"]
+    assert stages(output) == ["highlight", "route", "plan", "retrieve[0]", "gate", "abstain"]
 
 
 def test_empty_and_missing_index_abstain(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
@@ -90,8 +90,8 @@ def test_router_json_broken_then_repaired(ask) -> None:
         "It weighs 98 kg [1].",
         top_k_files=1,
     )
-    assert stages(output)[:3] == ["route", "route", "plan"]
-    first, second = output["trace"][:2]
+    assert stages(output)[:4] == ["highlight", "route", "route", "plan"]
+    first, second = output["trace"][1:3]
     assert first.error and first.summary == "model output invalid: asking again"
     assert second.ids == [MANUAL] and second.summary.startswith("model chose 1 of 3")
     repair_prompt = model.requests[1][0]
@@ -141,7 +141,7 @@ def test_a_stage_that_raises_falls_back_to_basic(ask) -> None:
     )
     failed = next(r for r in output["trace"] if r.error)
     assert failed.stage == "plan" and "planner exploded" in failed.error
-    assert stages(output)[-5:] == ["plan", "retrieve[0]", "gate", "answer", "verify"]
+    assert stages(output)[-6:] == ["plan", "retrieve[0]", "highlight", "gate", "answer", "verify"]
     assert not output["abstained"] and output["citations"]
 
 
@@ -186,7 +186,7 @@ def test_output_types_ask_for_their_sections(ask, output_type: str, heading: str
 
 def test_basic_graph_alone(ask) -> None:
     output, _ = ask("How much does the SB-40 weigh?", "98 kg [1].", graph="basic")
-    assert stages(output) == ["retrieve[0]", "gate", "answer", "verify"]
+    assert stages(output) == ["retrieve[0]", "highlight", "gate", "answer", "verify"]
     assert output["citations"][0].origin == "model"
 
 
@@ -210,7 +210,7 @@ def test_chat_thread_keeps_history(sample_index: Path, cache_dir: Path, embedder
     prompt = model.requests[1][0][-1]
     assert isinstance(prompt, HumanMessage) and "Earlier in this conversation" in prompt.content
     assert "Q: How much does the SB-40 weigh?" in prompt.content
-    assert stages(second)[0] == "route", "a new turn starts a new trace"
+    assert stages(second)[0] == "highlight", "a new turn starts a new trace"
     index.close()
 
 

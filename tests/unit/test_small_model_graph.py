@@ -33,7 +33,7 @@ def test_normal_path_makes_two_plus_n_calls(ask) -> None:
     )
     assert output["llm_calls"] == 2 + 5 == output["usage"].calls == len(model.requests)
     stages = [r.stage for r in output["trace"]]
-    assert stages[:3] == ["plan_search", "search", "gate"] and stages[-3:] == ["filter_facts", "reduce", "verify"]
+    assert stages[:4] == ["highlight", "plan_search", "search", "gate"] and stages[-3:] == ["filter_facts", "reduce", "verify"]
     assert len(maps(output)) == 5
     assert [e.text for e in output["evidence"]] == ["Weight 98 kg"], "the answer is checked against facts, not chunks"
     assert output["answer"].startswith("It weighs 98 kg [") and output["citations"][0].origin == "model"
@@ -64,7 +64,7 @@ def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
         graph="small_model",
         fact_grounding=0.0,
     )
-    plan = output["trace"][0]
+    plan = output["trace"][1]
     assert plan.summary.startswith("model output invalid: keywords from the question")
     assert plan.ids == ["sb", "40", "weigh"]
     assert output["llm_calls"] == 7, "no repair call: the plan fallback is deterministic"
@@ -159,26 +159,26 @@ def test_planner_filters_restrict_the_search(ask) -> None:
     output, _ = ask(
         word, unmatched, '{"facts": ["E04"], "relevant": true}', "E04 [1].", graph="small_model", map_chunks=1
     )
-    assert "match no document" in output["trace"][1].summary
+    assert "match no document" in output["trace"][2].summary
 
 
 def test_filters_the_question_does_not_ask_for_are_dropped(ask) -> None:
     plan = '{"keywords": ["weight"], "file_filter": "vtt", "source_hint": "support-call"}'
     output, _ = ask(QUESTION, plan, WEIGHT_FACT, "98 kg [1].", graph="small_model", map_chunks=1, fact_grounding=0.0)
-    summary = output["trace"][0].summary
+    summary = output["trace"][1].summary
     assert "file_filter 'vtt', source_hint 'support-call' dropped" in summary
-    assert "in 3 documents" in output["trace"][1].summary
+    assert "in 3 documents" in output["trace"][2].summary
 
 
 def test_a_failing_stage_falls_back_to_basic(ask) -> None:
     output, _ = ask(QUESTION, RuntimeError("planner down"), "98 kg [1].", graph="small_model")
-    assert output["trace"][0].error == "RuntimeError: planner down"
+    assert output["trace"][1].error == "RuntimeError: planner down"
     assert [r.stage for r in output["trace"]][-3:] == ["gate", "answer", "verify"]
     assert output["llm_calls"] == 1 and not output["abstained"]
 
 
 def test_auto_picks_small_model_for_small_models(ask) -> None:
     output, _ = ask(QUESTION, PLAN, *[IRRELEVANT] * 5, graph="auto", model="local-fast")
-    assert output["trace"][0].stage == "auto" and output["trace"][0].ids == ["small_model"]
+    assert output["trace"][1].stage == "auto" and output["trace"][1].ids == ["small_model"]
     output, _ = ask(QUESTION, "98 kg [1].", graph="auto", model="ollama:qwen2.5:7b")
-    assert output["trace"][0].ids == ["rag"] and output["trace"][1].stage == "route"
+    assert output["trace"][1].ids == ["rag"] and output["trace"][3].stage == "route"

@@ -17,6 +17,7 @@ from pagegraph.nodes.choose import choose_graph
 from pagegraph.nodes.delegate import delegate
 from pagegraph.nodes.edges import after_choice, after_start
 from pagegraph.nodes.followup import rewrite_followup
+from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.start import start
 from pagegraph.services import Services, default_services
 from pagegraph.state.graph import InputState, OutputState, RagState
@@ -27,13 +28,15 @@ def build_auto_graph(services: Services | None = None, checkpointer: Checkpointe
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder.add_node("highlight", partial(highlight, services=services, search=True))
     builder.add_node("choose", partial(choose_graph, services=services))
     builder.add_node("rag", partial(delegate, graph=build_rag_graph(services)))
     builder.add_node("small_model", partial(delegate, graph=build_small_model_graph(services)))
     builder.add_node("abstain", abstain)
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
-    builder.add_edge("rewrite_followup", "choose")
+    builder.add_edge("rewrite_followup", "highlight")
+    builder.add_edge("highlight", "choose")
     builder.add_conditional_edges("choose", after_choice, ["rag", "small_model"])
     builder.add_edge("rag", END)
     builder.add_edge("small_model", END)

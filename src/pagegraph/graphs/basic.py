@@ -15,6 +15,7 @@ from pagegraph.nodes.answer import answer
 from pagegraph.nodes.edges import after_gate, after_start, after_verify
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
+from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
@@ -27,6 +28,7 @@ def build_basic_graph(services: Services | None = None, checkpointer: Checkpoint
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder.add_node("highlight", partial(highlight, services=services, search=False))
     builder.add_node("search", partial(search_question, services=services))
     builder.add_node("gate", gate)
     builder.add_node("answer", partial(answer, services=services))
@@ -35,7 +37,8 @@ def build_basic_graph(services: Services | None = None, checkpointer: Checkpoint
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
     builder.add_edge("rewrite_followup", "search")
-    builder.add_edge("search", "gate")
+    builder.add_edge("search", "highlight")
+    builder.add_edge("highlight", "gate")
     builder.add_conditional_edges("gate", after_gate, {"answer": "answer", "abstain": "abstain"})
     builder.add_edge("answer", "verify")
     builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain"})

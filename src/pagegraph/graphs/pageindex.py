@@ -19,6 +19,7 @@ from pagegraph.nodes.delegate import delegate
 from pagegraph.nodes.edges import after_answer, after_collect, after_start, after_verify, dispatch_files
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.guard import guarded
+from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.pageindex import collect_sections, find_files, select_sections
 from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
@@ -31,6 +32,7 @@ def build_pageindex_graph(services: Services | None = None, checkpointer: Checkp
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("find_files", guarded("find_files", partial(find_files, services=services)))
     builder.add_node("select", guarded("select", partial(select_sections, services=services)))
     builder.add_node("collect", collect_sections)
@@ -40,7 +42,8 @@ def build_pageindex_graph(services: Services | None = None, checkpointer: Checkp
     builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
-    builder.add_edge("rewrite_followup", "find_files")
+    builder.add_edge("rewrite_followup", "highlight")
+    builder.add_edge("highlight", "find_files")
     builder.add_conditional_edges("find_files", dispatch_files, ["select", "abstain", "basic"])
     builder.add_edge("select", "collect")
     builder.add_conditional_edges("collect", after_collect, ["answer", "abstain", "basic"])

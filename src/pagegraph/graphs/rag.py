@@ -28,6 +28,7 @@ from pagegraph.nodes.expand_tree import expand_tree
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
+from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.plan import plan
 from pagegraph.nodes.retrieve import retrieve
 from pagegraph.nodes.route import route
@@ -42,6 +43,7 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("route", guarded("route", partial(route, services=services)))
     builder.add_node("plan", guarded("plan", partial(plan, services=services)))
     builder.add_node("retrieve", guarded("retrieve", partial(retrieve, services=services)))
@@ -53,7 +55,8 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
-    builder.add_edge("rewrite_followup", "route")
+    builder.add_edge("rewrite_followup", "highlight")
+    builder.add_edge("highlight", "route")
     builder.add_conditional_edges("route", after_route, ["route", "plan", "abstain", "basic"])
     builder.add_conditional_edges("plan", after_plan, ["plan", "retrieve", "basic"])
     builder.add_edge("retrieve", "gate")

@@ -27,6 +27,7 @@ from pagegraph.nodes.filter_facts import filter_facts
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
+from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.map_chunk import map_chunk
 from pagegraph.nodes.plan_search import plan_search
 from pagegraph.nodes.reduce import reduce
@@ -42,6 +43,7 @@ def build_small_model_graph(services: Services | None = None, checkpointer: Chec
     builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("plan_search", guarded("plan_search", partial(plan_search, services=services)))
     builder.add_node("search", guarded("search", partial(search_keywords, services=services)))
     builder.add_node("gate", gate)
@@ -53,7 +55,8 @@ def build_small_model_graph(services: Services | None = None, checkpointer: Chec
     builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
-    builder.add_edge("rewrite_followup", "plan_search")
+    builder.add_edge("rewrite_followup", "highlight")
+    builder.add_edge("highlight", "plan_search")
     builder.add_conditional_edges("plan_search", after_plan_search, ["search", "abstain", "basic"])
     builder.add_conditional_edges("search", after_search, ["gate", "basic"])
     builder.add_conditional_edges("gate", dispatch_chunks, ["map_chunk", "abstain", "basic"])

@@ -16,7 +16,16 @@ from pagegraph.state.answering import Turn
 from pagegraph.state.graph import InputState, RagState
 
 PASSED_ON = ("question", "documents", "filters", "output_type")
-RETURNED = ("answer", "citations", "abstained", "abstain_reason", "confidence", "low_confidence", "evidence")
+RETURNED = (
+    "highlights",
+    "answer",
+    "citations",
+    "abstained",
+    "abstain_reason",
+    "confidence",
+    "low_confidence",
+    "evidence",
+)
 
 
 def delegate(

@@ -60,6 +60,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "mapped": None,
         "plan": None,
         "retrieved": None,
+        "highlights": [],
         "relevance": None,
         "evidence": [],
         "trace": None,

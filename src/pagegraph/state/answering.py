@@ -94,6 +94,19 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
 
 
+class Highlight(BaseModel):
+    """A sentence of a retrieved passage likely to hold the answer, picked before any answer-model call."""
+
+    passage_id: str = Field(description="the passage's id (its hit chunk)")
+    source: str = Field(description="file name")
+    label: str = Field(description="citation label of the sentence's page: [file, section, p. X] or [file, t=MM:SS]")
+    page: int
+    sentence: str
+    start: int = Field(ge=0, description="character offset of the sentence in its page's text")
+    end: int = Field(ge=0)
+    score: float
+
+
 class Citation(BaseModel):
     source: str
     section: str = ""

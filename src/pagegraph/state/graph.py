@@ -17,6 +17,7 @@ from pagegraph.state.answering import (
     Citation,
     Evidence,
     Failure,
+    Highlight,
     MappedChunk,
     OutputType,
     RepairRequest,
@@ -61,8 +62,10 @@ class InputState(TypedDict):
 
 
 class OutputState(TypedDict):
-    """`evidence` is what the answer model read; `trace` has one record per stage."""
+    """`highlights` are the sentences picked before any answer-model call (shown first); `evidence` is what the
+    answer model read; `trace` has one record per stage."""
 
+    highlights: list[Highlight]
     answer: str
     citations: list[Citation]
     abstained: bool
@@ -122,6 +125,7 @@ STATE_RECORD_TYPES = (
     Citation,
     Evidence,
     Failure,
+    Highlight,
     RepairRequest,
     RetrievalFilter,
     RetrievalPlan,

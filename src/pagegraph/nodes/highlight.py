@@ -1,0 +1,50 @@
+"""Evidence first: right after retrieval and before any answer-model call, the sentences most likely to hold the
+answer, with their page labels and offsets. Graphs whose own retrieval needs a model (a router, a planner) get
+them from a model-free search of the question, so the user sees evidence within a second or two either way; the
+highlights stay in the output when the run abstains (the closest passages, which do not answer it)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.nodes.retrieve import search_question
+from pagegraph.retrievers.highlights import answer_shape, pick_highlights
+from pagegraph.services import Services
+from pagegraph.state.answering import Evidence
+from pagegraph.state.graph import RagState
+from pagegraph.state.records import Page
+
+
+def highlight(state: RagState, runtime: Runtime[Context], services: Services, search: bool) -> dict[str, Any]:
+    """Highlights from the passages the graph retrieved, or with `search` (wired before a graph's own retrieval)
+    from a model-free search of the question."""
+    timer = StageTimer("highlight")
+    context = context_of(runtime)
+    if not services.has_index(context):
+        return {"highlights": [], "trace": [timer.record("no index to search")]}
+    passages = state.get("retrieved") or []
+    searched = ""
+    if search:
+        passages = search_question(state, runtime, services)["retrieved"]
+        searched = " (from a search of the question)"
+    passages = sorted(passages, key=lambda e: (e.step, e.rank))[: context.highlight_passages]
+    if not passages:
+        return {"highlights": [], "trace": [timer.record("no passage to highlight")]}
+    index = services.index(context)
+
+    @cache
+    def document_pages(chunk_id: str) -> tuple[Page, ...]:
+        chunk = index.store.chunks_by_id([chunk_id]).get(chunk_id)
+        return tuple(index.store.pages(chunk.document_id)) if chunk else ()
+
+    def pages_of(evidence: Evidence) -> tuple[Page, ...]:
+        return document_pages(evidence.chunk_ids[0]) if evidence.chunk_ids else ()
+
+    picked = pick_highlights(state["question"], passages, index.embedder.embed, pages_of, count=context.highlights)
+    summary = f"{len(picked)} sentences from {len(passages)} passages{searched}; answer shape {answer_shape(state['question'])}"
+    return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
