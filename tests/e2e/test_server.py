@@ -136,7 +136,11 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
                 if metadata.get("langgraph_node") == "answer" and chunk.get("content"):
                     tokens.append(chunk["content"])
         # a second question on the thread: the follow-up rewrite runs first
-        assert stages[:4] == ["start", "rewrite_followup", "highlight", "route"] and "answer" in stages and "verify" in stages
+        assert (
+            stages[:4] == ["start", "rewrite_followup", "highlight", "route"]
+            and "answer" in stages
+            and "verify" in stages
+        )
         assert len(tokens) > 3, "the answer arrives token by token"
         state = await sdk.threads.get_state(thread["thread_id"])
         assert "capacity" in state["values"]["question"] and state["values"]["answer"]

@@ -72,8 +72,12 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     code, out = run("ask", "What is the recipe for sourdough bread?", "--graph", "rag", "--debug")
     assert code == 0 and "could not answer this from the indexed documents" in " ".join(out.split())
     assert "gate no passage of the searched documents is close" in " ".join(out.split())
+    flat = " ".join(out.split())
+    assert flat.index("Evidence [") < flat.index("could not answer") < flat.index("it does not answer the question")
     code, out = run("ask", "What is the recipe for sourdough bread?", "--graph", "rag", "--json")
-    assert code == 0 and json.loads(out)["abstained"] is True
+    printed = json.loads(out)
+    assert code == 0 and printed["abstained"] is True
+    assert printed["highlights"] and all(h["label"].startswith("[") and h["sentence"] for h in printed["highlights"])
     code, out = run("ask", "anything", "--output-type", "poem")
     assert code == 2 and "--output-type 'poem'" in out
 

@@ -33,7 +33,11 @@ def test_normal_path_makes_two_plus_n_calls(ask) -> None:
     )
     assert output["llm_calls"] == 2 + 5 == output["usage"].calls == len(model.requests)
     stages = [r.stage for r in output["trace"]]
-    assert stages[:4] == ["highlight", "plan_search", "search", "gate"] and stages[-3:] == ["filter_facts", "reduce", "verify"]
+    assert stages[:4] == ["highlight", "plan_search", "search", "gate"] and stages[-3:] == [
+        "filter_facts",
+        "reduce",
+        "verify",
+    ]
     assert len(maps(output)) == 5
     assert [e.text for e in output["evidence"]] == ["Weight 98 kg"], "the answer is checked against facts, not chunks"
     assert output["answer"].startswith("It weighs 98 kg [") and output["citations"][0].origin == "model"

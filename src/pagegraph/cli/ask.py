@@ -10,6 +10,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
+from pagegraph.cli.answer_view import StreamedAnswer, print_answer
 from pagegraph.cli.common import (
     IndexOption,
     app,
@@ -55,30 +56,6 @@ def _question_context(
     return Context(index=str(index_folder(index, settings)), model=model), output_type
 
 
-def _print_answer(output: dict[str, Any]) -> None:
-    rewrite = next((r.details for r in output["trace"] if r.stage == "rewrite_followup"), {})
-    if "standalone" in rewrite and rewrite["standalone"] != rewrite["asked"]:
-        console.print(f"[dim]searched as: {escape(rewrite['standalone'])}[/dim]", highlight=False)
-    console.print(output["answer"], highlight=False, markup=False)
-    if output["citations"]:
-        console.print("\n[bold]Sources[/bold]")
-        for citation in output["citations"]:
-            note = "" if citation.origin == "model" else " [dim](attributed)[/dim]"
-            console.print(f"  {escape(citation.label)}{note}", highlight=False)
-    if not output["abstained"]:
-        usage = output["usage"]
-        console.print(
-            f"[dim]confidence {output['confidence']:.2f}; {usage.calls} model calls, "
-            f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.latency_ms / 1000:.1f} s in the model[/dim]",
-            highlight=False,
-        )
-        if output["low_confidence"]:
-            console.print(
-                "[bold yellow]warning: low confidence — little of this answer appears in the cited sources; "
-                "check them before relying on it[/bold yellow]"
-            )
-
-
 def _print_trace_records(update: dict[str, Any]) -> None:
     for node_update in update.values():
         for record in (node_update or {}).get("trace") or []:
@@ -92,19 +69,42 @@ def _print_trace_records(update: dict[str, Any]) -> None:
 
 
 def _run_question(
-    graph: Any, inputs: dict[str, Any], context: Context, debug: bool, config: dict[str, Any] | None = None
+    graph: Any,
+    inputs: dict[str, Any],
+    context: Context,
+    debug: bool,
+    config: dict[str, Any] | None = None,
+    view: StreamedAnswer | None = None,
 ) -> dict[str, Any]:
-    if not debug:
+    """Run a question; with `view`, show it as it happens; with `debug`, print each stage's trace record."""
+    if not debug and view is None:
         return graph.invoke(inputs, config, context=context)
+    from pagegraph import GRAPH_NAMES
     from pagegraph.state.graph import OutputState
 
     final: dict[str, Any] = {}
-    for mode, chunk in graph.stream(inputs, config, context=context, stream_mode=["updates", "values"]):
-        if mode == "updates":
-            _print_trace_records(chunk)
-        else:
-            final = chunk
+    modes = ["updates", "messages", "values"] if view else ["updates", "values"]
+    for namespace, mode, data in graph.stream(inputs, config, context=context, stream_mode=modes, subgraphs=True):
+        if mode == "values":
+            final = data if not namespace else final
+            continue
+        if debug and mode == "updates" and not (not namespace and set(data) & set(GRAPH_NAMES)):
+            _print_trace_records(data)  # a delegate's update repeats the records its graph streamed
+        if view is not None:
+            view.part(mode, data)
     return {key: final.get(key) for key in OutputState.__annotations__}
+
+
+def _answer_question(
+    graph: Any, inputs: dict[str, Any], context: Context, debug: bool, config: dict[str, Any] | None = None
+) -> None:
+    """Ask and show the answer: streamed on a terminal, all at once otherwise."""
+    view = StreamedAnswer(console) if console.is_terminal else None
+    output = _run_question(graph, inputs, context, debug, config, view)
+    if view is not None:
+        view.finish(output)
+    else:
+        print_answer(console, output)
 
 
 @app.command()
@@ -123,7 +123,9 @@ def ask(
     output_type: Annotated[
         Optional[str], typer.Option(help="answer | blueprint | pdr | workflow | build_plan [default: answer]")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the whole output state as JSON")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the output state as JSON (highlights, answer, citations, ...)")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
 ) -> None:
     """Answer a question from the indexed documents, with citations (or say that they do not hold the answer)."""
@@ -140,15 +142,15 @@ def ask(
             inputs["output_type"] = kind
         services = Services(settings)
         try:
-            output = _run_question(build_graph(graph, services=services), inputs, context, debug)
+            compiled = build_graph(graph, services=services)
+            if as_json:
+                console.print_json(_output_json(_run_question(compiled, inputs, context, debug)))
+            else:
+                _answer_question(compiled, inputs, context, debug)
         finally:
             services.close()
     except PagegraphError as exc:
         raise fail(str(exc)) from None
-    if as_json:
-        console.print_json(_output_json(output))
-        return
-    _print_answer(output)
 
 
 def _prepare_chat_index(
@@ -218,7 +220,7 @@ def chat(
     try:
         while question := _read_question():
             try:
-                _print_answer(_run_question(compiled, {"question": question}, context, debug, thread))
+                _answer_question(compiled, {"question": question}, context, debug, thread)
             except PagegraphError as exc:
                 err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
             console.print()

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.nodes.retrieve import search_question
-from pagegraph.retrievers.highlights import answer_shape, pick_highlights
+from pagegraph.retrievers.highlights import Location, answer_shape, locate_in_chunks, pick_highlights
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.graph import RagState
@@ -38,13 +38,14 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
     index = services.index(context)
 
     @cache
-    def document_pages(chunk_id: str) -> tuple[Page, ...]:
-        chunk = index.store.chunks_by_id([chunk_id]).get(chunk_id)
-        return tuple(index.store.pages(chunk.document_id)) if chunk else ()
+    def document_pages(document_id: str) -> tuple[Page, ...]:
+        return tuple(index.store.pages(document_id))
 
-    def pages_of(evidence: Evidence) -> tuple[Page, ...]:
-        return document_pages(evidence.chunk_ids[0]) if evidence.chunk_ids else ()
+    def locate(sentence: str, evidence: Evidence) -> Location | None:
+        chunks = index.store.chunks_by_id(evidence.chunk_ids)
+        ordered = [chunks[i] for i in evidence.chunk_ids if i in chunks]
+        return locate_in_chunks(sentence, ordered, document_pages(ordered[0].document_id)) if ordered else None
 
-    picked = pick_highlights(state["question"], passages, index.embedder.embed, pages_of, count=context.highlights)
+    picked = pick_highlights(state["question"], passages, index.embedder.embed, locate, count=context.highlights)
     summary = f"{len(picked)} sentences from {len(passages)} passages{searched}; answer shape {answer_shape(state['question'])}"
     return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}

@@ -3,7 +3,8 @@
 Each sentence is scored by its embedding's cosine to the question's (the index's own embedder), the share of the
 question's content words it holds, and what the answer should look like: a number question prefers sentences
 with numbers and units, a name question capitalised names, a list question enumerations. Sentences are located in
-their page's text, so every highlight carries offsets a viewer can mark.
+their page's text, so every highlight carries offsets a viewer can mark, and labelled with the section that holds
+them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.state.answering import Evidence, Highlight
-from pagegraph.state.records import Page
+from pagegraph.state.records import Chunk, Page
 
 AnswerShape = Literal["number", "list", "name", "yes_no", "explanation"]
 
@@ -41,11 +42,15 @@ _UNIT = re.compile(
     re.IGNORECASE,
 )
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
-# Sentence ends, and line breaks (table rows, list items, headings end a sentence too).
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n+")
+# Sentence ends; and line breaks before a capital, a digit or a list or table mark (table rows, list items and
+# headings end there). A break before a lower-case word is a wrapped line of the same sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n+(?=\s*[\"'(\[A-Z0-9|•*#-])")
+# Words that shape a question but are not what it is about.
+_QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
+STEM_CHARS = 5
 MIN_WORDS = 3
 MAX_SENTENCE_CHARS = 400
-DENSE_WEIGHT, LEXICAL_WEIGHT, SHAPE_WEIGHT, RANK_WEIGHT = 0.55, 0.35, 0.15, 0.05
+DENSE_WEIGHT, LEXICAL_WEIGHT, SHAPE_WEIGHT, RANK_WEIGHT = 0.45, 0.45, 0.15, 0.05
 
 
 def answer_shape(question: str) -> AnswerShape:
@@ -86,6 +91,11 @@ def sentences(text: str) -> list[tuple[int, str]]:
     return found
 
 
+def stems(text: str) -> set[str]:
+    """Content words cut to their first letters, so that "weigh" meets "weight" and "capacity" "capacities"."""
+    return {word[:STEM_CHARS] for word in tokenize(text) if word not in _QUESTION_WORDS}
+
+
 @dataclass
 class _Candidate:
     passage: Evidence
@@ -93,13 +103,26 @@ class _Candidate:
     sentence: str
 
 
-def locate(sentence: str, evidence: Evidence, pages: Sequence[Page]) -> tuple[int, int, int] | None:
-    """(page number, start, end) of a sentence in the text of one of the passage's pages."""
-    for page in pages:
-        if evidence.start_page <= page.number <= evidence.end_page:
-            at = page.text.find(sentence)
-            if at >= 0:
-                return page.number, at, at + len(sentence)
+@dataclass
+class Location:
+    """Where a sentence sits: its page, its offsets in that page's text, and the section that holds it."""
+
+    page: int
+    start: int
+    end: int
+    section: str
+
+
+def locate_in_chunks(sentence: str, chunks: Sequence[Chunk], pages: Sequence[Page]) -> Location | None:
+    """The first of `chunks` (a passage's, in order) whose text holds the sentence, and the sentence's place in the
+    text of one of that chunk's pages."""
+    for chunk in chunks:
+        if sentence not in chunk.text:
+            continue
+        for page in pages:
+            if chunk.start_page <= page.number <= chunk.end_page and (at := page.text.find(sentence)) >= 0:
+                section = chunk.section_path[-1] if chunk.section_path else ""
+                return Location(page.number, at, at + len(sentence), section)
     return None
 
 
@@ -107,11 +130,12 @@ def pick_highlights(
     question: str,
     passages: Sequence[Evidence],
     embed: Callable[[list[str]], np.ndarray],
-    pages_of: Callable[[Evidence], Sequence[Page]],
+    locate: Callable[[str, Evidence], Location | None],
     *,
     count: int,
 ) -> list[Highlight]:
-    """The `count` sentences of `passages` (best first) most likely to hold the answer, each located in its page."""
+    """The `count` sentences of `passages` (best first) most likely to hold the answer, each located by `locate`
+    (sentences it cannot place are passed over)."""
     candidates = [
         _Candidate(passage, rank, sentence)
         for rank, passage in enumerate(passages)
@@ -121,12 +145,15 @@ def pick_highlights(
         return []
     vectors = embed([question, *(c.sentence for c in candidates)])
     dense = vectors[1:] @ vectors[0]
-    terms = set(tokenize(question))
+    words = [stems(c.sentence) for c in candidates]
+    # A question word found in every passage (the product's name, say) tells less than one found in few.
+    terms = stems(question)
+    weight = {t: float(np.log(len(words) / max(1, sum(t in w for w in words)))) for t in terms}
+    total = sum(weight.values())
     shape = answer_shape(question)
     scored = []
-    for candidate, similarity in zip(candidates, dense):
-        words = set(tokenize(candidate.sentence))
-        lexical = len(terms & words) / len(terms) if terms else 0.0
+    for candidate, similarity, found in zip(candidates, dense, words):
+        lexical = sum(weight[t] for t in terms & found) / total if total else 0.0
         score = (
             DENSE_WEIGHT * float(similarity)
             + LEXICAL_WEIGHT * lexical
@@ -141,21 +168,20 @@ def pick_highlights(
             break
         if candidate.sentence in seen:
             continue
-        where = locate(candidate.sentence, candidate.passage, pages_of(candidate.passage))
+        where = locate(candidate.sentence, candidate.passage)
         if where is None:
             continue
-        page, start, end = where
         seen.add(candidate.sentence)
-        label = candidate.passage.model_copy(update={"start_page": page, "end_page": page}).label()
+        place = {"start_page": where.page, "end_page": where.page, "section": where.section}
         picked.append(
             Highlight(
                 passage_id=candidate.passage.id,
                 source=candidate.passage.source,
-                label=label,
-                page=page,
+                label=candidate.passage.model_copy(update=place).label(),
+                page=where.page,
                 sentence=candidate.sentence,
-                start=start,
-                end=end,
+                start=where.start,
+                end=where.end,
                 score=round(score, 4),
             )
         )

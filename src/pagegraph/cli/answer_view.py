@@ -1,0 +1,136 @@
+"""How `ask` and `chat` show a run: the evidence sentences first, then the answer with its sources. On a terminal
+the run is streamed: each stage as it starts work, the evidence as soon as it is picked, the answer model's tokens as
+they come, then the verified answer's sources. Piped output and `--json` are printed once the run ends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from pagegraph.state.answering import Highlight
+
+# What the user is told each stage is doing (stages not listed work silently).
+STAGE_LABELS = {
+    "rewrite_followup": "reading the conversation",
+    "highlight": "searching",
+    "choose": "choosing how to answer",
+    "route": "choosing documents",
+    "plan": "planning the search",
+    "plan_search": "planning the search",
+    "retrieve": "searching",
+    "search": "searching",
+    "find_files": "choosing documents",
+    "select": "choosing sections",
+    "expand_tree": "reading the section tree",
+    "map_chunk": "reading passages",
+    "verify": "checking citations",
+}
+ANSWER_NODES = ("answer", "reduce")
+ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
+
+
+def print_evidence(console: Console, highlights: list[Highlight]) -> None:
+    if not highlights:
+        return
+    console.print("[bold]Evidence[/bold]")
+    for highlight in highlights:
+        console.print(f"  [cyan]{escape(highlight.label)}[/cyan] {escape(highlight.sentence)}", highlight=False)
+    console.print()
+
+
+def print_sources(console: Console, output: dict[str, Any]) -> None:
+    if not output["citations"]:
+        return
+    console.print("\n[bold]Sources[/bold]")
+    for citation in output["citations"]:
+        note = "" if citation.origin == "model" else " [dim](attributed)[/dim]"
+        console.print(f"  {escape(citation.label)}{note}", highlight=False)
+
+
+def print_footer(console: Console, output: dict[str, Any]) -> None:
+    if output["abstained"]:
+        if output.get("highlights"):
+            console.print(f"[dim]{ABSTAINED_EVIDENCE}[/dim]")
+        return
+    usage = output["usage"]
+    console.print(
+        f"[dim]confidence {output['confidence']:.2f}; {usage.calls} model calls, "
+        f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.latency_ms / 1000:.1f} s in the model[/dim]",
+        highlight=False,
+    )
+    if output["low_confidence"]:
+        console.print(
+            "[bold yellow]warning: low confidence — little of this answer appears in the cited sources; "
+            "check them before relying on it[/bold yellow]"
+        )
+
+
+def searched_as(console: Console, output: dict[str, Any]) -> None:
+    rewrite = next((r.details for r in output["trace"] if r.stage == "rewrite_followup"), {})
+    if "standalone" in rewrite and rewrite["standalone"] != rewrite["asked"]:
+        console.print(f"[dim]searched as: {escape(rewrite['standalone'])}[/dim]", highlight=False)
+
+
+def print_answer(console: Console, output: dict[str, Any]) -> None:
+    """A finished run, all at once: evidence, answer, sources."""
+    searched_as(console, output)
+    print_evidence(console, output.get("highlights") or [])
+    console.print(output["answer"], highlight=False, markup=False)
+    print_sources(console, output)
+    print_footer(console, output)
+
+
+class StreamedAnswer:
+    """Shows a run on a terminal as it happens; feed it the parts of
+    `graph.stream(..., stream_mode=["updates", "messages"], subgraphs=True)`."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.stages_shown: set[str] = set()
+        self.evidence_shown = False
+        self.streamed = ""
+
+    def part(self, mode: str, data: Any) -> None:
+        if mode == "updates":
+            for node, update in data.items():
+                self._stage_done(node, update or {})
+        elif mode == "messages":
+            chunk, metadata = data
+            if metadata.get("langgraph_node") in ANSWER_NODES and isinstance(chunk.content, str) and chunk.content:
+                if not self.streamed:
+                    self._stage("writing")
+                    self.console.print()
+                self.streamed += chunk.content
+                self.console.print(chunk.content, end="", highlight=False, markup=False)
+
+    def _stage_done(self, node: str, update: dict[str, Any]) -> None:
+        if node == "highlight":
+            if not self.evidence_shown:
+                self.evidence_shown = True
+                print_evidence(self.console, update.get("highlights") or [])
+            return
+        label = STAGE_LABELS.get(node)
+        if label is None or self.streamed:
+            return
+        if update.get("retrieved"):
+            label = f"{label}: {len(update['retrieved'])} passages"
+        self._stage(label)
+
+    def _stage(self, label: str) -> None:
+        if label not in self.stages_shown:
+            self.stages_shown.add(label)
+            self.console.print(f"[dim]· {label}[/dim]", highlight=False)
+
+    def finish(self, output: dict[str, Any]) -> None:
+        """After the run: the verified answer where nothing was streamed (or the run abstained), then sources."""
+        if self.streamed:
+            self.console.print()
+        if not self.evidence_shown:
+            print_evidence(self.console, output.get("highlights") or [])
+        if not self.streamed or output["abstained"]:
+            searched_as(self.console, output)
+            self.console.print(output["answer"], highlight=False, markup=False)
+        print_sources(self.console, output)
+        print_footer(self.console, output)

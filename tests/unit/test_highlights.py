@@ -1,0 +1,141 @@
+"""Evidence first: sentences picked without a model call, located in their page's text; the terminal shows stages,
+then the evidence, then the answer's tokens, then its sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from pagegraph import build_graph
+from pagegraph.cli.answer_view import StreamedAnswer
+from pagegraph.cli.ask import _run_question
+from pagegraph.config import Context, Settings
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights, sentences
+from pagegraph.services import Services
+from pagegraph.state.answering import Evidence
+from pagegraph.state.records import Chunk, Page
+from tests.fakes import ScriptedChatModel
+
+
+@pytest.mark.parametrize(
+    ("question", "shape"),
+    [
+        ("How much does the SB-40 weigh?", "number"),
+        ("What percentage of revenue came from services in 2023?", "number"),
+        ("Who wrote the commissioning guide?", "name"),
+        ("List the steps of the commissioning procedure.", "list"),
+        ("Does the unit restart by itself after E04?", "yes_no"),
+        ("Why does the inverter derate in hot weather?", "explanation"),
+    ],
+)
+def test_answer_shapes(question: str, shape: str) -> None:
+    assert answer_shape(question) == shape
+
+
+def test_sentences_keep_offsets_into_their_text() -> None:
+    text = (
+        "Technical data\nWeight: 98 kg. Height 1150 mm!\n| Capacity | 10 kWh usable |\nOk. A wrapped\nline ends here."
+    )
+    found = sentences(text)
+    expected = ["Weight: 98 kg.", "Height 1150 mm!", "Capacity | 10 kWh usable", "A wrapped\nline ends here."]
+    assert [sentence for _, sentence in found] == expected
+    assert all(text[at : at + len(sentence)] == sentence for at, sentence in found)
+
+
+def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder: Embedder) -> None:
+    text = (
+        "The SB-40 is a home battery for solar systems. Mount the SB-40 on a wall that holds 120 kg. "
+        "The SB-40 stores 10.2 kWh. The SB-40 display shows codes. It weighs 98 kg without the wall bracket."
+    )
+    page = Page(number=4, text=text)
+    passage = Evidence(
+        id="c1", chunk_ids=["c1"], source="manual.pdf", section="Data", start_page=4, end_page=4, text=text, score=1.0
+    )
+    chunk = Chunk(
+        id="c1",
+        document_id="d",
+        source="manual.pdf",
+        position=0,
+        text=text,
+        start_offset=0,
+        end_offset=len(text),
+        start_page=4,
+        end_page=4,
+        section_id="s",
+        section_path=["5 Technical data"],
+        index_version=1,
+    )
+    (best,) = pick_highlights(
+        "How much does the SB-40 weigh?",
+        [passage],
+        embedder.embed,
+        lambda sentence, _: locate_in_chunks(sentence, [chunk], [page]),
+        count=1,
+    )
+    assert best.sentence == "It weighs 98 kg without the wall bracket."
+    assert best.label == "[manual.pdf, 5 Technical data, p. 4]" and text[best.start : best.end] == best.sentence
+
+
+def _graph(sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str, *replies: str):
+    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    model = ScriptedChatModel.replying(*replies)
+    compiled = build_graph(graph, services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
+    return compiled, model, index
+
+
+@pytest.mark.parametrize("graph", ["rag", "small_model", "pageindex", "basic", "auto"])
+def test_highlights_come_before_any_model_call_with_offsets_into_page_text(
+    sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str
+) -> None:
+    compiled, model, index = _graph(sample_index, cache_dir, embedder, graph)
+    try:
+        calls_at_highlight = []
+        for _namespace, update in compiled.stream(
+            {"question": "How much does the SB-40 weigh?"},
+            context=Context(use_tree=False),
+            stream_mode="updates",
+            subgraphs=True,
+        ):
+            if "highlight" in update:
+                calls_at_highlight.append(len(model.requests))
+                highlights = update["highlight"]["highlights"]
+                record = update["highlight"]["trace"][0]
+                break
+        assert calls_at_highlight == [0] and not record.calls
+        assert highlights and any("98" in h.sentence for h in highlights), highlights
+        for h in highlights:
+            (document,) = [d for d in index.store.documents() if d.name == h.source]
+            page = next(p for p in index.store.pages(document.id) if p.number == h.page)
+            assert page.text[h.start : h.end] == h.sentence and f"p. {h.page}" in h.label
+    finally:
+        index.close()
+
+
+def test_an_abstaining_run_keeps_its_highlights(sample_index: Path, cache_dir: Path, embedder: Embedder) -> None:
+    compiled, model, index = _graph(sample_index, cache_dir, embedder, "rag")
+    try:
+        output = compiled.invoke({"question": "What is the recipe for sourdough bread?"}, context=Context())
+    finally:
+        index.close()
+    assert output["abstained"] and not model.requests and output["highlights"]
+
+
+def test_the_terminal_shows_stages_then_evidence_then_tokens_then_sources(
+    sample_index: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    compiled, _, index = _graph(sample_index, cache_dir, embedder, "basic", "The SB-40 weighs 98 kg [1].")
+    console = Console(record=True, force_terminal=True, width=240)
+    view = StreamedAnswer(console)
+    try:
+        output = _run_question(compiled, {"question": "How much does the SB-40 weigh?"}, Context(), False, None, view)
+    finally:
+        index.close()
+    view.finish(output)
+    shown = console.export_text()
+    order = [shown.index(part) for part in ("· searching", "Evidence", "· writing", "weighs 98 kg [1].", "Sources")]
+    assert order == sorted(order), shown
+    assert shown.count("Evidence") == 1 and output["citations"][0].label in shown.split("Sources")[1]
