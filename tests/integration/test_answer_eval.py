@@ -182,3 +182,38 @@ def test_tree_retrievers_in_retrieval_eval(questions: Path, tmp_path: Path, monk
     assert tree_rows and all(r["top"] for r in tree_rows)
     judged = len(judge.requests)
     assert 0 < judged <= 2 * 8, "hybrid+tree reuses the verdicts tree asked for"
+
+
+def test_gold_evidence_hands_the_answer_stage_exactly_the_gold_pages(
+    questions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ScriptedChatModel.replying(*[reads_the_passages] * 40)
+    use_model(monkeypatch, model)
+    rows = tmp_path / "rows.txt"
+    rows.write_text("# two rows, listed out of file order\ncodes  # answerable\nweight\nbread\n")
+    report = tmp_path / "gold.json"
+    code, out = run(
+        "eval", str(questions), "--mode", "answer", "--docs", str(SAMPLES), "--index", str(tmp_path / "index"),
+        "--graph", "basic", "--graph", "small_model", "--evidence", "both", "--rows", str(rows), "--out", str(report),
+    )  # fmt: skip
+    assert code == 0, out
+    body = json.loads(report.read_text())
+    assert list(body["summary"]) == ["basic", "basic+gold", "small_model", "small_model+gold"]
+    gold_rows = [r for r in body["per_question"] if r["graph"].endswith("+gold")]
+    assert sorted((r["graph"], r["id"]) for r in gold_rows) == [
+        ("basic+gold", "codes"), ("basic+gold", "weight"), ("small_model+gold", "codes"), ("small_model+gold", "weight"),
+    ]  # fmt: skip
+    # basic reads numbered passages, small_model one passage per map call: on gold evidence, only page 6
+    prompts = [str(m[-1].content) for m, _ in model.requests if "weigh in kg" in str(m[-1].content)]
+    gold_label = f"[{MANUAL}, 5 Technical specifications, p. 6]"
+    basic_gold = [
+        p for p in prompts if "Evidence passages" in p and re.findall(r"^\[\d+\] \[", p, flags=re.M) == ["[1] ["]
+    ]
+    assert any(f"[1] {gold_label}" in p for p in basic_gold), prompts
+    mapped = [p for p in prompts if "Passage from" in p]
+    assert any(f"Passage from {gold_label}" in p for p in mapped)
+    weight = next(r for r in gold_rows if r["graph"] == "basic+gold" and r["id"] == "weight")
+    assert weight["answer_score"] == 1.0 and weight["cites_gold_page"] and weight["llm_calls"] == 1
+    assert body["summary"]["basic+gold"]["n"] == 2
+    small = next(r for r in gold_rows if r["graph"] == "small_model+gold" and r["id"] == "weight")
+    assert small["llm_calls"] == 2, "no planner; one map call for the one gold page, then the reduce"

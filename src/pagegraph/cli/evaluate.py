@@ -16,8 +16,17 @@ from rich.table import Table
 from pagegraph.cli.common import IndexOption, app, console, err, fail, index_folder, ingest_with_progress
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import ModelUnavailableError, PagegraphError
-from pagegraph.eval.answers import GRAPHS, answer_summary, core_metrics, run_answer_eval
-from pagegraph.eval.questions import load_questions
+from pagegraph.eval.answers import (
+    GOLD_SUFFIX,
+    GRAPHS,
+    answer_summary,
+    core_metrics,
+    retrieval_answerer,
+    run_answer_eval,
+)
+from pagegraph.eval.gold import GoldEvidenceReader
+from pagegraph.eval.metrics import gold_for
+from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
 from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, write_json
 from pagegraph.eval.retrieval import RETRIEVERS, TREE_RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
 from pagegraph.indexing.index import Index
@@ -67,12 +76,25 @@ def evaluate(
         typer.Option(help="--mode answer: rag | small_model | pageindex | basic | auto; repeatable [default: rag]"),
     ] = None,
     model: Annotated[Optional[str], typer.Option(help="--mode answer: model spec [default: $PAGEGRAPH_MODEL]")] = None,
+    evidence: Annotated[
+        str,
+        typer.Option(
+            help="--mode answer: retrieved (as users run the graphs), gold (each graph's answer stage on the row's "
+            "gold pages, reported as GRAPH+gold: the reader's ceiling), or both side by side"
+        ),
+    ] = "retrieved",
     scope: Annotated[
         str, typer.Option(help="document: search only each question's documents; corpus: everything")
     ] = "document",
     k: Annotated[str, typer.Option(help="cut-offs for hit@k, recall@k, doc_hit@k")] = "1,3,5,10,20",
     window: Annotated[int, typer.Option(help="neighbours on each side for hybrid+window")] = 1,
     limit: Annotated[Optional[int], typer.Option(help="only the first N questions")] = None,
+    rows_file: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--rows", help="only the rows whose ids this file lists, one per line (e.g. bench/answer_rows.txt)"
+        ),
+    ] = None,
     out: Annotated[
         Optional[Path],
         typer.Option(help="write the run as JSON [--mode answer default: INDEX/eval-runs/ID.json, for --resume]"),
@@ -104,13 +126,19 @@ def evaluate(
         if mode == "retrieval":
             if graph or resume:
                 raise PagegraphError("--graph and --resume belong to --mode answer")
-            rows = load_questions(questions)[:limit]
+            rows = _chosen_rows(questions, rows_file, limit)
             run = _retrieval_run(folder, settings, rows, docs, retriever, model, scope, k, window)
         elif mode == "answer":
             if retriever:
                 raise PagegraphError("--retriever belongs to --mode retrieval; compare graphs with --graph")
-            rows = load_questions(questions)[:limit]
-            run = _answer_run(folder, settings, questions, rows, docs, graph or [], model, scope, resume, out)
+            rows = _chosen_rows(questions, rows_file, limit)
+            if evidence not in ("retrieved", "gold", "both"):
+                raise PagegraphError(f"--evidence {evidence!r}: choose retrieved, gold or both")
+            names = graph or []
+            if evidence != "retrieved":
+                gold = [f"{name}{GOLD_SUFFIX}" for name in names or ["rag"]]
+                names = gold if evidence == "gold" else [n for pair in zip(names or ["rag"], gold) for n in pair]
+            run = _answer_run(folder, settings, questions, rows, docs, names, model, scope, resume, out)
         else:
             raise PagegraphError(f"--mode {mode!r}: choose retrieval or answer")
     except (PagegraphError, ValueError) as exc:
@@ -119,6 +147,13 @@ def evaluate(
     _write_reports(run, out, plot)
     if run.config.get("stopped"):
         raise typer.Exit(130 if run.config["stopped"] == "interrupted" else 1)
+
+
+def _chosen_rows(questions: Path, rows_file: Path | None, limit: int | None) -> list[EvalQuestion]:
+    rows = load_questions(questions)
+    if rows_file is not None:
+        rows = select_rows(rows, read_row_ids(rows_file), rows_file)
+    return rows[:limit]
 
 
 def _retrieval_run(
@@ -200,7 +235,7 @@ def _answer_run(
         model, scope = previous.config["model"], previous.config["scope"]
         finished, run_id = list(previous.per_question), previous.id
     graphs = list(dict.fromkeys(graphs or ["rag"]))
-    unknown = [name for name in graphs if name not in GRAPHS]
+    unknown = [name for name in graphs if name.removesuffix(GOLD_SUFFIX) not in GRAPHS]
     if unknown:
         raise PagegraphError(f"--graph {unknown[0]!r}: choose from {', '.join(GRAPHS)}")
     spec = resolve_spec(model, settings)
@@ -219,10 +254,17 @@ def _answer_run(
     with Index(folder, settings) as opened:
         config["index_params"] = opened.params.model_dump()
         services = Services(settings, index=opened)
-        compiled = {name: build_graph(name, services=services) for name in graphs}
+        context = Context(index=str(folder), model=model)
         page_counts = {doc.name: doc.n_pages for doc in opened.store.documents()}
+        answerers = {
+            name: GoldEvidenceReader(name.removesuffix(GOLD_SUFFIX), services, opened, context, page_counts)
+            if name.endswith(GOLD_SUFFIX)
+            else retrieval_answerer(build_graph(name, services=services), context, scope)
+            for name in graphs
+        }
         console.print(f"run {run_id}: {len(rows)} questions × {', '.join(graphs)} with {spec}; report {report}")
-        total = len(rows) * len(graphs)
+        gold_rows = sum(bool(gold_for(r, page_counts).pages) and r.answerable for r in rows)
+        total = sum(gold_rows if name.endswith(GOLD_SUFFIX) else len(rows) for name in graphs)
 
         def snapshot(stopped: str | None) -> EvalRun:
             return EvalRun(
@@ -243,9 +285,7 @@ def _answer_run(
                 progress.console.print(_row_line(row), highlight=False)
 
             try:
-                run_answer_eval(
-                    rows, compiled, Context(index=str(folder), model=model), page_counts, finished, scope, on_row
-                )
+                run_answer_eval(rows, answerers, page_counts, finished, on_row)
             except KeyboardInterrupt:
                 stopped = "interrupted"
             except ModelUnavailableError as exc:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 import numpy as np
 from langgraph.graph.state import CompiledStateGraph
@@ -20,15 +19,9 @@ from pagegraph.state.answering import Citation, Evidence, TraceRecord
 from pagegraph.state.records import EvalQuestion
 
 GRAPHS = ("rag", "small_model", "pageindex", "basic", "auto")
+GOLD_SUFFIX = "+gold"  # a graph's name with this: its answer stage on the gold evidence pages (eval.gold)
 SPLITS = ("task_type", "text_friendly")
 _STAGE_INDEX = re.compile(r"\[\d+\]$")
-
-
-@dataclass
-class AnswerEvalConfig:
-    graphs: list[str]
-    scope: str = "document"
-    model: str | None = None
 
 
 def valid_citations(citations: list[Citation], evidence: list[Evidence]) -> int:
@@ -154,34 +147,48 @@ def answer_summary(rows: list[dict], graphs: list[str]) -> dict[str, dict]:
     return {graph: graph_metrics([r for r in rows if r["graph"] == graph]) for graph in graphs}
 
 
-def run_answer_eval(
-    questions: list[EvalQuestion],
-    graphs: dict[str, CompiledStateGraph],
-    context: Context,
-    page_counts: dict[str, int],
-    rows: list[dict],
-    scope: str = "document",
-    on_row: Callable[[dict], None] | None = None,
-) -> None:
-    """Append a scored row to `rows` for each (question, graph) not already there, question by question so that
-    an interrupted run has compared the graphs on the same questions. A model that cannot be reached stops the run
-    (every later row would fail the same way); any other exception is kept on its row."""
-    done = {(row["id"], row["graph"]) for row in rows}
-    for question in questions:
-        inputs = {"question": question.question}
+Answerer = Callable[[EvalQuestion], dict | None]
+
+
+def retrieval_answerer(graph: CompiledStateGraph, context: Context, scope: str) -> Answerer:
+    """A graph answering a row as users run it: from what it retrieves (within the row's documents in document
+    scope)."""
+
+    def answer(question: EvalQuestion) -> dict:
+        inputs: dict = {"question": question.question}
         if scope == "document" and question.documents:
             inputs["documents"] = question.documents
-        for name, graph in graphs.items():
+        return graph.invoke(inputs, context=context)
+
+    return answer
+
+
+def run_answer_eval(
+    questions: list[EvalQuestion],
+    answerers: dict[str, Answerer],
+    page_counts: dict[str, int],
+    rows: list[dict],
+    on_row: Callable[[dict], None] | None = None,
+) -> None:
+    """Append a scored row to `rows` for each (question, answerer) not already there, question by question so that
+    an interrupted run has compared them on the same questions; an answerer that returns None skips the row. A
+    model that cannot be reached stops the run (every later row would fail the same way); any other exception is
+    kept on its row."""
+    done = {(row["id"], row["graph"]) for row in rows}
+    for question in questions:
+        for name, answerer in answerers.items():
             if (question.id, name) in done:
                 continue
             started = time.perf_counter()
             try:
-                output = graph.invoke(inputs, context=context)
+                output = answerer(question)
             except ModelUnavailableError:
                 raise
             except Exception as exc:  # noqa: BLE001 - one failing question must not end the run; the row says why
                 row = failed_row(question, name, exc, (time.perf_counter() - started) * 1000, page_counts)
             else:
+                if output is None:
+                    continue
                 row = answer_row(question, name, output, (time.perf_counter() - started) * 1000, page_counts)
             rows.append(row)
             if on_row:

@@ -1,0 +1,65 @@
+"""Draw the fixed answer benchmark rows once: 30 answerable, text-friendly rows with gold pages and 10 unanswerable
+rows of ../shared/eval/mmlongbench/dev.jsonl, spread over documents by a seeded sampler (round-robin over the
+documents in a shuffled order, one shuffled row at a time from each). Writes their ids to bench/answer_rows.txt.
+
+    .venv/bin/python bench/draw_answer_rows.py [--seed 16] [--out bench/answer_rows.txt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEV = REPO.parent / "shared" / "eval" / "mmlongbench" / "dev.jsonl"
+
+
+def spread(rows: list, count: int, rng: random.Random) -> list:
+    """`count` rows taken one per document in turn (documents and rows in a seeded order)."""
+    by_document: dict[str, list] = defaultdict(list)
+    for row in rows:
+        by_document[row.documents[0]].append(row)
+    documents = sorted(by_document)
+    rng.shuffle(documents)
+    for document in documents:
+        rng.shuffle(by_document[document])
+    picked = []
+    while len(picked) < count and any(by_document.values()):
+        for document in documents:
+            if by_document[document] and len(picked) < count:
+                picked.append(by_document[document].pop())
+    return picked
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "answer_rows.txt")
+    args = parser.parse_args()
+    if not DEV.exists():
+        sys.exit(f"evaluation data not found at {DEV} (../shared is absent)")
+    from pagegraph.eval.questions import load_questions
+
+    rows = load_questions(DEV)
+    rng = random.Random(args.seed)
+    answerable = spread(
+        [r for r in rows if r.answerable and r.text_friendly and any(e.page for e in r.evidence)], 30, rng
+    )
+    unanswerable = spread([r for r in rows if not r.answerable], 10, rng)
+    header = [
+        "# The fixed answer benchmark: row ids of ../shared/eval/mmlongbench/dev.jsonl, drawn once by",
+        f"# `python bench/draw_answer_rows.py --seed {args.seed}`: 30 answerable, text_friendly rows with gold pages and",
+        "# 10 unanswerable rows, taken one per document in turn (documents and rows in a seeded order).",
+        "# Run them with `pagegraph eval ../shared/eval/mmlongbench/dev.jsonl --mode answer --rows bench/answer_rows.txt`.",
+    ]
+    lines = [*header, *(f"{r.id}  # answerable, {r.documents[0]}" for r in answerable)]
+    lines += [f"{r.id}  # unanswerable, {r.documents[0]}" for r in unanswerable]
+    args.out.write_text("\n".join(lines) + "\n")
+    print(f"{len(answerable)} answerable and {len(unanswerable)} unanswerable rows written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

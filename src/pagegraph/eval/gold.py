@@ -1,0 +1,96 @@
+"""The reader ceiling: a graph's answer stage run on a row's gold evidence pages instead of what it retrieved.
+
+Each gold page becomes one passage (the page's text, labelled with the section that holds the page, citing the
+chunks on it) and is put into the graph's state as if its retrieval stage had returned it; the graph then runs
+on from there, so everything after retrieval (gate, map and filter, answer, verify) is the graph's own. `auto`
+reads with the graph it would pick. Rows without gold pages (the unanswerable ones) are not run: the figure is the
+accuracy of the reader alone where the evidence is known.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from pagegraph.config import Context, Settings
+from pagegraph.eval.metrics import gold_for
+from pagegraph.indexing.index import Index
+from pagegraph.llm.factory import resolve_spec
+from pagegraph.services import Services
+from pagegraph.state.answering import Evidence
+from pagegraph.state.graph import checkpoint_serializer
+from pagegraph.state.records import EvalQuestion
+
+# The stage whose output the gold passages stand in for, per graph.
+RETRIEVAL_STAGE = {"rag": "retrieve", "small_model": "search", "basic": "search", "pageindex": "collect"}
+
+
+def reading_graph(graph: str, context: Context, settings: Settings) -> str:
+    """The graph whose answer stage reads: `auto` stands for the one it picks for the run's model."""
+    if graph != "auto":
+        return graph
+    spec = resolve_spec(context.model or context.model_profile, settings)
+    return "small_model" if spec in settings.small_models else "rag"
+
+
+def gold_passages(question: EvalQuestion, index: Index, page_counts: dict[str, int]) -> list[Evidence]:
+    """One passage per valid gold page of the question, in the order the row lists them."""
+    documents = {doc.name: doc for doc in index.store.documents()}
+    passages = []
+    for rank, (name, number) in enumerate(sorted(gold_for(question, page_counts).pages)):
+        document = documents.get(name)
+        if document is None:
+            continue
+        page = next(p for p in index.store.pages(document.id) if p.number == number)
+        holding = [n for n in index.store.tree(document.id) if n.level and n.start_page <= number <= n.end_page]
+        section = max(holding, key=lambda n: (n.level, -n.position)).title if holding else ""
+        chunks = [c.id for c in index.store.chunks(document.id) if c.start_page <= number <= c.end_page]
+        passages.append(
+            Evidence(
+                id=f"gold:{document.id}:p{number}",
+                chunk_ids=chunks,
+                source=name,
+                section=section,
+                start_page=number,
+                end_page=number,
+                text=page.text,
+                score=1.0,
+                rank=rank,
+            )
+        )
+    return passages
+
+
+class GoldEvidenceReader:
+    """Answers a row the way `graph` would if its retrieval had returned exactly the row's gold pages."""
+
+    def __init__(
+        self, graph: str, services: Services, index: Index, context: Context, page_counts: dict[str, int]
+    ) -> None:
+        from pagegraph import build_graph
+
+        self.name = reading_graph(graph, context, services.settings)
+        self.graph = build_graph(
+            self.name, services=services, checkpointer=InMemorySaver(serde=checkpoint_serializer())
+        )
+        self.index = index
+        self.context = context.model_copy(update={"use_tree": False})  # the tree would add sections beside the gold
+        self.page_counts = page_counts
+
+    def __call__(self, question: EvalQuestion) -> dict[str, Any] | None:
+        passages = gold_passages(question, self.index, self.page_counts)
+        if not question.answerable or not passages:
+            return None
+        config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+        values = {
+            "question": question.question,
+            "documents": question.documents,
+            "output_type": self.context.output_type,
+            "retrieved": passages,
+            "relevance": [1.0],
+            "attempts": {},
+        }
+        self.graph.update_state(config, values, as_node=RETRIEVAL_STAGE[self.name])
+        return self.graph.invoke(None, config, context=self.context)
