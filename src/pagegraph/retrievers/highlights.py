@@ -1,7 +1,7 @@
 """Evidence first: the sentences of the top passages most likely to hold the answer, picked without a chat model.
 
 Each sentence is scored by its embedding's cosine to the question's (the index's own embedder), the share of the
-question's content words it holds, and what the answer should look like: a number question prefers sentences
+question's content words it holds (weighted by how few sentences hold them), and what the answer should look like: a number question prefers sentences
 with numbers and units, a name question capitalised names, a list question enumerations. Sentences are located in
 their page's text, so every highlight carries offsets a viewer can mark, and labelled with the section that holds
 them.
@@ -47,10 +47,11 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n+(?=\s*[\"'(\[A-Z0-9|•*#-])")
 # Words that shape a question but are not what it is about.
 _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
-STEM_CHARS = 5
+MIN_PREFIX = 4
 MIN_WORDS = 3
 MAX_SENTENCE_CHARS = 400
 DENSE_WEIGHT, LEXICAL_WEIGHT, SHAPE_WEIGHT, RANK_WEIGHT = 0.45, 0.45, 0.15, 0.05
+NO_NUMBER_FACTOR = 0.7
 
 
 def answer_shape(question: str) -> AnswerShape:
@@ -91,9 +92,28 @@ def sentences(text: str) -> list[tuple[int, str]]:
     return found
 
 
-def stems(text: str) -> set[str]:
-    """Content words cut to their first letters, so that "weigh" meets "weight" and "capacity" "capacities"."""
-    return {word[:STEM_CHARS] for word in tokenize(text) if word not in _QUESTION_WORDS}
+def content_words(text: str) -> set[str]:
+    """Lower-cased content words, plurals made singular ("capacities" → "capacity")."""
+    words = set()
+    for word in tokenize(text):
+        if word in _QUESTION_WORDS:
+            continue
+        if len(word) > 4 and word.endswith("ies"):
+            word = word[:-3] + "y"
+        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        words.add(word)
+    return words
+
+
+def matches(term: str, words: set[str]) -> bool:
+    """A word equals the term, or one starts with the other and the shorter has MIN_PREFIX letters ("weigh" and
+    "weight"; not "governor" and "government")."""
+    if term in words:
+        return True
+    return len(term) >= MIN_PREFIX and any(
+        len(word) >= MIN_PREFIX and (word.startswith(term) or term.startswith(word)) for word in words
+    )
 
 
 @dataclass
@@ -145,21 +165,20 @@ def pick_highlights(
         return []
     vectors = embed([question, *(c.sentence for c in candidates)])
     dense = vectors[1:] @ vectors[0]
-    words = [stems(c.sentence) for c in candidates]
+    terms = content_words(question)
+    found = [{t for t in terms if matches(t, content_words(c.sentence))} for c in candidates]
     # A question word found in every passage (the product's name, say) tells less than one found in few.
-    terms = stems(question)
-    weight = {t: float(np.log(len(words) / max(1, sum(t in w for w in words)))) for t in terms}
+    weight = {t: float(np.log(len(found) / max(1, sum(t in f for f in found)))) for t in terms}
     total = sum(weight.values())
     shape = answer_shape(question)
     scored = []
-    for candidate, similarity, found in zip(candidates, dense, words):
-        lexical = sum(weight[t] for t in terms & found) / total if total else 0.0
-        score = (
-            DENSE_WEIGHT * float(similarity)
-            + LEXICAL_WEIGHT * lexical
-            + SHAPE_WEIGHT * shape_fit(candidate.sentence, shape)
-            + RANK_WEIGHT / (1 + candidate.rank)
-        )
+    for candidate, similarity, matched in zip(candidates, dense, found):
+        lexical = sum(weight[t] for t in matched) / total if total else 0.0
+        fit = shape_fit(candidate.sentence, shape)
+        score = DENSE_WEIGHT * float(similarity) + LEXICAL_WEIGHT * lexical + SHAPE_WEIGHT * fit
+        if shape == "number" and not fit:
+            score *= NO_NUMBER_FACTOR  # a sentence without a figure can hardly state the figure asked for
+        score += RANK_WEIGHT / (1 + candidate.rank)
         scored.append((score, candidate))
     picked: list[Highlight] = []
     seen: set[str] = set()
