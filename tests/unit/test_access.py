@@ -150,3 +150,32 @@ def test_ingest_outside_the_roots_reads_as_missing(tmp_path: Path) -> None:
     assert resolve_in_roots("sub/missing.md", roots) is None
     assert shown_path(str(root.resolve() / "sub" / "a.md"), roots) == "sub/a.md"
     assert shown_path("../private/secret.md", roots) == "../private/secret.md"
+
+
+def test_the_users_commands(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pagegraph.cli import app
+
+    path = tmp_path / "users.json"
+    runner = CliRunner()
+    added = runner.invoke(app, ["users", "add", "ana", "--file", str(path), "--role", "editor", "--projects", "demo"])
+    assert added.exit_code == 0, added.output
+    key = added.output.strip().splitlines()[-1]
+    assert key.startswith("pg_") and key not in path.read_text()
+    assert UserDirectory(path).find(key).role == "editor"
+    again = runner.invoke(app, ["users", "add", "ana", "--file", str(path)])
+    assert again.exit_code == 2 and "exists" in again.output
+    bad = runner.invoke(app, ["users", "add", "bo", "--file", str(path), "--role", "owner"])
+    assert bad.exit_code == 2 and "choose reader, editor, admin" in bad.output
+    listed = runner.invoke(app, ["users", "list", "--file", str(path)])
+    assert listed.exit_code == 0 and "ana" in listed.output and "editor" in listed.output and key not in listed.output
+    removed = runner.invoke(app, ["users", "remove", "ana", "--file", str(path)])
+    assert removed.exit_code == 0 and UserDirectory(path).find(key) is None
+    plain = tmp_path / "old.json"
+    plain.write_text('{"users": [{"name": "ben", "api_key": "ben-key-0123456789abcdef"}]}')
+    refused = runner.invoke(app, ["users", "list", "--file", str(plain)])
+    assert refused.exit_code == 2 and f"pagegraph users convert {plain}" in " ".join(refused.output.split())
+    converted = runner.invoke(app, ["users", "convert", str(plain)])
+    assert converted.exit_code == 0 and "ben" in converted.output
+    assert UserDirectory(plain).find("ben-key-0123456789abcdef").name == "ben"
