@@ -36,7 +36,8 @@ def print_evidence(console: Console, highlights: list[Highlight]) -> None:
         return
     console.print("[bold]Evidence[/bold]")
     for highlight in highlights:
-        console.print(f"  [cyan]{escape(highlight.label)}[/cyan] {escape(highlight.sentence)}", highlight=False)
+        sentence = " ".join(highlight.sentence.split())  # a PDF's wrapped lines, shown as one line
+        console.print(f"  [cyan]{escape(highlight.label)}[/cyan] {escape(sentence)}", highlight=False)
     console.print()
 
 
