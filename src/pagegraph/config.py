@@ -103,7 +103,7 @@ class Settings(BaseSettings):
     )
     upload_dir: Path = Field(
         default_factory=lambda: _data_home() / "pagegraph" / "uploads",
-        description="the server's upload folder; uploads land in a subfolder per user",
+        description="the server's upload folder: where its `ingest` graph reads when ingest_roots is unset",
     )
     ingest_roots: list[Path] | None = Field(
         default=None,
