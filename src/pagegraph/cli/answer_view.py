@@ -1,5 +1,5 @@
 """How `ask` and `chat` show a run: the evidence sentences first, then the answer with its sources. On a terminal
-the run is streamed: each stage as it starts work, the evidence as soon as it is picked, the answer model's tokens as
+the run is streamed: each stage as it finishes, the evidence as soon as it is picked, the answer model's tokens as
 they come, then the verified answer's sources. Piped output and `--json` are printed once the run ends."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pagegraph.state.answering import Highlight
 # What the user is told each stage is doing (stages not listed work silently).
 STAGE_LABELS = {
     "rewrite_followup": "reading the conversation",
-    "highlight": "searching",
     "choose": "choosing how to answer",
     "route": "choosing documents",
     "plan": "planning the search",

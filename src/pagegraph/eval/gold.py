@@ -14,10 +14,10 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from pagegraph.config import Context, Settings
+from pagegraph.config import Context
 from pagegraph.eval.metrics import gold_for
 from pagegraph.indexing.index import Index
-from pagegraph.llm.factory import resolve_spec
+from pagegraph.nodes.choose import graph_for_model
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.graph import checkpoint_serializer
@@ -27,26 +27,23 @@ from pagegraph.state.records import EvalQuestion
 RETRIEVAL_STAGE = {"rag": "retrieve", "small_model": "search", "basic": "search", "pageindex": "collect"}
 
 
-def reading_graph(graph: str, context: Context, settings: Settings) -> str:
-    """The graph whose answer stage reads: `auto` stands for the one it picks for the run's model."""
-    if graph != "auto":
-        return graph
-    spec = resolve_spec(context.model or context.model_profile, settings)
-    return "small_model" if spec in settings.small_models else "rag"
-
-
 def gold_passages(question: EvalQuestion, index: Index, page_counts: dict[str, int]) -> list[Evidence]:
-    """One passage per valid gold page of the question, in the order the row lists them."""
+    """One passage per valid gold page of the question, ordered by document and page."""
     documents = {doc.name: doc for doc in index.store.documents()}
     passages = []
+    read: dict[str, tuple[list, list, list]] = {}  # a document's pages, tree and chunks, read once per row
     for rank, (name, number) in enumerate(sorted(gold_for(question, page_counts).pages)):
         document = documents.get(name)
         if document is None:
             continue
-        page = next(p for p in index.store.pages(document.id) if p.number == number)
-        holding = [n for n in index.store.tree(document.id) if n.level and n.start_page <= number <= n.end_page]
+        if name not in read:
+            store = index.store
+            read[name] = (store.pages(document.id), store.tree(document.id), store.chunks(document.id))
+        pages, tree, document_chunks = read[name]
+        page = next(p for p in pages if p.number == number)
+        holding = [n for n in tree if n.level and n.start_page <= number <= n.end_page]
         section = max(holding, key=lambda n: (n.level, -n.position)).title if holding else ""
-        chunks = [c.id for c in index.store.chunks(document.id) if c.start_page <= number <= c.end_page]
+        chunks = [c.id for c in document_chunks if c.start_page <= number <= c.end_page]
         passages.append(
             Evidence(
                 id=f"gold:{document.id}:p{number}",
@@ -71,7 +68,8 @@ class GoldEvidenceReader:
     ) -> None:
         from pagegraph import build_graph
 
-        self.name = reading_graph(graph, context, services.settings)
+        # `auto` reads with the graph it would pick for the run's model
+        self.name = graph_for_model(context, services.settings)[0] if graph == "auto" else graph
         self.graph = build_graph(
             self.name, services=services, checkpointer=InMemorySaver(serde=checkpoint_serializer())
         )

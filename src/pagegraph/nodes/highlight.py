@@ -17,7 +17,7 @@ from pagegraph.retrievers.highlights import Location, answer_shape, locate_in_ch
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.graph import RagState
-from pagegraph.state.records import Page
+from pagegraph.state.records import Chunk, Page
 
 
 def highlight(state: RagState, runtime: Runtime[Context], services: Services, search: bool) -> dict[str, Any]:
@@ -41,10 +41,14 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
     def document_pages(document_id: str) -> tuple[Page, ...]:
         return tuple(index.store.pages(document_id))
 
+    @cache
+    def passage_chunks(chunk_ids: tuple[str, ...]) -> tuple[Chunk, ...]:
+        found = index.store.chunks_by_id(list(chunk_ids))
+        return tuple(found[i] for i in chunk_ids if i in found)
+
     def locate(sentence: str, evidence: Evidence) -> Location | None:
-        chunks = index.store.chunks_by_id(evidence.chunk_ids)
-        ordered = [chunks[i] for i in evidence.chunk_ids if i in chunks]
-        return locate_in_chunks(sentence, ordered, document_pages(ordered[0].document_id)) if ordered else None
+        chunks = passage_chunks(tuple(evidence.chunk_ids))
+        return locate_in_chunks(sentence, chunks, document_pages(chunks[0].document_id)) if chunks else None
 
     picked = pick_highlights(state["question"], passages, index.embedder.embed, locate, count=context.highlights)
     summary = f"{len(picked)} sentences from {len(passages)} passages{searched}; answer shape {answer_shape(state['question'])}"
