@@ -3,6 +3,10 @@ rows of ../shared/eval/mmlongbench/dev.jsonl, spread over documents by a seeded 
 documents in a shuffled order, one shuffled row at a time from each). Writes their ids to bench/answer_rows.txt.
 
     .venv/bin/python bench/draw_answer_rows.py [--seed 16] [--out bench/answer_rows.txt]
+
+The extract graph's abstention was calibrated on other rows, drawn the same way without the benchmark's:
+
+    .venv/bin/python bench/draw_answer_rows.py --seed 23 --exclude bench/answer_rows.txt --out bench/calibration_rows.txt
 """
 
 from __future__ import annotations
@@ -38,10 +42,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "answer_rows.txt")
+    parser.add_argument("--exclude", type=Path, help="a rows file whose ids are left out (drawn, then dropped)")
     args = parser.parse_args()
     if not DEV.exists():
         sys.exit(f"evaluation data not found at {DEV} (../shared is absent)")
-    from pagegraph.eval.questions import load_questions
+    from pagegraph.eval.questions import load_questions, read_row_ids
 
     rows = load_questions(DEV)
     rng = random.Random(args.seed)
@@ -49,11 +54,22 @@ def main() -> None:
         [r for r in rows if r.answerable and r.text_friendly and any(e.page for e in r.evidence)], 30, rng
     )
     unanswerable = spread([r for r in rows if not r.answerable], 10, rng)
+    command = f"python bench/draw_answer_rows.py --seed {args.seed}"
+    if args.exclude:
+        excluded = set(read_row_ids(args.exclude))
+        answerable = [r for r in answerable if r.id not in excluded]
+        unanswerable = [r for r in unanswerable if r.id not in excluded]
+        command += f" --exclude {args.exclude}"
     header = [
-        "# The fixed answer benchmark: row ids of ../shared/eval/mmlongbench/dev.jsonl, drawn once by",
-        f"# `python bench/draw_answer_rows.py --seed {args.seed}`: 30 answerable, text_friendly rows with gold pages and",
-        "# 10 unanswerable rows, taken one per document in turn (documents and rows in a seeded order).",
-        "# Run them with `pagegraph eval ../shared/eval/mmlongbench/dev.jsonl --mode answer --rows bench/answer_rows.txt`.",
+        f"# Answer benchmark rows: row ids of ../shared/eval/mmlongbench/dev.jsonl, drawn once by `{command}`:",
+        "# 30 answerable, text_friendly rows with gold pages and 10 unanswerable rows, taken one per document in turn",
+        "# (documents and rows in a seeded order)"
+        + (
+            f"; those of the excluded file dropped: {len(answerable)} and {len(unanswerable)} left."
+            if args.exclude
+            else "."
+        ),
+        f"# Run them with `pagegraph eval ../shared/eval/mmlongbench/dev.jsonl --mode answer --rows bench/{args.out.name}`.",
     ]
     lines = [*header, *(f"{r.id}  # answerable, {r.documents[0]}" for r in answerable)]
     lines += [f"{r.id}  # unanswerable, {r.documents[0]}" for r in unanswerable]

@@ -12,14 +12,14 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-GraphName = Literal["auto", "rag", "small_model", "pageindex", "basic"]
-GRAPH_NAMES: tuple[str, ...] = ("auto", "rag", "small_model", "pageindex", "basic")
+GraphName = Literal["auto", "rag", "extract", "small_model", "pageindex", "basic"]
+GRAPH_NAMES: tuple[str, ...] = ("auto", "rag", "extract", "small_model", "pageindex", "basic")
 
 
 def build_graph(
     name: GraphName = "rag", *, services: Services | None = None, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph:
-    """The compiled question-answering graph `name` (auto picks small_model for models marked small, else rag).
+    """The compiled question-answering graph `name` (auto picks extract for models marked small, else rag).
     Invoke it with {"question": ...} and, optionally,
     context=pagegraph.config.Context(...); pass services=Services(chat_model=...) to use a model object of yours."""
     if name == "rag":
@@ -30,6 +30,10 @@ def build_graph(
         from pagegraph.graphs.basic import build_basic_graph
 
         return build_basic_graph(services, checkpointer)
+    if name == "extract":
+        from pagegraph.graphs.extract import build_extract_graph
+
+        return build_extract_graph(services, checkpointer)
     if name == "small_model":
         from pagegraph.graphs.small_model import build_small_model_graph
 

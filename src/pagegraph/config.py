@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     model_balanced: str = Field(default="local", description="spec the `balanced` profile stands for")
     small_models: list[str] = Field(
         default_factory=lambda: ["local", "local-fast"],
-        description="model specs the `auto` graph answers with the small_model graph (the rest get `rag`)",
+        description="model specs the `auto` graph answers with the extract graph (the rest get `rag`)",
     )
     model_premium: str = Field(
         default="local", description="spec the `premium` profile stands for; point it at a stronger model you run"
@@ -213,6 +213,35 @@ class Context(BaseModel):
     )
     highlight_passages: int = Field(
         default=6, ge=1, le=50, description="top passages whose sentences the highlight stage scores"
+    )
+    focus_sentences: int = Field(
+        default=12, ge=1, le=50, description="extract graph: best sentences of the top passages the first read shows"
+    )
+    focus_context: int = Field(
+        default=1, ge=0, le=5, description="extract graph: neighbouring sentences shown on each side of a best one"
+    )
+    focus_max_tokens: int = Field(
+        default=1200, ge=100, le=100_000, description="extract graph: evidence tokens of the first, focused read"
+    )
+    widen_below: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="extract graph: read whole passages once when the focused read refused or the excerpt it cites "
+        "holds less than this share of its answer",
+    )
+    support_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="extract graph: weight of the answer's support in its excerpt against the best passage's "
+        "similarity in the answer's confidence",
+    )
+    answer_threshold: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="extract graph: abstain when the answer's confidence is below this",
     )
     alpha: float | None = Field(
         default=None, ge=0.0, le=1.0, description="BM25 weight in the fusion; unset adapts to the question"

@@ -31,7 +31,7 @@ KEYS: dict[str, str] = {}
 MANUAL = "sb40-user-manual.pdf"
 QUESTION = "How much does the SB-40 weigh?"
 CONTEXT: dict = {}  # the default model, the embedded 1.5B
-GRAPHS = {"auto", "rag", "small_model", "pageindex", "basic", "ingest"}
+GRAPHS = {"auto", "rag", "extract", "small_model", "pageindex", "basic", "ingest"}
 
 
 @pytest.fixture(scope="module")

@@ -95,7 +95,7 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     assert "rewrite_followup rewritten: What is the recipe for rye bread?" in flat and not rewrite.script
     assert flat.count("searched as:") == 1 and "searched as: What is the recipe for rye bread?" in flat
     code, out = run("ask", "anything", "--graph", "tree")
-    assert code == 2 and "choose from auto, rag, small_model, pageindex, basic" in out
+    assert code == 2 and "choose from auto, rag, extract, small_model, pageindex, basic" in out
 
 
 def test_ask_pageindex_and_the_tree_with_section_summaries(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pagegraph.eval.answers import answer_summary, core_metrics, stage_latencies, valid_citations
+from pagegraph.eval.answers import answer_summary, core_metrics, first_evidence_ms, stage_latencies, valid_citations
 from pagegraph.eval.scoring import parse_list, score_answer, token_f1
 from pagegraph.state.answering import Citation, Evidence, TraceRecord
 
@@ -135,3 +135,13 @@ def test_stage_latencies_add_up_parallel_tasks() -> None:
         TraceRecord(stage="map[1]", summary="", latency_ms=7.0),
     ]
     assert stage_latencies(trace) == {"plan_search": 10.0, "map": 12.0}
+
+
+def test_time_to_first_evidence_runs_up_to_the_highlight_stage() -> None:
+    trace = [
+        TraceRecord(stage="search", summary="", latency_ms=300.0),
+        TraceRecord(stage="highlight", summary="", latency_ms=450.0),
+        TraceRecord(stage="read", summary="", latency_ms=9000.0),
+    ]
+    assert first_evidence_ms(trace) == 750.0
+    assert first_evidence_ms(trace[2:]) is None

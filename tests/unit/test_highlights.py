@@ -87,7 +87,7 @@ def _graph(sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str, 
     return compiled, model, index
 
 
-@pytest.mark.parametrize("graph", ["rag", "small_model", "pageindex", "basic", "auto"])
+@pytest.mark.parametrize("graph", ["rag", "extract", "small_model", "pageindex", "basic", "auto"])
 def test_highlights_come_before_any_model_call_with_offsets_into_page_text(
     sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str
 ) -> None:

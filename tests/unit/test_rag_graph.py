@@ -214,7 +214,7 @@ def test_chat_thread_keeps_history(sample_index: Path, cache_dir: Path, embedder
     index.close()
 
 
-@pytest.mark.parametrize("graph", ["rag", "small_model", "pageindex", "basic", "auto"])
+@pytest.mark.parametrize("graph", ["rag", "extract", "small_model", "pageindex", "basic", "auto"])
 def test_too_long_questions_are_refused_before_any_model_call(ask, graph: str) -> None:
     long_question = "Why does the unit show error code E04 during commissioning? " * 80  # 4,880 characters
     output, model = ask(long_question, graph=graph)

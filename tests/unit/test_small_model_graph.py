@@ -179,10 +179,3 @@ def test_a_failing_stage_falls_back_to_basic(ask) -> None:
     assert output["trace"][1].error == "RuntimeError: planner down"
     assert [r.stage for r in output["trace"]][-3:] == ["gate", "answer", "verify"]
     assert output["llm_calls"] == 1 and not output["abstained"]
-
-
-def test_auto_picks_small_model_for_small_models(ask) -> None:
-    output, _ = ask(QUESTION, PLAN, *[IRRELEVANT] * 5, graph="auto", model="local-fast")
-    assert output["trace"][1].stage == "auto" and output["trace"][1].ids == ["small_model"]
-    output, _ = ask(QUESTION, "98 kg [1].", graph="auto", model="ollama:qwen2.5:7b")
-    assert output["trace"][1].ids == ["rag"] and output["trace"][3].stage == "route"

@@ -26,7 +26,7 @@ STAGE_LABELS = {
     "map_chunk": "reading passages",
     "verify": "checking citations",
 }
-ANSWER_NODES = ("answer", "reduce")
+ANSWER_NODES = ("answer", "reduce", "read")
 ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
 
 

@@ -34,8 +34,9 @@ OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
 GraphOption = Annotated[
     str,
     typer.Option(
-        help="auto: small_model for models marked small (the local ones), else rag; rag: router, planner, hybrid "
-        "retrieval; small_model: one chunk per model call, answer from extracted facts; pageindex: the model picks "
+        help="auto: extract for models marked small (the local ones), else rag; rag: router, planner, hybrid "
+        "retrieval; extract: the answer copied from the best sentences, checked against them, whole passages read "
+        "when it falls short; small_model: one chunk per model call, answer from extracted facts; pageindex: the model picks "
         "sections from each file's tree of titles and summaries; basic: plain RAG"
     ),
 ]

@@ -45,6 +45,7 @@ ANSWER_METRICS = (
     "tokens_mean",
     "latency_ms_p50",
     "latency_ms_p95",
+    "first_evidence_ms_p50",
 )
 SPLIT_METRICS = ("answer_accuracy", "citation_page_hit", "abstain_recall")
 
@@ -73,7 +74,9 @@ def evaluate(
     ] = None,
     graph: Annotated[
         Optional[list[str]],
-        typer.Option(help="--mode answer: rag | small_model | pageindex | basic | auto; repeatable [default: rag]"),
+        typer.Option(
+            help="--mode answer: rag | extract | small_model | pageindex | basic | auto; repeatable [default: rag]"
+        ),
     ] = None,
     model: Annotated[Optional[str], typer.Option(help="--mode answer: model spec [default: $PAGEGRAPH_MODEL]")] = None,
     evidence: Annotated[
@@ -447,8 +450,8 @@ def _print_answers(run: EvalRun) -> None:
     )
     table = Table("metric", *graphs, box=box.SIMPLE_HEAD, pad_edge=False)
     for key in ANSWER_METRICS:
-        digits = 0 if key.startswith("latency") else 1 if key.endswith("_mean") else 3
-        table.add_row(key, *(_cell(run.summary[g][key], digits) for g in graphs))
+        digits = 0 if key.endswith("_ms_p50") or key.endswith("_ms_p95") else 1 if key.endswith("_mean") else 3
+        table.add_row(key, *(_cell(run.summary[g].get(key), digits) for g in graphs))
     table.add_row("n (errors)", *(f"{run.summary[g]['n']} ({run.summary[g]['errors']})" for g in graphs))
     console.print(table)
     for split in ("task_type", "text_friendly"):

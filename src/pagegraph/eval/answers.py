@@ -18,7 +18,7 @@ from pagegraph.llm.calls import UsageSummary
 from pagegraph.state.answering import Citation, Evidence, TraceRecord
 from pagegraph.state.records import EvalQuestion
 
-GRAPHS = ("rag", "small_model", "pageindex", "basic", "auto")
+GRAPHS = ("rag", "extract", "small_model", "pageindex", "basic", "auto")
 GOLD_SUFFIX = "+gold"  # a graph's name with this: its answer stage on the gold evidence pages (eval.gold)
 SPLITS = ("task_type", "text_friendly")
 _STAGE_INDEX = re.compile(r"\[\d+\]$")
@@ -40,6 +40,17 @@ def stage_latencies(trace: Iterable[TraceRecord]) -> dict[str, float]:
         stage = _STAGE_INDEX.sub("", record.stage)
         totals[stage] = round(totals.get(stage, 0.0) + record.latency_ms, 1)
     return totals
+
+
+def first_evidence_ms(trace: Iterable[TraceRecord]) -> float | None:
+    """Milliseconds from the start of the run until its highlights were ready: the stage latencies in run order up
+    to and including the highlight stage; None when the run showed no evidence."""
+    elapsed = 0.0
+    for record in trace:
+        elapsed += record.latency_ms
+        if record.stage == "highlight":
+            return round(elapsed, 1)
+    return None
 
 
 def answer_row(
@@ -74,6 +85,8 @@ def answer_row(
         "tokens": usage.prompt_tokens + usage.completion_tokens,
         "latency_ms": round(latency_ms, 1),
         "stage_ms": stage_latencies(output["trace"]),
+        "first_evidence_ms": first_evidence_ms(output["trace"]) if output.get("highlights") else None,
+        "abstain_signals": next((r.details for r in reversed(output["trace"]) if r.stage == "weigh"), None),
         "error": None,
     }
 
@@ -114,6 +127,7 @@ def core_metrics(rows: list[dict]) -> dict[str, float | int | None]:
     abstained = [r for r in rows if r["abstained"]]
     citations = sum(len(r["citations"]) for r in rows)
     latencies = [r["latency_ms"] for r in rows]
+    first_evidence = [r["first_evidence_ms"] for r in rows if r.get("first_evidence_ms") is not None]
     return {
         "answer_accuracy": _mean([r["answer_score"] for r in rows if r["answer_score"] is not None]),
         "answer_f1": _mean([r["answer_f1"] for r in rows if r["answer_f1"] is not None]),
@@ -126,6 +140,7 @@ def core_metrics(rows: list[dict]) -> dict[str, float | int | None]:
         "tokens_mean": _mean([r["tokens"] for r in rows]),
         "latency_ms_p50": round(float(np.percentile(latencies, 50)), 1) if latencies else None,
         "latency_ms_p95": round(float(np.percentile(latencies, 95)), 1) if latencies else None,
+        "first_evidence_ms_p50": round(float(np.percentile(first_evidence, 50)), 1) if first_evidence else None,
         "errors": sum(r["error"] is not None for r in rows),
         "n": len(rows),
     }

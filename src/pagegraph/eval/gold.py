@@ -24,7 +24,13 @@ from pagegraph.state.graph import checkpoint_serializer
 from pagegraph.state.records import EvalQuestion
 
 # The stage whose output the gold passages stand in for, per graph.
-RETRIEVAL_STAGE = {"rag": "retrieve", "small_model": "search", "basic": "search", "pageindex": "collect"}
+RETRIEVAL_STAGE = {
+    "rag": "retrieve",
+    "extract": "search",
+    "small_model": "search",
+    "basic": "search",
+    "pageindex": "collect",
+}
 
 
 def gold_passages(question: EvalQuestion, index: Index, page_counts: dict[str, int]) -> list[Evidence]:

@@ -1,4 +1,4 @@
-"""`auto`: answers with `small_model` when the run's model is marked small in Settings, else with `rag`; the choice
+"""`auto`: answers with `extract` when the run's model is marked small in Settings, else with `rag`; the choice
 is the first record of the trace."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.config import Context
+from pagegraph.graphs.extract import build_extract_graph
 from pagegraph.graphs.rag import build_rag_graph
-from pagegraph.graphs.small_model import build_small_model_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.choose import choose_graph
 from pagegraph.nodes.delegate import delegate
@@ -31,15 +31,15 @@ def build_auto_graph(services: Services | None = None, checkpointer: Checkpointe
     builder.add_node("highlight", partial(highlight, services=services, search=True))
     builder.add_node("choose", partial(choose_graph, services=services))
     builder.add_node("rag", partial(delegate, graph=build_rag_graph(services)))
-    builder.add_node("small_model", partial(delegate, graph=build_small_model_graph(services)))
+    builder.add_node("extract", partial(delegate, graph=build_extract_graph(services)))
     builder.add_node("abstain", abstain)
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
     builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "choose")
-    builder.add_conditional_edges("choose", after_choice, ["rag", "small_model"])
+    builder.add_conditional_edges("choose", after_choice, ["rag", "extract"])
     builder.add_edge("rag", END)
-    builder.add_edge("small_model", END)
+    builder.add_edge("extract", END)
     builder.add_edge("abstain", END)
     return builder.compile(checkpointer=checkpointer, name="auto")
 

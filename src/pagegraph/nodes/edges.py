@@ -66,6 +66,16 @@ def after_verify(state: RagState) -> str:
     return "abstain" if state.get("abstain_reason") else "end"
 
 
+def after_read(state: RagState) -> str:
+    if failed(state):
+        return "basic"
+    return "read" if state["readings"][-1].widen else "weigh"
+
+
+def after_weigh(state: RagState) -> str:
+    return "abstain" if state.get("abstain_reason") else "verify"
+
+
 def after_plan_search(state: RagState) -> str:
     if failed(state):
         return "basic"

@@ -58,6 +58,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "route": None,
         "search_plan": None,
         "mapped": None,
+        "readings": None,
         "plan": None,
         "retrieved": None,
         "highlights": [],

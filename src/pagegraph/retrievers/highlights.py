@@ -50,6 +50,7 @@ _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "wh
 MIN_PREFIX = 4
 MIN_WORDS = 3
 MAX_SENTENCE_CHARS = 400
+MAX_SPAN_CHARS = 600
 DENSE_WEIGHT, LEXICAL_WEIGHT, SHAPE_WEIGHT, RANK_WEIGHT = 0.45, 0.45, 0.15, 0.05
 NO_NUMBER_FACTOR = 0.7
 
@@ -116,11 +117,14 @@ def matches(term: str, words: set[str]) -> bool:
     )
 
 
-@dataclass
-class _Candidate:
-    passage: Evidence
-    rank: int
+@dataclass(frozen=True)
+class ScoredSentence:
+    """A sentence of passage number `passage`, at `offset` in its text, with how likely it holds the answer."""
+
+    passage: int
+    offset: int
     sentence: str
+    score: float
 
 
 @dataclass
@@ -146,6 +150,34 @@ def locate_in_chunks(sentence: str, chunks: Sequence[Chunk], pages: Sequence[Pag
     return None
 
 
+def score_sentences(
+    question: str, passages: Sequence[Evidence], embed: Callable[[list[str]], np.ndarray]
+) -> list[ScoredSentence]:
+    """Every sentence of `passages` (best passage first), in reading order, scored for how likely it holds the
+    answer to `question`."""
+    candidates = [(rank, offset, sentence) for rank, p in enumerate(passages) for offset, sentence in sentences(p.text)]
+    if not candidates:
+        return []
+    vectors = embed([question, *(sentence for _, _, sentence in candidates)])
+    dense = vectors[1:] @ vectors[0]
+    terms = content_words(question)
+    found = [{t for t in terms if matches(t, content_words(sentence))} for _, _, sentence in candidates]
+    # A question word found in every passage (the product's name, say) tells less than one found in few.
+    weight = {t: float(np.log(len(found) / max(1, sum(t in f for f in found)))) for t in terms}
+    total = sum(weight.values())
+    shape = answer_shape(question)
+    scored = []
+    for (rank, offset, sentence), similarity, matched in zip(candidates, dense, found):
+        lexical = sum(weight[t] for t in matched) / total if total else 0.0
+        fit = shape_fit(sentence, shape)
+        score = DENSE_WEIGHT * float(similarity) + LEXICAL_WEIGHT * lexical + SHAPE_WEIGHT * fit
+        if shape == "number" and not fit:
+            score *= NO_NUMBER_FACTOR  # a sentence without a figure can hardly state the figure asked for
+        score += RANK_WEIGHT / (1 + rank)
+        scored.append(ScoredSentence(rank, offset, sentence, round(score, 4)))
+    return scored
+
+
 def pick_highlights(
     question: str,
     passages: Sequence[Evidence],
@@ -156,52 +188,70 @@ def pick_highlights(
 ) -> list[Highlight]:
     """The `count` sentences of `passages` (best first) most likely to hold the answer, each located by `locate`
     (sentences it cannot place are passed over)."""
-    candidates = [
-        _Candidate(passage, rank, sentence)
-        for rank, passage in enumerate(passages)
-        for _, sentence in sentences(passage.text)
-    ]
-    if not candidates:
-        return []
-    vectors = embed([question, *(c.sentence for c in candidates)])
-    dense = vectors[1:] @ vectors[0]
-    terms = content_words(question)
-    found = [{t for t in terms if matches(t, content_words(c.sentence))} for c in candidates]
-    # A question word found in every passage (the product's name, say) tells less than one found in few.
-    weight = {t: float(np.log(len(found) / max(1, sum(t in f for f in found)))) for t in terms}
-    total = sum(weight.values())
-    shape = answer_shape(question)
-    scored = []
-    for candidate, similarity, matched in zip(candidates, dense, found):
-        lexical = sum(weight[t] for t in matched) / total if total else 0.0
-        fit = shape_fit(candidate.sentence, shape)
-        score = DENSE_WEIGHT * float(similarity) + LEXICAL_WEIGHT * lexical + SHAPE_WEIGHT * fit
-        if shape == "number" and not fit:
-            score *= NO_NUMBER_FACTOR  # a sentence without a figure can hardly state the figure asked for
-        score += RANK_WEIGHT / (1 + candidate.rank)
-        scored.append((score, candidate))
     picked: list[Highlight] = []
     seen: set[str] = set()
-    for score, candidate in sorted(scored, key=lambda pair: -pair[0]):
+    for candidate in sorted(score_sentences(question, passages, embed), key=lambda c: -c.score):
         if len(picked) == count:
             break
+        passage = passages[candidate.passage]
         if candidate.sentence in seen:
             continue
-        where = locate(candidate.sentence, candidate.passage)
+        where = locate(candidate.sentence, passage)
         if where is None:
             continue
         seen.add(candidate.sentence)
         place = {"start_page": where.page, "end_page": where.page, "section": where.section}
         picked.append(
             Highlight(
-                passage_id=candidate.passage.id,
-                source=candidate.passage.source,
-                label=candidate.passage.model_copy(update=place).label(),
+                passage_id=passage.id,
+                source=passage.source,
+                label=passage.model_copy(update=place).label(),
                 page=where.page,
                 sentence=candidate.sentence,
                 start=where.start,
                 end=where.end,
-                score=round(score, 4),
+                score=candidate.score,
             )
         )
     return picked
+
+
+def focus_passages(
+    passages: Sequence[Evidence], scored: Sequence[ScoredSentence], *, best: int, context: int
+) -> list[Evidence]:
+    """The passages cut down to what a small model should read: the `best` highest-scoring sentences of all of
+    them, each with `context` sentences on either side, in reading order and joined by " … " where text is left
+    out. Passages keep their labels; those without a chosen sentence are dropped, the rest are ordered by their
+    best sentence."""
+    by_passage: dict[int, list[ScoredSentence]] = {}
+    for sentence in scored:
+        by_passage.setdefault(sentence.passage, []).append(sentence)
+    chosen = sorted(scored, key=lambda s: -s.score)[:best]
+    focused: list[tuple[float, Evidence]] = []
+    for number in dict.fromkeys(s.passage for s in chosen):
+        in_passage = by_passage[number]
+        keep: set[int] = set()
+        for sentence in chosen:
+            if sentence.passage == number:
+                at = in_passage.index(sentence)
+                keep.update(range(max(0, at - context), min(len(in_passage), at + context + 1)))
+        text = passages[number].text
+        spans: list[list[int]] = []
+        for at in sorted(keep):
+            start, end = in_passage[at].offset, _sentence_end(text, in_passage, at)
+            if spans and start <= spans[-1][1] + 1:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        excerpt = " … ".join(text[start:end].strip() for start, end in spans)
+        top = max(s.score for s in chosen if s.passage == number)
+        focused.append((top, passages[number].model_copy(update={"text": excerpt})))
+    return [passage for _, passage in sorted(focused, key=lambda pair: -pair[0])]
+
+
+def _sentence_end(text: str, in_passage: Sequence[ScoredSentence], at: int) -> int:
+    """Where sentence `at` ends in `text`: up to the next kept sentence, so that short lines between them (table
+    cells, a figure on its own line) stay with the sentence before them, at most MAX_SPAN_CHARS from its start."""
+    start = in_passage[at].offset
+    end = in_passage[at + 1].offset if at + 1 < len(in_passage) else len(text)
+    return min(end, start + MAX_SPAN_CHARS)

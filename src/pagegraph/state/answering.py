@@ -107,6 +107,23 @@ class Highlight(BaseModel):
     score: float
 
 
+class Reading(BaseModel):
+    """One read of the extract graph: what the model answered from which excerpts, and the signals abstention
+    weighs."""
+
+    draft: str = Field(description="the model's reply")
+    wide: bool = Field(description="read from whole passages (after the focused read fell short)")
+    refused: bool
+    support: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="share of the answer's own numbers and words (those not in the question) found in the excerpt "
+        "it cites (or, citing none, the excerpt holding most of them)",
+    )
+    source: int | None = Field(default=None, description="the excerpt number the support was measured in")
+    widen: bool = Field(default=False, description="a focused read that fell short: read whole passages next")
+
+
 class Citation(BaseModel):
     source: str
     section: str = ""

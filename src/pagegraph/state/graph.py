@@ -20,6 +20,7 @@ from pagegraph.state.answering import (
     Highlight,
     MappedChunk,
     OutputType,
+    Reading,
     RepairRequest,
     RetrievalPlan,
     RouteDecision,
@@ -91,6 +92,7 @@ class RagState(InputState, OutputState, total=False):
     graph_choice: str
     search_plan: SearchPlan | None
     mapped: Annotated[list[MappedChunk], extend_or_reset]
+    readings: Annotated[list[Reading], extend_or_reset]
 
 
 class ChunkTask(TypedDict):
@@ -132,6 +134,7 @@ STATE_RECORD_TYPES = (
     RouteDecision,
     SearchPlan,
     MappedChunk,
+    Reading,
     TraceRecord,
     Turn,
     UsageSummary,

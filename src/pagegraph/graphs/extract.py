@@ -1,0 +1,58 @@
+"""`extract`: the reader for small models. search → highlight → gate → read (the answer copied from the best
+sentences of the top passages, with their neighbours) → read again from whole passages when the first read refused
+or its answer is barely in the excerpt it cites → weigh (abstain unless refusal, support and retrieval similarity
+together clear `answer_threshold`) → verify. One or two model calls; failures → basic."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pagegraph.config import Context
+from pagegraph.graphs.basic import build_basic_graph
+from pagegraph.nodes.abstain import abstain
+from pagegraph.nodes.delegate import delegate
+from pagegraph.nodes.edges import after_gate, after_read, after_search, after_start, after_verify, after_weigh
+from pagegraph.nodes.followup import rewrite_followup
+from pagegraph.nodes.gate import gate
+from pagegraph.nodes.guard import guarded
+from pagegraph.nodes.highlight import highlight
+from pagegraph.nodes.read import read, weigh_answer
+from pagegraph.nodes.retrieve import search_question
+from pagegraph.nodes.start import start
+from pagegraph.nodes.verify import verify
+from pagegraph.services import Services, default_services
+from pagegraph.state.graph import InputState, OutputState, RagState
+
+
+def build_extract_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    services = services or default_services()
+    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("start", partial(start, services=services))
+    builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder.add_node("search", guarded("search", partial(search_question, services=services)))
+    builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=False)))
+    builder.add_node("gate", gate)
+    builder.add_node("read", guarded("read", partial(read, services=services)))
+    builder.add_node("weigh", weigh_answer)
+    builder.add_node("verify", guarded("verify", verify))
+    builder.add_node("abstain", abstain)
+    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_edge("rewrite_followup", "search")
+    builder.add_conditional_edges("search", after_search, {"gate": "highlight", "basic": "basic"})
+    builder.add_edge("highlight", "gate")
+    builder.add_conditional_edges("gate", after_gate, {"answer": "read", "abstain": "abstain", "basic": "basic"})
+    builder.add_conditional_edges("read", after_read, ["read", "weigh", "basic"])
+    builder.add_conditional_edges("weigh", after_weigh, ["verify", "abstain"])
+    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
+    builder.add_edge("abstain", END)
+    builder.add_edge("basic", END)
+    return builder.compile(checkpointer=checkpointer, name="extract")
+
+
+graph = build_extract_graph()

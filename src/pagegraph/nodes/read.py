@@ -1,0 +1,140 @@
+"""The extract graph's reader, for small models: copy the answer out of a few focused excerpts, measure how much of
+it the cited excerpt holds, read whole passages once when that falls short, and abstain on the combined signals."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from pagegraph.config import Context
+from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
+from pagegraph.llm.calls import invoke_model, message_text
+from pagegraph.nodes.answer import render_evidence
+from pagegraph.nodes.common import StageTimer, context_of, recent_turns
+from pagegraph.nodes.verify import is_refusal, resolve_citations
+from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
+from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
+from pagegraph.retrievers.highlights import answer_shape, content_words, focus_passages, matches, score_sentences
+from pagegraph.services import Services
+from pagegraph.state.answering import Evidence, Reading
+from pagegraph.state.graph import RagState
+
+_FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_YES_NO = frozenset({"yes", "no"})
+
+
+def figures(text: str) -> set[str]:
+    return {match.replace(",", "") for match in _FIGURE.findall(text)}
+
+
+def answer_support(answer: str, question: str, text: str) -> float:
+    """The share of the answer's own figures and words (those the question does not already hold) that `text`
+    holds: 0 for an answer that only restates the question."""
+    asked_figures, asked_words = figures(question), content_words(question)
+    own_figures = figures(answer) - asked_figures
+    own_words = {w for w in content_words(_FIGURE.sub(" ", answer)) - _YES_NO if not matches(w, asked_words)}
+    total = len(own_figures) + len(own_words)
+    if not total:
+        return 0.0
+    passage_words = content_words(text)
+    found = len(own_figures & figures(text)) + sum(matches(w, passage_words) for w in own_words)
+    return found / total
+
+
+def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: bool) -> Reading:
+    """The reading's signals: did the model refuse, and how much of its answer does the excerpt it cites hold."""
+    answer, cited, _ = resolve_citations(draft, evidence)
+    if is_refusal(answer, cited) or not evidence:
+        return Reading(draft=draft, wide=wide, refused=True, support=0.0)
+    plain = re.sub(r"\[[^\[\]]*\]", " ", answer)
+    scores = {n: answer_support(plain, question, evidence[n - 1].text) for n in range(1, len(evidence) + 1)}
+    source = cited[0] if cited else max(scores, key=scores.__getitem__)
+    return Reading(draft=draft, wide=wide, refused=False, support=round(scores[source], 3), source=source)
+
+
+def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
+    index = services.index(context)
+    scored = score_sentences(state["question"], passages, index.embedder.embed)
+    return focus_passages(passages, scored, best=context.focus_sentences, context=context.focus_context)
+
+
+def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    """First read: the best sentences of the top passages with their neighbours. Second read (when the first fell
+    short): the passages whole, as many as the evidence budget holds."""
+    context = context_of(runtime)
+    wide = bool(state.get("readings"))
+    timer = StageTimer("read")
+    model = services.chat_model(context)
+    ranked = sorted(state.get("retrieved") or [], key=lambda e: (e.step, e.rank))
+    if wide:
+        passages, limit = ranked, context.max_evidence_tokens
+    else:
+        top = ranked[: context.highlight_passages]
+        passages, limit = focused_evidence(state, context, services, top), context.focus_max_tokens
+    shape = answer_shape(state["question"])
+    turns = "\n".join(TURN.format(question=t.question, answer=t.answer) for t in recent_turns(state, context))
+    system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
+    request = EXTRACT_REQUEST.format(
+        history=HISTORY.format(turns=turns) if turns else "", question=state["question"], evidence="{evidence}"
+    )
+    budget = min(limit, evidence_budget(model, system + request, services.settings))
+    fit = fit_evidence(
+        list(enumerate(passages, 1)), lambda item: render_evidence(*item), budget=budget, count=token_counter(model)
+    )
+    kept = [evidence for _, evidence in fit.kept]
+    blocks = "\n\n".join(render_evidence(n, e) for n, e in enumerate(kept, 1))
+    messages = [SystemMessage(content=system), HumanMessage(content=request.replace("{evidence}", blocks))]
+    reply, call = invoke_model(model, messages, purpose="read")
+    draft = message_text(reply).strip()
+    reading = judge_reading(draft, state["question"], kept, wide)
+    if not wide and (reading.refused or reading.support < context.widen_below):
+        reading = reading.model_copy(update={"widen": True})
+    how = "whole passages" if wide else "focused excerpts"
+    summary = f"{shape} answer from {len(kept)} {how} ({fit.tokens} of {budget} tokens): " + (
+        "refused" if reading.refused else f"support {reading.support:.2f} in excerpt {reading.source}"
+    )
+    return {
+        "draft": draft,
+        "evidence": kept,
+        "readings": [reading],
+        "trace": [timer.record(summary, ids=[e.label() for e in kept], calls=[call])],
+    }
+
+
+def answer_confidence(reading: Reading, relevance: float, context: Context) -> float:
+    """The combined abstention signal: 0 for a refusal, else the answer's support in its excerpt weighed with the
+    retrieval similarity of the best passage."""
+    if reading.refused:
+        return 0.0
+    return context.support_weight * reading.support + (1 - context.support_weight) * relevance
+
+
+def weigh_answer(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Abstain unless the final reading's combined confidence reaches `answer_threshold`."""
+    timer = StageTimer("weigh")
+    context = context_of(runtime)
+    reading = (state.get("readings") or [])[-1]
+    relevance = max(state.get("relevance") or [0.0])
+    confidence = answer_confidence(reading, relevance, context)
+    signals = {
+        "refused": reading.refused,
+        "support": reading.support,
+        "relevance": round(relevance, 4),
+        "confidence": round(confidence, 4),
+        "wide": reading.wide,
+    }
+    if reading.refused:
+        reason = "the answer model found no answer in the retrieved passages"
+    elif confidence < context.answer_threshold:
+        reason = (
+            f"the answer is not supported well enough by the passages (confidence {confidence:.2f} < "
+            f"{context.answer_threshold:.2f}: {reading.support:.0%} of it found in its excerpt, best similarity "
+            f"{relevance:.2f})"
+        )
+    else:
+        summary = f"confidence {confidence:.2f} ≥ {context.answer_threshold:.2f}"
+        return {"trace": [timer.record(summary, details=signals)]}
+    return {"abstain_reason": reason, "trace": [timer.record(reason, details=signals)]}

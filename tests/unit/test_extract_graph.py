@@ -1,0 +1,103 @@
+"""The extract graph: the small model reads focused excerpts, its answer is checked against the excerpt it cites,
+whole passages are read once when that falls short, and abstention weighs refusal, support and similarity."""
+
+from __future__ import annotations
+
+from pagegraph.config import Context
+from pagegraph.nodes.read import answer_confidence, answer_support, judge_reading
+from pagegraph.retrievers.highlights import focus_passages, score_sentences
+from pagegraph.state.answering import Evidence, Reading
+
+WEIGHT = "How much does the SB-40 weigh?"
+
+
+def _passage(text: str, number: int = 1) -> Evidence:
+    return Evidence(
+        id=f"c{number}", chunk_ids=[f"c{number}"], source="manual.pdf", start_page=number, end_page=number,
+        text=text, score=1.0, rank=number,
+    )  # fmt: skip
+
+
+def test_support_counts_only_what_the_answer_adds_to_the_question() -> None:
+    text = "The SB-40 weighs 98 kg without the wall bracket."
+    assert answer_support("98 kg", WEIGHT, text) == 1.0
+    assert answer_support("The SB-40 weighs 120 kg", WEIGHT, text) == 0.5  # "kg" is there, "120" is not
+    assert answer_support("The SB-40 weight", WEIGHT, text) == 0.0  # restates the question
+
+
+def test_a_reading_is_judged_in_the_excerpt_it_cites() -> None:
+    evidence = [_passage("Install on a wall.", 1), _passage("It weighs 98 kg.", 2)]
+    cited = judge_reading("98 kg [2]", WEIGHT, evidence, wide=False)
+    assert (cited.refused, cited.support, cited.source) == (False, 1.0, 2)
+    wrong = judge_reading("98 kg [1]", WEIGHT, evidence, wide=False)
+    assert (wrong.support, wrong.source) == (0.0, 1)
+    uncited = judge_reading("98 kg", WEIGHT, evidence, wide=False)
+    assert (uncited.support, uncited.source) == (1.0, 2)
+    refused = judge_reading("The documents do not contain the answer.", WEIGHT, evidence, wide=False)
+    assert refused.refused and refused.support == 0.0
+
+
+def test_confidence_combines_refusal_support_and_similarity() -> None:
+    context = Context(support_weight=0.6)
+    supported = Reading(draft="98 kg [1]", wide=False, refused=False, support=1.0)
+    assert answer_confidence(supported, 0.5, context) == 0.6 * 1.0 + 0.4 * 0.5
+    unsupported = supported.model_copy(update={"support": 0.0})
+    assert answer_confidence(unsupported, 0.5, context) == 0.4 * 0.5
+    refused = supported.model_copy(update={"refused": True})
+    assert answer_confidence(refused, 0.9, context) == 0.0
+
+
+def test_focused_excerpts_keep_the_best_sentences_with_their_neighbours(embedder) -> None:
+    first = _passage(
+        "The SB-40 is a home battery. The SB-40 is installed indoors. It weighs 98 kg without the bracket. "
+        "The SB-40 bracket is sold separately. The SB-40 warranty is ten years. Recycling the SB-40 is free.",
+        1,
+    )
+    second = _passage("Error E04 means grid voltage out of range. The unit restarts by itself.", 2)
+    scored = score_sentences(WEIGHT, [first, second], embedder.embed)
+    (focused,) = focus_passages([first, second], scored, best=1, context=1)
+    assert focused.id == "c1" and focused.label() == first.label()
+    assert focused.text == (
+        "The SB-40 is installed indoors. It weighs 98 kg without the bracket. The SB-40 bracket is sold separately."
+    )
+    two = focus_passages([first, second], scored, best=3, context=0)
+    assert all(" … " not in p.text or p.id == "c1" for p in two) and "98 kg" in two[0].text
+
+
+def test_the_first_read_shows_excerpts_and_a_supported_answer_is_verified(ask) -> None:
+    output, model = ask(WEIGHT, "98 kg [1]", graph="extract", answer_threshold=0.3)
+    (request,) = model.requests
+    prompt = request[0][1].content
+    assert "98 kg" in prompt and len(prompt) < 3000, prompt
+    assert not output["abstained"] and "98 kg" in output["answer"] and output["citations"]
+    assert output["llm_calls"] == 1
+
+
+def test_an_unsupported_first_read_widens_once_then_abstains(ask) -> None:
+    output, model = ask(WEIGHT, "120 pounds [1]", "120 pounds [1]", graph="extract", answer_threshold=0.5)
+    first, second = (request[0][1].content for request in model.requests)
+    assert len(second) > len(first)  # whole passages the second time
+    assert output["abstained"] and "not supported" in output["abstain_reason"]
+    assert output["highlights"]
+
+
+def test_a_refusal_after_widening_abstains(ask) -> None:
+    refusal = "The documents do not contain the answer."
+    output, model = ask(WEIGHT, refusal, refusal, graph="extract")
+    assert output["abstained"] and len(model.requests) == 2
+    assert "found no answer" in output["abstain_reason"]
+
+
+def test_auto_reads_with_extract_for_small_models(ask) -> None:
+    output, _ = ask(WEIGHT, "98 kg [1]", graph="auto", model="local-fast")
+    assert output["trace"][1].stage == "auto" and output["trace"][1].ids == ["extract"]
+    assert "98 kg" in output["answer"] and not output["abstained"]
+    output, _ = ask(WEIGHT, "98 kg [1].", graph="auto", model="ollama:qwen2.5:7b")
+    assert output["trace"][1].ids == ["rag"] and output["trace"][3].stage == "route"
+
+
+def test_a_failing_read_falls_back_to_basic(ask) -> None:
+    output, _ = ask(WEIGHT, RuntimeError("model crashed"), "98 kg [1].", graph="extract")
+    assert any(r.stage == "read" and r.error == "RuntimeError: model crashed" for r in output["trace"])
+    assert [r.stage for r in output["trace"]][-3:] == ["gate", "answer", "verify"]
+    assert not output["abstained"] and "98 kg" in output["answer"]
