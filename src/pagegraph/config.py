@@ -44,9 +44,10 @@ class Settings(BaseSettings):
     )
 
     ingest_summaries: Literal["model", "extractive"] = Field(
-        default="model",
-        description="how ingest writes document summaries: with the configured model, or extracted without one "
-        "(what `pagegraph ingest --no-llm` does)",
+        default="extractive",
+        description="ingest commits every document with summaries taken from its text; `model`: `pagegraph ingest` "
+        "then has the model rewrite them (`pagegraph summarize`), and `pagegraph serve` keeps doing so in the "
+        "background for documents ingested through the server",
     )
     model: str = Field(
         default="local",

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,11 +101,14 @@ def add_users(users_file: Path, specs: dict[str, list[str]]) -> dict[str, str]:
 
 @dataclass
 class ScriptedOpenAI:
-    """An OpenAI-compatible chat server on loopback that answers at once with a fixed sentence citing passage 1,
-    or after `slow_s` seconds when the prompt holds `slow_marker`. Counts the calls it served."""
+    """An OpenAI-compatible chat server on loopback that answers at once with a fixed sentence citing passage 1
+    (or `reply(prompt)` when given), after `slow_s` seconds when the prompt holds `slow_marker` and after
+    `every_call_s` otherwise. Counts the calls it served."""
 
     slow_marker: str = "SLOW-QUESTION"
     slow_s: float = 8.0
+    every_call_s: float = 0.0
+    reply: Callable[[str], str] | None = None
     calls: int = 0
     port: int = field(default_factory=free_port)
 
@@ -116,9 +120,8 @@ class ScriptedOpenAI:
         body = await request.json()
         self.calls += 1
         prompt = json.dumps(body.get("messages"))
-        if self.slow_marker in prompt:
-            await asyncio.sleep(self.slow_s)
-        text = "The documents answer it [1]."
+        await asyncio.sleep(self.slow_s if self.slow_marker in prompt else self.every_call_s)
+        text = self.reply(prompt) if self.reply else "The documents answer it [1]."
         common = {"id": f"c{self.calls}", "created": 0, "model": body.get("model", "scripted")}
         if not body.get("stream"):
             return JSONResponse(

@@ -44,7 +44,7 @@ def committed_names(index: Path) -> list[str]:
 def kill_after_first_commit(docs: Path, index: Path, cache_dir: Path) -> list[str]:
     env = {**os.environ, "PAGEGRAPH_CACHE_DIR": str(cache_dir), "PAGEGRAPH_INGEST_SUMMARIES": "extractive"}
     process = subprocess.Popen(
-        [str(PAGEGRAPH), "ingest", str(docs), "--index", str(index), "--no-llm"],
+        [str(PAGEGRAPH), "ingest", str(docs), "--index", str(index)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -10,12 +10,14 @@ from pathlib import Path
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.indexing.refine import SummaryRefiner
 from pagegraph.indexing.tree_summaries import (
     ExtractiveNodeSummarizer,
     ModelNodeSummarizer,
     TreeSummarizer,
     detect_language,
 )
+from pagegraph.llm.calls import model_label
 from pagegraph.state.records import TreeNode
 from tests.conftest import SAMPLES
 from tests.fakes import ScriptedChatModel
@@ -136,23 +138,30 @@ def test_extractive_summary_keeps_whole_sentences() -> None:
     assert summary.startswith("Firmware 3.2 adds backup mode.") and len(summary) <= 400 and summary.endswith(".")
 
 
-def test_ingest_stores_sections_and_reuses_them(tmp_path: Path, cache_dir: Path, embedder) -> None:
+def test_summarize_replaces_section_summaries_and_reuses_them(tmp_path: Path, cache_dir: Path, embedder) -> None:
     settings = Settings(cache_dir=cache_dir, section_min_chars=400)
-    guide = tmp_path / "guide.md"
+    folder, guide = tmp_path / "index", tmp_path / "guide.md"
     guide.write_text((SAMPLES / "commissioning-guide.md").read_text())
-    model = ScriptedChatModel.replying(*[lambda messages: "A section summary."] * 50)
-    with Index(tmp_path / "index", settings, write=True, embedder=embedder) as index:
-        Ingestor(index, model=model).run([guide])
+    summary = '{"document_type": "guide", "summary": "A guide.", "key_topics": [], "use_for": ""}'
+    model = ScriptedChatModel.replying(
+        *[lambda m: "A section summary." if "Section:" in str(m[-1].content) else summary] * 60
+    )
+    with Index(folder, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([guide])
+        assert not model.requests, "ingest calls no model"
+    with SummaryRefiner(folder, settings, model, embedder=embedder) as refiner:
+        report = refiner.run()
+        assert report.summaries == 1 and report.sections > 0 and not refiner.pending()
+    with Index(folder, settings, write=True, embedder=embedder) as index:
         (doc,) = index.store.documents()
         sections = index.store.sections(doc.id)
-        nodes = index.store.tree(doc.id)
-        assert [s.node_id for s in sections] == [n.id for n in nodes]
+        assert [s.node_id for s in sections] == [n.id for n in index.store.tree(doc.id)]
         written = [s for s in sections if s.is_summary]
-        assert written and all(s.summary == "A section summary." for s in written)
+        assert written and all(s.summary == "A section summary." and s.writer == model_label(model) for s in written)
         calls = len(model.requests)
         guide.write_text(guide.read_text() + "\n\n## Appendix\n\nOne more short line.\n")
-        Ingestor(index, model=model).run([guide])
-        (doc,) = index.store.documents()
-        section_calls = [m for m, _ in model.requests[calls:] if "Section:" in str(m[-1].content)]
-        assert len(section_calls) <= 1, "only the root, whose children changed, is summarised again"
-        assert len(index.store.sections(doc.id)) == len(index.store.tree(doc.id))
+        Ingestor(index).run([guide])
+    with SummaryRefiner(folder, settings, model, embedder=embedder) as refiner:
+        refiner.run()
+    section_calls = [m for m, _ in model.requests[calls:] if "Section:" in str(m[-1].content)]
+    assert len(section_calls) <= 1, "only the root, whose children changed, is summarised again"

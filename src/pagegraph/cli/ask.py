@@ -20,10 +20,9 @@ from pagegraph.cli.common import (
     index_folder,
     ingest_with_progress,
     print_ingest_summary,
-    summary_model,
 )
 from pagegraph.config import Context, Settings, get_settings
-from pagegraph.errors import ModelError, PagegraphError
+from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index, delete_index
 from pagegraph.indexing.manifest import read_manifest
 from pagegraph.services import Services
@@ -154,9 +153,7 @@ def ask(
         raise fail(str(exc)) from None
 
 
-def _prepare_chat_index(
-    documents: Path, folder: Path, reuse: bool, force: bool, model: str | None, settings: Settings
-) -> None:
+def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool, settings: Settings) -> None:
     """Index the chat's documents: incrementally by default, not at all with --reuse (when an index exists), from
     scratch with --force."""
     exists = read_manifest(folder) is not None
@@ -167,7 +164,7 @@ def _prepare_chat_index(
             old.vectors.drop()
         delete_index(folder)
     with Index(folder, settings, write=True) as opened:
-        summary = ingest_with_progress(opened, [documents], model=summary_model(False, model, settings))
+        summary = ingest_with_progress(opened, [documents])
     print_ingest_summary(summary, folder)
 
 
@@ -209,11 +206,9 @@ def chat(
             raise PagegraphError("--reuse and --force exclude each other")
         context, _ = _question_context(index, model, None, settings)
         if documents is not None:
-            _prepare_chat_index(documents, Path(context.index or settings.index), reuse, force, model, settings)
+            _prepare_chat_index(documents, Path(context.index or settings.index), reuse, force, settings)
         services = Services(settings)
         compiled = build_graph(graph, services=services, checkpointer=InMemorySaver(serde=checkpoint_serializer()))
-    except ModelError as exc:
-        raise fail(f"writing document summaries: {exc}; or run `pagegraph ingest --no-llm` first") from None
     except PagegraphError as exc:
         raise fail(str(exc)) from None
     thread = {"configurable": {"thread_id": uuid.uuid4().hex}}

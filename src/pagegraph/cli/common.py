@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from langchain_core.language_models import BaseChatModel
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
@@ -86,9 +85,6 @@ class _RichProgress(IngestProgress):
         rate = f"{self._embedded / self._embed_seconds:.1f} chunks/s" if self._embed_seconds else ""
         self._progress.update(self._chunks, advance=chunks, detail=rate)
 
-    def summarizing(self, name: str) -> None:
-        self._progress.update(self._files, description=f"files ({name}: writing its summary)")
-
     def file_finished(self, outcome: FileOutcome) -> None:
         self._progress.advance(self._files)
         self._progress.console.print(outcome_line(outcome), highlight=False)
@@ -99,7 +95,6 @@ def ingest_with_progress(
     paths: list[Path],
     tags: DocumentTags | None = None,
     prune: bool = False,
-    model: BaseChatModel | None = None,
 ) -> IngestSummary:
     with Progress(
         TextColumn("{task.description}"),
@@ -110,16 +105,7 @@ def ingest_with_progress(
         console=console,
         transient=True,
     ) as progress:
-        return Ingestor(index, _RichProgress(progress), model).run(paths, tags=tags, prune=prune)
-
-
-def summary_model(no_llm: bool, model: str | None, settings: Settings) -> BaseChatModel | None:
-    """The model that writes document and section summaries at ingest; None: extract them without one."""
-    if no_llm or (model is None and settings.ingest_summaries == "extractive"):
-        return None
-    from pagegraph.llm.factory import get_chat_model
-
-    return get_chat_model(model, settings=settings)
+        return Ingestor(index, _RichProgress(progress)).run(paths, tags=tags, prune=prune)
 
 
 def outcome_line(outcome: FileOutcome) -> str:

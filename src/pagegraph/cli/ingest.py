@@ -18,8 +18,8 @@ from pagegraph.cli.common import (
     ingest_with_progress,
     outcome_line,
     print_ingest_summary,
-    summary_model,
 )
+from pagegraph.cli.summarize import print_refine_report, summarize_with_progress, summary_model
 from pagegraph.config import get_settings
 from pagegraph.errors import ModelError, PagegraphError
 from pagegraph.indexing.index import Index, delete_index
@@ -64,17 +64,26 @@ def ingest(
     recreate: Annotated[
         bool, typer.Option(help="delete the index and build it again with this run's parameters")
     ] = False,
-    no_llm: Annotated[
-        bool, typer.Option("--no-llm", help="summarise documents without a model (title, outline, first sentences)")
-    ] = False,
+    summaries: Annotated[
+        Optional[str],
+        typer.Option(
+            help="extractive: documents are committed with summaries taken from their text; model: then the model "
+            "rewrites them (`pagegraph summarize`) [default: $PAGEGRAPH_INGEST_SUMMARIES, i.e. extractive]"
+        ),
+    ] = None,
     model: Annotated[
-        Optional[str], typer.Option(help="model that writes document summaries [default: $PAGEGRAPH_MODEL]")
+        Optional[str],
+        typer.Option(help="with --summaries model: the model that writes them [default: $PAGEGRAPH_MODEL]"),
     ] = None,
 ) -> None:
-    """Index documents (PDF, Markdown, TXT, DOCX, VTT/SRT/JSON transcripts). Unchanged files are not re-embedded."""
+    """Index documents (PDF, Markdown, TXT, DOCX, VTT/SRT/JSON transcripts). Unchanged files are not re-embedded.
+    Each document is searchable once it is committed; model-written summaries come after (--summaries model)."""
     settings = get_settings()
     folder = index_folder(index, settings)
+    summaries = summaries or settings.ingest_summaries
     try:
+        if summaries not in ("extractive", "model"):
+            raise PagegraphError(f"--summaries {summaries!r}: choose extractive or model")
         if strategy is not None and strategy not in ("page", "document"):
             raise PagegraphError(f"--strategy {strategy!r}: choose page or document")
         if confidentiality is not None and confidentiality not in ("public", "internal", "confidential"):
@@ -116,12 +125,7 @@ def ingest(
                 )
             if not paths and not prune:
                 return
-            summary = ingest_with_progress(opened, paths or [], tags, prune, summary_model(no_llm, model, settings))
-    except ModelError as exc:
-        raise fail(
-            f"writing document summaries: {exc}. Documents finished before this one are committed; "
-            "run again once the model works, or with --no-llm"
-        ) from None
+            summary = ingest_with_progress(opened, paths or [], tags, prune)
     except (PagegraphError, ValueError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -135,5 +139,20 @@ def ingest(
         elif outcome.status == "skipped":
             console.print(outcome_line(outcome), highlight=False)
     print_ingest_summary(summary, folder)
+    ingested = [o.name for o in summary.outcomes if o.status in ("added", "updated")]
+    if summaries == "model" and ingested:
+        console.print("Every document is searchable now; the model writes their summaries next (Ctrl-C stops it, "
+                      "`pagegraph summarize` goes on).")  # fmt: skip
+        try:
+            print_refine_report(summarize_with_progress(folder, settings, summary_model(model, settings), ingested))
+        except ModelError as exc:
+            raise fail(
+                f"writing summaries: {exc}. The documents are indexed; run `pagegraph summarize` later"
+            ) from None
+        except KeyboardInterrupt:
+            err.print(
+                "[yellow]interrupted: the summaries written so far are kept; `pagegraph summarize` goes on[/yellow]"
+            )
+            raise typer.Exit(130) from None
     if summary.failed:
         raise typer.Exit(1)

@@ -20,11 +20,29 @@ from pagegraph.cli.common import (
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
+from pagegraph.indexing.tree_summaries import EXTRACTIVE_WRITER
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.records import DocumentRecord, DocumentTags, NodeSummary, TreeNode
 
 
-def _document_row(doc: DocumentRecord) -> dict[str, object]:
+def summary_state(stored: StoredSummary | None, sections: list[NodeSummary]) -> dict[str, object]:
+    """Which of a document's summaries a model wrote and how many `pagegraph summarize` has left."""
+    summarised = [s for s in sections if s.is_summary]
+    by_model = sum(s.writer not in ("", EXTRACTIVE_WRITER) for s in summarised)
+    return {
+        "document": stored.method if stored else None,
+        "sections_by_model": by_model,
+        "sections_left": len(summarised) - by_model,
+    }
+
+
+def _summary_cell(state: dict[str, object]) -> str:
+    document = "model" if state["document"] == "model" else "extractive"
+    left = int(state["document"] != "model") + int(state["sections_left"])
+    return f"{document}; {state['sections_by_model']} sections by model" + (f", {left} left" if left else "")
+
+
+def _document_row(doc: DocumentRecord, summaries: dict[str, object]) -> dict[str, object]:
     return {
         "name": doc.name,
         "path": doc.path,
@@ -37,6 +55,7 @@ def _document_row(doc: DocumentRecord) -> dict[str, object]:
         "tags": doc.tags.model_dump(exclude_defaults=False),
         "status": "indexed",
         "ingested_at": doc.ingested_at,
+        "summaries": summaries,
     }
 
 
@@ -69,10 +88,12 @@ def inspect(
                 _show_summaries(documents, opened.store.summaries(), as_json)
                 return
             recovery = opened.store.last_recovery()
+            stored = opened.store.summaries()
+            states = {doc.id: summary_state(stored.get(doc.id), opened.store.sections(doc.id)) for doc in documents}
             info = {
                 "index": str(folder),
                 "manifest": opened.manifest.model_dump(),
-                "documents": [_document_row(doc) for doc in documents],
+                "documents": [_document_row(doc, states[doc.id]) for doc in documents],
                 "failed": [
                     {"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures
                 ],
@@ -103,8 +124,8 @@ def inspect(
         f"at most {params.chunk_max_tokens} word-pieces",
         highlight=False,
     )
-    table = Table("document", "type", "pages", "chunks", "tree", "tags", "status")
-    for column in (table.columns[0], table.columns[5]):
+    table = Table("document", "type", "pages", "chunks", "tree", "summaries", "tags", "status")
+    for column in (table.columns[0], table.columns[6]):
         column.overflow = "fold"
     for doc in documents:
         table.add_row(
@@ -113,6 +134,7 @@ def inspect(
             str(doc.n_pages),
             str(doc.n_chunks),
             f"{doc.n_nodes} from {doc.outline_source}",
+            _summary_cell(states[doc.id]),
             " ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items()),
             "[green]indexed[/green]",
         )

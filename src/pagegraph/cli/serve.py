@@ -16,9 +16,11 @@ import pagegraph
 from pagegraph.cli.common import IndexOption, app, console, fail, index_folder
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
+from pagegraph.indexing.index import SUMMARIZE_LOG
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
+SUMMARIZE_EVERY_S = 60
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
 
 
@@ -78,16 +80,33 @@ def serve(
     except PagegraphError as exc:
         raise fail(str(exc)) from None
     env = {**os.environ, **OFFLINE, **QUIET}
-    if index is not None:
-        env["PAGEGRAPH_INDEX"] = str(index_folder(index, settings))
+    folder = index_folder(index, settings)
+    env["PAGEGRAPH_INDEX"] = str(folder)
     command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--host", host]
     command += ["--port", str(port), "--config", str(path), "--n-jobs-per-worker", str(jobs)]
     command += [] if reload else ["--no-reload"]
     url = f"http://{'127.0.0.1' if host in LOOPBACK else host}:{port}"
-    console.print(f"serving {path} at {url} (index {env.get('PAGEGRAPH_INDEX', settings.index)})", highlight=False)
+    console.print(f"serving {path} at {url} (index {folder})", highlight=False)
     console.print(f"Studio: https://smith.langchain.com/studio/?baseUrl={url}  API docs: {url}/docs", highlight=False)
+    summarizer = _start_summarizer(folder, env) if settings.ingest_summaries == "model" else None
     try:
         completed = subprocess.run(command, env=env, cwd=path.parent, check=False)
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
+    finally:
+        if summarizer is not None:
+            summarizer.terminate()
+            summarizer.wait()
     raise typer.Exit(completed.returncode)
+
+
+def _start_summarizer(folder: Path, env: dict[str, str]) -> subprocess.Popen:
+    """`pagegraph summarize --watch` beside the server: documents ingested through it get model summaries in the
+    background (its own process and model; it writes one summary at a time and never holds the index's lock)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / SUMMARIZE_LOG
+    command = [str(Path(sys.executable).with_name("pagegraph")), "summarize", "--index", str(folder)]
+    command += ["--watch", str(SUMMARIZE_EVERY_S)]
+    console.print(f"writing model summaries in the background (PAGEGRAPH_INGEST_SUMMARIES=model); log {log}")
+    with log.open("a") as output:
+        return subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)

@@ -30,6 +30,7 @@ from pagegraph.state.records import now_iso
 
 _LOCK_FILE = ".lock"
 THREADS_FILE = "checkpoints.sqlite"  # LangGraph server threads (pagegraph.server.checkpointer), kept beside the index
+SUMMARIZE_LOG = "summarize.log"  # what `pagegraph serve`'s background `pagegraph summarize` prints
 _REBUILD_BATCH = 1000
 
 
@@ -193,8 +194,8 @@ class Index:
 
 
 def _may_precede_index(name: str) -> bool:
-    """Files that may sit in an index folder before the index: its lock, and the server's threads."""
-    return name == _LOCK_FILE or name.split("-")[0] == THREADS_FILE
+    """Files that may sit in an index folder before the index: its lock, the server's threads and summarizer log."""
+    return name in (_LOCK_FILE, SUMMARIZE_LOG) or name.split("-")[0] == THREADS_FILE
 
 
 def delete_index(folder: Path) -> None:

@@ -12,20 +12,13 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from langchain_core.language_models import BaseChatModel
 
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
 from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
 from pagegraph.indexing.store import SectionSummaries
-from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, Summarizer, SummarySource
-from pagegraph.indexing.tree_summaries import (
-    ExtractiveNodeSummarizer,
-    ModelNodeSummarizer,
-    NodeTextSummarizer,
-    TreeSummarizer,
-    embedding_text,
-)
+from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
+from pagegraph.indexing.tree_summaries import ExtractiveNodeSummarizer, TreeSummarizer, embedding_text
 from pagegraph.state.records import Access, Chunk, DocumentRecord, DocumentTags, TreeNode
 
 PARSE_AHEAD = 2
@@ -73,7 +66,6 @@ class IngestProgress:
     def pages_parsed(self, pages: int) -> None: ...
     def chunks_planned(self, chunks: int) -> None: ...
     def chunks_embedded(self, chunks: int, seconds: float) -> None: ...
-    def summarizing(self, name: str) -> None: ...
     def file_finished(self, outcome: FileOutcome) -> None: ...
 
 
@@ -136,26 +128,20 @@ class Ingestor:
         self,
         index: Index,
         progress: IngestProgress | None = None,
-        model: BaseChatModel | None = None,
         *,
         access: Access | None = None,
         roots: list[Path] | None = None,
     ) -> None:
-        """`model` writes each document's summary (for the router) and its sections' summaries (for the tree
-        index); None extracts them without a model. A server user's run passes their `access` and the folders
-        it may read (`roots`): an indexed document they may not change is answered as a missing file, prune
-        leaves it alone, and nothing out of the roots is read."""
+        """Document and section summaries are extracted without a model, so a document is searchable as soon as
+        it is embedded; `pagegraph summarize` (indexing.refine) replaces them with the model's later. A server
+        user's run passes their `access` and the folders it may read (`roots`): an indexed document they may not
+        change is answered as a missing file, prune leaves it alone, and nothing out of the roots is read."""
         self.index = index
         self.progress = progress or IngestProgress()
         self.access = access
         self.roots = roots
-        settings = index.settings
-        self.summarizer: Summarizer = (
-            ModelSummarizer(model, settings.summary_max_tokens) if model else ExtractiveSummarizer()
-        )
-        self.section_summarizer: NodeTextSummarizer = (
-            ModelNodeSummarizer(model, settings.section_max_tokens) if model else ExtractiveNodeSummarizer()
-        )
+        self.summarizer = ExtractiveSummarizer()
+        self.section_summarizer = ExtractiveNodeSummarizer()
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
         """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults).
@@ -246,7 +232,6 @@ class Ingestor:
         self.progress.pages_parsed(prepared.record.n_pages)
         embeddings = self._embed(prepared.chunks, summary)
         record, loaded = prepared.record, prepared.loaded
-        self.progress.summarizing(record.name)
         document_summary = self.summarizer.summarize(
             SummarySource.from_parts(record.name, record.title, record.source_type, loaded.pages, prepared.nodes)
         )
@@ -309,7 +294,6 @@ class Ingestor:
         for doc in store.documents():
             if doc.id in have and doc.id in have_sections:
                 continue
-            self.progress.summarizing(doc.name)
             nodes = store.tree(doc.id)
             if doc.id not in have:
                 source = SummarySource.from_parts(doc.name, doc.title, doc.source_type, store.pages(doc.id), nodes)

@@ -75,13 +75,17 @@ CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
 """
 
 
+# How long a write waits for another process's transaction (an ingest beside `pagegraph summarize`).
+BUSY_TIMEOUT_S = 60.0
+
+
 class Store:
     def __init__(self, folder: Path, read_only: bool = False) -> None:
         path = folder / STORE_FILE
         if read_only:
             self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         else:
-            self._db = sqlite3.connect(path, check_same_thread=False)
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA foreign_keys=ON")
@@ -301,6 +305,29 @@ class Store:
             ],
         )
         self._db.executemany("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", sections.new_cache_entries.items())
+
+    def refine_section(
+        self, document_id: str, node: NodeSummary, vector: np.ndarray, cache_entry: tuple[str, str] | None
+    ) -> bool:
+        """Replace one stored section summary (and its vector) in its own transaction, caching what a model wrote;
+        False when the document is gone or was replaced meanwhile (nothing is written then)."""
+        with self._db:
+            updated = self._db.execute(
+                "UPDATE node_summaries SET record = ?, vector = ? WHERE document_id = ? AND node_id = ?",
+                (node.model_dump_json(), vector.astype(np.float32).tobytes(), document_id, node.node_id),
+            ).rowcount
+            if updated and cache_entry is not None:
+                self._db.execute("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", cache_entry)
+        return bool(updated)
+
+    def refine_summary(self, document_id: str, summary: StoredSummary) -> bool:
+        """Replace a document's summary in its own transaction; False when the document is gone meanwhile."""
+        with self._db:
+            written = self._db.execute(
+                "INSERT OR REPLACE INTO summaries SELECT id, ? FROM documents WHERE id = ?",
+                (summary.model_dump_json(), document_id),
+            ).rowcount
+        return bool(written)
 
     def sections(self, document_id: str) -> list[NodeSummary]:
         """The document's section summaries in tree order; empty when none were written yet."""

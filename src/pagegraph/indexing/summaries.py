@@ -1,11 +1,11 @@
-"""Per-document summaries for the router: written by the configured model at ingest, or extracted without one."""
+"""Per-document summaries for the router: extracted without a model at ingest, written by the model later
+(`pagegraph summarize`, indexing.refine)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -48,10 +48,6 @@ class SummarySource:
         outline = ["  " * (n.level - 1) + n.title for n in nodes if n.level >= 1][:OUTLINE_ENTRIES]
         text = "\n\n".join(p.text for p in pages if p.text.strip())[:SOURCE_TEXT_CHARS]
         return cls(name=name, title=title, source_type=source_type, outline=outline, text=text)
-
-
-class Summarizer(Protocol):
-    def summarize(self, source: SummarySource) -> StoredSummary: ...
 
 
 class ExtractiveSummarizer:

@@ -21,6 +21,8 @@ from pagegraph.state.records import NodeSummary, TreeNode
 Language = Literal["en", "zh"]
 MAX_SECTION_CHARS = 6000
 EXTRACT_CHARS = 400
+TEXT_WRITER = "text"
+EXTRACTIVE_WRITER = "extractive"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
@@ -41,7 +43,7 @@ class NodeTextSummarizer(Protocol):
 class ExtractiveNodeSummarizer:
     """No model: the section's opening sentences."""
 
-    key = "extractive"
+    key = EXTRACTIVE_WRITER
 
     def summarize(self, title: str, content: str, language: Language) -> str:
         text = " ".join(content.split())
@@ -106,39 +108,45 @@ class TreeSummarizer:
             for level in sorted({node.level for node in nodes}, reverse=True):
                 pending = {}
                 for node in (n for n in nodes if n.level == level):
-                    children = [by_id[c] for c in node.children_ids if c in by_id]
-                    parts = [own_text(node, by_id)] + [
-                        f"{child.title}: {summaries[child.id].summary}" for child in children
-                    ]
-                    content = "\n".join(part for part in parts if part)[:MAX_SECTION_CHARS]
+                    written = {c: summaries[c].summary for c in node.children_ids if c in summaries}
+                    content = section_content(node, by_id, written)
                     if len(content) < self.min_chars:
-                        summaries[node.id] = self._record(node, content, written=False)
+                        summaries[node.id] = section_record(node, content, TEXT_WRITER)
                         continue
                     language = detect_language(content)
                     key = cache_key(self.summarizer, language, node.title, content)
                     if (known := self.cached(key) or self.new_entries.get(key)) is not None:
-                        summaries[node.id] = self._record(node, known, written=True)
+                        summaries[node.id] = section_record(node, known, self.summarizer.key)
                     else:
                         pending[node.id] = (key, pool.submit(self.summarizer.summarize, node.title, content, language))
                 for node_id, (key, future) in pending.items():
                     self.new_entries[key] = future.result()
-                    summaries[node_id] = self._record(by_id[node_id], self.new_entries[key], written=True)
+                    summaries[node_id] = section_record(by_id[node_id], self.new_entries[key], self.summarizer.key)
         return [summaries[node.id] for node in nodes]
 
-    @staticmethod
-    def _record(node: TreeNode, summary: str, written: bool) -> NodeSummary:
-        return NodeSummary(
-            node_id=node.id,
-            parent_id=node.parent_id,
-            children_ids=list(node.children_ids),
-            level=node.level,
-            is_leaf=not node.children_ids,
-            is_summary=written,
-            title=node.title,
-            summary=summary or node.title,
-            start_page=node.start_page,
-            end_page=node.end_page,
-        )
+
+def section_content(node: TreeNode, by_id: Mapping[str, TreeNode], child_summaries: Mapping[str, str]) -> str:
+    """What a section is summarised from: its own text, then each child's title and summary."""
+    children = [by_id[c] for c in node.children_ids if c in by_id]
+    parts = [own_text(node, by_id)] + [f"{child.title}: {child_summaries[child.id]}" for child in children]
+    return "\n".join(part for part in parts if part)[:MAX_SECTION_CHARS]
+
+
+def section_record(node: TreeNode, summary: str, writer: str) -> NodeSummary:
+    """The stored record of a section; `writer` TEXT_WRITER: its content kept as it is."""
+    return NodeSummary(
+        node_id=node.id,
+        parent_id=node.parent_id,
+        children_ids=list(node.children_ids),
+        level=node.level,
+        is_leaf=not node.children_ids,
+        is_summary=writer != TEXT_WRITER,
+        title=node.title,
+        summary=summary or node.title,
+        start_page=node.start_page,
+        end_page=node.end_page,
+        writer=writer,
+    )
 
 
 def embedding_text(summary: NodeSummary, title_path: list[str]) -> str:

@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 
 from pagegraph.access import caller_access
 from pagegraph.config import Context
-from pagegraph.errors import ModelError, PagegraphError
+from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import NOT_FOUND, FileOutcome, Ingestor, IngestProgress, IngestSummary, inside
 from pagegraph.nodes.common import context_of
@@ -103,15 +103,12 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
             refused = [FileOutcome(str(local_path(i)), "failed", reason=NOT_FOUND) for i, p in found.items() if not p]
         summary = IngestSummary(outcomes=refused)
         if paths or state.get("prune"):
-            model = None if services.settings.ingest_summaries == "extractive" else services.chat_model(context, 0.0)
             with Index(folder, services.settings, write=True) as index:
-                ingestor = Ingestor(index, StreamedProgress(), model, access=access, roots=roots)
+                ingestor = Ingestor(index, StreamedProgress(), access=access, roots=roots)
                 ran = ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
             summary = replace(ran, outcomes=refused + ran.outcomes)
         if roots is not None:
             summary.outcomes = [replace(o, path=shown_path(o.path, roots)) for o in summary.outcomes]
-    except ModelError as exc:
-        return {"report": None, "error": f"writing document summaries: {exc}; documents finished before are kept"}
     except PagegraphError as exc:
         return {"report": None, "error": str(exc)}
     return {"report": IngestReport.from_summary(str(folder), summary), "error": None}

@@ -151,6 +151,11 @@ class NodeSummary(BaseModel):
     summary: str
     start_page: int
     end_page: int
+    writer: str = Field(
+        default="",
+        description="who wrote the summary: `text` (kept as it is), `extractive`, or the model's label; empty in "
+        "indexes written before this was recorded",
+    )
 
 
 class Chunk(BaseModel):
