@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+import importlib
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -12,38 +13,26 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-GraphName = Literal["auto", "rag", "extract", "small_model", "pageindex", "basic"]
-GRAPH_NAMES: tuple[str, ...] = ("auto", "rag", "extract", "small_model", "pageindex", "basic")
+# The question-answering graphs: name -> (module, builder). build_graph, the CLI's choices and eval read this;
+# langgraph.json serves the same names (tests/e2e/test_server.py checks).
+GRAPHS: dict[str, tuple[str, str]] = {
+    "auto": ("pagegraph.graphs.auto", "build_auto_graph"),
+    "rag": ("pagegraph.graphs.rag", "build_rag_graph"),
+    "extract": ("pagegraph.graphs.extract", "build_extract_graph"),
+    "small_model": ("pagegraph.graphs.small_model", "build_small_model_graph"),
+    "pageindex": ("pagegraph.graphs.pageindex", "build_pageindex_graph"),
+    "basic": ("pagegraph.graphs.basic", "build_basic_graph"),
+}
+GRAPH_NAMES: tuple[str, ...] = tuple(GRAPHS)
 
 
 def build_graph(
-    name: GraphName = "rag", *, services: Services | None = None, checkpointer: Checkpointer = None
+    name: str = "rag", *, services: Services | None = None, checkpointer: Checkpointer = None
 ) -> CompiledStateGraph:
     """The compiled question-answering graph `name` (auto picks extract for models marked small, else rag).
     Invoke it with {"question": ...} and, optionally,
     context=pagegraph.config.Context(...); pass services=Services(chat_model=...) to use a model object of yours."""
-    if name == "rag":
-        from pagegraph.graphs.rag import build_rag_graph
-
-        return build_rag_graph(services, checkpointer)
-    if name == "basic":
-        from pagegraph.graphs.basic import build_basic_graph
-
-        return build_basic_graph(services, checkpointer)
-    if name == "extract":
-        from pagegraph.graphs.extract import build_extract_graph
-
-        return build_extract_graph(services, checkpointer)
-    if name == "small_model":
-        from pagegraph.graphs.small_model import build_small_model_graph
-
-        return build_small_model_graph(services, checkpointer)
-    if name == "pageindex":
-        from pagegraph.graphs.pageindex import build_pageindex_graph
-
-        return build_pageindex_graph(services, checkpointer)
-    if name == "auto":
-        from pagegraph.graphs.auto import build_auto_graph
-
-        return build_auto_graph(services, checkpointer)
-    raise ValueError(f"unknown graph {name!r}: choose from {', '.join(GRAPH_NAMES)}")
+    if name not in GRAPHS:
+        raise ValueError(f"unknown graph {name!r}: choose from {', '.join(GRAPH_NAMES)}")
+    module, builder = GRAPHS[name]
+    return getattr(importlib.import_module(module), builder)(services, checkpointer)

@@ -19,6 +19,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
+from pagegraph import GRAPH_NAMES
 from tests.conftest import REPO, SAMPLES
 from tests.e2e.harness import Server, add_users, free_port, server_env
 
@@ -31,7 +32,7 @@ KEYS: dict[str, str] = {}
 MANUAL = "sb40-user-manual.pdf"
 QUESTION = "How much does the SB-40 weigh?"
 CONTEXT: dict = {}  # the default model, the embedded 1.5B
-GRAPHS = {"auto", "rag", "extract", "small_model", "pageindex", "basic", "ingest"}
+GRAPHS = {*GRAPH_NAMES, "ingest"}
 
 
 @pytest.fixture(scope="module")

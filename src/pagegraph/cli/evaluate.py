@@ -13,12 +13,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pagegraph import GRAPH_NAMES
 from pagegraph.cli.common import IndexOption, app, console, err, fail, index_folder, ingest_with_progress
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import ModelUnavailableError, PagegraphError
 from pagegraph.eval.answers import (
     GOLD_SUFFIX,
-    GRAPHS,
     answer_summary,
     core_metrics,
     retrieval_answerer,
@@ -238,9 +238,9 @@ def _answer_run(
         model, scope = previous.config["model"], previous.config["scope"]
         finished, run_id = list(previous.per_question), previous.id
     graphs = list(dict.fromkeys(graphs or ["rag"]))
-    unknown = [name for name in graphs if name.removesuffix(GOLD_SUFFIX) not in GRAPHS]
+    unknown = [name for name in graphs if name.removesuffix(GOLD_SUFFIX) not in GRAPH_NAMES]
     if unknown:
-        raise PagegraphError(f"--graph {unknown[0]!r}: choose from {', '.join(GRAPHS)}")
+        raise PagegraphError(f"--graph {unknown[0]!r}: choose from {', '.join(GRAPH_NAMES)}")
     spec = resolve_spec(model, settings)
     config = {
         "graphs": graphs,

@@ -18,7 +18,6 @@ from pagegraph.llm.calls import UsageSummary
 from pagegraph.state.answering import Citation, Evidence, TraceRecord
 from pagegraph.state.records import EvalQuestion
 
-GRAPHS = ("rag", "extract", "small_model", "pageindex", "basic", "auto")
 GOLD_SUFFIX = "+gold"  # a graph's name with this: its answer stage on the gold evidence pages (eval.gold)
 SPLITS = ("task_type", "text_friendly")
 _STAGE_INDEX = re.compile(r"\[\d+\]$")
