@@ -25,6 +25,15 @@ def test_support_counts_only_what_the_answer_adds_to_the_question() -> None:
     assert answer_support("The SB-40 weight", WEIGHT, text) == 0.0  # restates the question
 
 
+def test_a_count_is_supported_by_an_excerpt_about_what_is_counted() -> None:
+    question = "How many warnings does the display show?"
+    listing = "The display shows the warnings Overheat, Undervoltage and Overload."
+    assert answer_support("3", question, listing) >= 0.75  # counted, not written: the excerpt is about warnings
+    assert answer_support("3", question, "The battery weighs 98 kg.") == 0.0
+    assert answer_support("3: Overheat, Undervoltage, Overload", question, listing) == 1.0
+    assert answer_support("3: Overheat, Blackout", question, listing) == 0.5
+
+
 def test_a_reading_is_judged_in_the_excerpt_it_cites() -> None:
     evidence = [_passage("Install on a wall.", 1), _passage("It weighs 98 kg.", 2)]
     cited = judge_reading("98 kg [2]", WEIGHT, evidence, wide=False)

@@ -23,6 +23,7 @@ from pagegraph.state.answering import Evidence, Reading
 from pagegraph.state.graph import RagState
 
 _FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_COUNT_QUESTION = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _YES_NO = frozenset({"yes", "no"})
 
 
@@ -32,15 +33,21 @@ def figures(text: str) -> set[str]:
 
 def answer_support(answer: str, question: str, text: str) -> float:
     """The share of the answer's own figures and words (those the question does not already hold) that `text`
-    holds: 0 for an answer that only restates the question."""
+    holds: 0 for an answer that only restates the question. A count (a "how many" question) is usually counted,
+    not written: figures `text` lacks are not held against it, and a bare count is supported as far as `text` is
+    about what the question counts (the share of the question's words it holds)."""
     asked_figures, asked_words = figures(question), content_words(question)
+    passage_figures, passage_words = figures(text), content_words(text)
     own_figures = figures(answer) - asked_figures
+    if _COUNT_QUESTION.search(question):
+        own_figures &= passage_figures
     own_words = {w for w in content_words(_FIGURE.sub(" ", answer)) - _YES_NO if not matches(w, asked_words)}
     total = len(own_figures) + len(own_words)
     if not total:
+        if _COUNT_QUESTION.search(question) and figures(answer) and asked_words:
+            return sum(matches(w, passage_words) for w in asked_words) / len(asked_words)
         return 0.0
-    passage_words = content_words(text)
-    found = len(own_figures & figures(text)) + sum(matches(w, passage_words) for w in own_words)
+    found = len(own_figures & passage_figures) + sum(matches(w, passage_words) for w in own_words)
     return found / total
 
 
@@ -74,7 +81,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     else:
         top = ranked[: context.highlight_passages]
         passages, limit = focused_evidence(state, context, services, top), context.focus_max_tokens
-    shape = answer_shape(state["question"])
+    shape = "count" if _COUNT_QUESTION.search(state["question"]) else answer_shape(state["question"])
     turns = "\n".join(TURN.format(question=t.question, answer=t.answer) for t in recent_turns(state, context))
     system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
     request = EXTRACT_REQUEST.format(
