@@ -38,10 +38,12 @@ def test_a_reading_is_judged_in_the_excerpt_it_cites() -> None:
     evidence = [_passage("Install on a wall.", 1), _passage("It weighs 98 kg.", 2)]
     cited = judge_reading("98 kg [2]", WEIGHT, evidence, wide=False)
     assert (cited.refused, cited.support, cited.source) == (False, 1.0, 2)
-    wrong = judge_reading("98 kg [1]", WEIGHT, evidence, wide=False)
-    assert (wrong.support, wrong.source) == (0.0, 1)
+    miscited = judge_reading("98 kg [1]", WEIGHT, evidence, wide=False)
+    assert (miscited.support, miscited.source, miscited.draft) == (1.0, 2, "98 kg [2]")
     uncited = judge_reading("98 kg", WEIGHT, evidence, wide=False)
-    assert (uncited.support, uncited.source) == (1.0, 2)
+    assert (uncited.support, uncited.source, uncited.draft) == (1.0, 2, "98 kg [2]")
+    unsupported = judge_reading("75 pounds [2]", WEIGHT, evidence, wide=False)
+    assert (unsupported.support, unsupported.source, unsupported.draft) == (0.0, 2, "75 pounds [2]")
     refused = judge_reading("The documents do not contain the answer.", WEIGHT, evidence, wide=False)
     assert refused.refused and refused.support == 0.0
 
@@ -83,7 +85,7 @@ def test_the_first_read_shows_excerpts_and_a_supported_answer_is_verified(ask) -
 
 
 def test_an_unsupported_first_read_widens_once_then_abstains(ask) -> None:
-    output, model = ask(WEIGHT, "120 pounds [1]", "120 pounds [1]", graph="extract", answer_threshold=0.5)
+    output, model = ask(WEIGHT, "75 pounds [1]", "75 pounds [1]", graph="extract", answer_threshold=0.5)
     first, second = (request[0][1].content for request in model.requests)
     assert len(second) > len(first)  # whole passages the second time
     assert output["abstained"] and "not supported" in output["abstain_reason"]
@@ -109,4 +111,31 @@ def test_a_failing_read_falls_back_to_basic(ask) -> None:
     output, _ = ask(WEIGHT, RuntimeError("model crashed"), "98 kg [1].", graph="extract")
     assert any(r.stage == "read" and r.error == "RuntimeError: model crashed" for r in output["trace"])
     assert [r.stage for r in output["trace"]][-3:] == ["gate", "answer", "verify"]
+    assert not output["abstained"] and "98 kg" in output["answer"]
+
+
+def test_the_terminal_shows_a_second_read_as_a_new_answer(sample_index, cache_dir, embedder) -> None:
+    from rich.console import Console
+
+    from pagegraph import build_graph
+    from pagegraph.cli.answer_view import StreamedAnswer
+    from pagegraph.cli.ask import _run_question
+    from pagegraph.config import Settings
+    from pagegraph.indexing.index import Index
+    from pagegraph.services import Services
+    from tests.fakes import ScriptedChatModel
+
+    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    model = ScriptedChatModel.replying("75 pounds [1]", "It weighs 98 kg.")  # uncited: judged where it is found
+    compiled = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
+    console = Console(record=True, force_terminal=True, width=240)
+    view = StreamedAnswer(console)
+    try:
+        output = _run_question(compiled, {"question": WEIGHT}, Context(), False, None, view)
+    finally:
+        index.close()
+    view.finish(output)
+    shown = console.export_text()
+    order = [shown.index(part) for part in ("Evidence", "75 pounds", "answering again", "It weighs 98 kg.", "Sources")]
+    assert order == sorted(order), shown
     assert not output["abstained"] and "98 kg" in output["answer"]

@@ -91,6 +91,7 @@ class StreamedAnswer:
         self.stages_shown: set[str] = set()
         self.evidence_shown = False
         self.streamed = ""
+        self.streaming: tuple[Any, ...] | None = None  # the model call whose tokens are being shown
 
     def part(self, mode: str, data: Any) -> None:
         if mode == "updates":
@@ -99,9 +100,14 @@ class StreamedAnswer:
         elif mode == "messages":
             chunk, metadata = data
             if metadata.get("langgraph_node") in ANSWER_NODES and isinstance(chunk.content, str) and chunk.content:
+                call = (metadata.get("langgraph_checkpoint_ns"), metadata.get("langgraph_step"))
                 if not self.streamed:
                     self._stage("writing")
                     self.console.print()
+                elif call != self.streaming:  # a second answer call (extract reading whole passages, a fallback)
+                    self.console.print()
+                    self.console.print("[dim]· that fell short: answering again from more of the documents[/dim]")
+                self.streaming = call
                 self.streamed += chunk.content
                 self.console.print(chunk.content, end="", highlight=False, markup=False)
 

@@ -23,6 +23,7 @@ from pagegraph.state.answering import Evidence, Reading
 from pagegraph.state.graph import RagState
 
 _FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_CITATION = re.compile(r"\[[^\[\]]*\]")
 _COUNT_QUESTION = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _YES_NO = frozenset({"yes", "no"})
 
@@ -52,14 +53,18 @@ def answer_support(answer: str, question: str, text: str) -> float:
 
 
 def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: bool) -> Reading:
-    """The reading's signals: did the model refuse, and how much of its answer does the excerpt it cites hold."""
+    """The reading's signals: did the model refuse, and how much of its answer does the excerpt it cites hold. An
+    answer citing no excerpt, or one that holds less of it than another excerpt does, is cited to the excerpt
+    holding most of it (small models often copy the right value and write the wrong number)."""
     answer, cited, _ = resolve_citations(draft, evidence)
     if is_refusal(answer, cited) or not evidence:
         return Reading(draft=draft, wide=wide, refused=True, support=0.0)
-    plain = re.sub(r"\[[^\[\]]*\]", " ", answer)
+    plain = " ".join(_CITATION.sub(" ", draft).split())
     scores = {n: answer_support(plain, question, evidence[n - 1].text) for n in range(1, len(evidence) + 1)}
-    source = cited[0] if cited else max(scores, key=scores.__getitem__)
-    return Reading(draft=draft, wide=wide, refused=False, support=round(scores[source], 3), source=source)
+    best = max(scores, key=scores.__getitem__)
+    if cited and scores[cited[0]] >= scores[best]:
+        return Reading(draft=draft, wide=wide, refused=False, support=round(scores[cited[0]], 3), source=cited[0])
+    return Reading(draft=f"{plain} [{best}]", wide=wide, refused=False, support=round(scores[best], 3), source=best)
 
 
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
@@ -104,7 +109,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         "refused" if reading.refused else f"support {reading.support:.2f} in excerpt {reading.source}"
     )
     return {
-        "draft": draft,
+        "draft": reading.draft,
         "evidence": kept,
         "readings": [reading],
         "trace": [timer.record(summary, ids=[e.label() for e in kept], calls=[call])],

@@ -111,7 +111,7 @@ class Reading(BaseModel):
     """One read of the extract graph: what the model answered from which excerpts, and the signals abstention
     weighs."""
 
-    draft: str = Field(description="the model's reply")
+    draft: str = Field(description="the model's reply, cited to the excerpt holding most of its answer")
     wide: bool = Field(description="read from whole passages (after the focused read fell short)")
     refused: bool
     support: float = Field(
