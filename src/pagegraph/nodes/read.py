@@ -86,7 +86,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     else:
         top = ranked[: context.highlight_passages]
         passages, limit = focused_evidence(state, context, services, top), context.focus_max_tokens
-    shape = "count" if _COUNT_QUESTION.search(state["question"]) else answer_shape(state["question"])
+    shape = answer_shape(state["question"])
     turns = "\n".join(TURN.format(question=t.question, answer=t.answer) for t in recent_turns(state, context))
     system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
     request = EXTRACT_REQUEST.format(

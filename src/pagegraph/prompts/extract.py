@@ -7,7 +7,6 @@ with exactly: {refusal}"""
 
 SHAPE_INSTRUCTIONS = {
     "number": "the number with its unit, as the excerpt writes it",
-    "count": "the number; when no excerpt writes it, count the items the excerpts list and give that count",
     "list": "the items, separated by semicolons",
     "name": "the name, as the excerpt writes it",
     "yes_no": "yes or no, then the few words of the excerpt that show it",
