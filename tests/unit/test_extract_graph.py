@@ -41,7 +41,7 @@ def test_a_reading_is_judged_in_the_excerpt_it_cites() -> None:
     miscited = judge_reading("98 kg [1]", WEIGHT, evidence, wide=False)
     assert (miscited.support, miscited.source, miscited.draft) == (1.0, 2, "98 kg [2]")
     uncited = judge_reading("98 kg", WEIGHT, evidence, wide=False)
-    assert (uncited.support, uncited.source, uncited.draft) == (1.0, 2, "98 kg [2]")
+    assert (uncited.support, uncited.source, uncited.draft) == (1.0, 2, "98 kg")  # verify attributes it
     unsupported = judge_reading("75 pounds [2]", WEIGHT, evidence, wide=False)
     assert (unsupported.support, unsupported.source, unsupported.draft) == (0.0, 2, "75 pounds [2]")
     refused = judge_reading("The documents do not contain the answer.", WEIGHT, evidence, wide=False)

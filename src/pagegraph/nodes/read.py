@@ -53,16 +53,19 @@ def answer_support(answer: str, question: str, text: str) -> float:
 
 
 def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: bool) -> Reading:
-    """The reading's signals: did the model refuse, and how much of its answer does the excerpt it cites hold. An
-    answer citing no excerpt, or one that holds less of it than another excerpt does, is cited to the excerpt
-    holding most of it (small models often copy the right value and write the wrong number)."""
+    """The reading's signals: did the model refuse, and how much of its answer does the excerpt it cites hold (citing
+    none: the excerpt holding most of it; verify attributes each sentence later). An answer citing an excerpt that
+    holds less of it than another does is cited to that other one instead (small models often copy the right value
+    and write the wrong number)."""
     answer, cited, _ = resolve_citations(draft, evidence)
     if is_refusal(answer, cited) or not evidence:
         return Reading(draft=draft, wide=wide, refused=True, support=0.0)
     plain = " ".join(_CITATION.sub(" ", draft).split())
     scores = {n: answer_support(plain, question, evidence[n - 1].text) for n in range(1, len(evidence) + 1)}
     best = max(scores, key=scores.__getitem__)
-    if cited and scores[cited[0]] >= scores[best]:
+    if not cited:
+        return Reading(draft=draft, wide=wide, refused=False, support=round(scores[best], 3), source=best)
+    if scores[cited[0]] >= scores[best]:
         return Reading(draft=draft, wide=wide, refused=False, support=round(scores[cited[0]], 3), source=cited[0])
     return Reading(draft=f"{plain} [{best}]", wide=wide, refused=False, support=round(scores[best], 3), source=best)
 
