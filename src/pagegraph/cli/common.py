@@ -10,7 +10,15 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
@@ -96,16 +104,22 @@ def ingest_with_progress(
     tags: DocumentTags | None = None,
     prune: bool = False,
 ) -> IngestSummary:
-    with Progress(
+    with progress_bars() as progress:
+        return Ingestor(index, _RichProgress(progress)).run(paths, tags=tags, prune=prune)
+
+
+def progress_bars(*columns: ProgressColumn) -> Progress:
+    """Bars of long work: description, bar, done of total, a `detail` field, time elapsed, then `columns`."""
+    return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
+        *columns,
         console=console,
         transient=True,
-    ) as progress:
-        return Ingestor(index, _RichProgress(progress)).run(paths, tags=tags, prune=prune)
+    )
 
 
 def outcome_line(outcome: FileOutcome) -> str:

@@ -9,16 +9,13 @@ from typing import Annotated, Optional
 import typer
 from langchain_core.language_models import BaseChatModel
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
     Progress,
     TaskID,
     TextColumn,
-    TimeElapsedColumn,
     TimeRemainingColumn,
 )
 
-from pagegraph.cli.common import IndexOption, app, console, err, fail, index_folder
+from pagegraph.cli.common import IndexOption, app, console, err, fail, index_folder, progress_bars
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
 from pagegraph.indexing.manifest import read_manifest
@@ -51,17 +48,7 @@ def summary_model(model_spec: str | None, settings: Settings) -> BaseChatModel:
 def summarize_with_progress(
     folder: Path, settings: Settings, model: BaseChatModel, documents: list[str] | None
 ) -> RefineReport:
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        TextColumn("left"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with progress_bars(TextColumn("left"), TimeRemainingColumn()) as progress:
         with SummaryRefiner(folder, settings, model, _RichRefineProgress(progress)) as refiner:
             return refiner.run(documents)
 
