@@ -171,7 +171,7 @@ class SummaryRefiner:
             content = section_content(node, by_id, children)
             before = stored[node.id]
             if len(content) < self.settings.section_min_chars:
-                record, entry, called = section_record(node, content, TEXT_WRITER), None, False
+                record, entry = section_record(node, content, TEXT_WRITER), None
                 if record.summary == before.summary:
                     continue
             elif before.writer == self.writer:

@@ -14,7 +14,7 @@ from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.answer import render_evidence
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
-from pagegraph.nodes.verify import is_refusal, resolve_citations
+from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
 from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
 from pagegraph.retrievers.highlights import answer_shape, content_words, focus_passages, matches, score_sentences
@@ -23,7 +23,6 @@ from pagegraph.state.answering import Evidence, Reading
 from pagegraph.state.graph import RagState
 
 _FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
-_CITATION = re.compile(r"\[[^\[\]]*\]")
 _COUNT_QUESTION = re.compile(r"\bhow\s+many\b", re.IGNORECASE)
 _YES_NO = frozenset({"yes", "no"})
 
@@ -60,7 +59,7 @@ def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: boo
     answer, cited, _ = resolve_citations(draft, evidence)
     if is_refusal(answer, cited) or not evidence:
         return Reading(draft=draft, wide=wide, refused=True, support=0.0)
-    plain = " ".join(_CITATION.sub(" ", draft).split())
+    plain = " ".join(strip_citations(draft).split())
     scores = {n: answer_support(plain, question, evidence[n - 1].text) for n in range(1, len(evidence) + 1)}
     best = max(scores, key=scores.__getitem__)
     if not cited:

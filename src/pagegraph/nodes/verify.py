@@ -68,8 +68,13 @@ def resolve_citations(draft: str, evidence: list[Evidence]) -> tuple[str, list[i
     return text, cited, invalid
 
 
+def strip_citations(text: str) -> str:
+    """The text without its bracketed citations (numbers or labels)."""
+    return _BRACKETS.sub(" ", text)
+
+
 def content_tokens(text: str) -> set[str]:
-    return set(tokenize(_BRACKETS.sub(" ", text)))
+    return set(tokenize(strip_citations(text)))
 
 
 def overlap(answer_tokens: set[str], text: str) -> float:
@@ -122,7 +127,7 @@ def attribute(text: str, evidence: list[Evidence]) -> tuple[str, list[int]]:
 def is_refusal(draft: str, cited: list[int]) -> bool:
     """An empty answer, the refusal sentence with nothing else but citations (small models cite the passages they
     found wanting), or an uncited answer that contains the refusal sentence."""
-    words = set(tokenize(_BRACKETS.sub(" ", draft)))
+    words = set(tokenize(strip_citations(draft)))
     return words <= _REFUSAL_WORDS or (not cited and _REFUSAL_WORDS <= words)
 
 

@@ -250,7 +250,7 @@ def focus_passages(
 
 
 def _sentence_end(text: str, in_passage: Sequence[ScoredSentence], at: int) -> int:
-    """Where sentence `at` ends in `text`: up to the next kept sentence, so that short lines between them (table
+    """Where sentence `at` ends in `text`: where the next sentence starts, so that short lines between them (table
     cells, a figure on its own line) stay with the sentence before them, at most MAX_SPAN_CHARS from its start."""
     start = in_passage[at].offset
     end = in_passage[at + 1].offset if at + 1 < len(in_passage) else len(text)
