@@ -149,6 +149,17 @@ def get_settings() -> Settings:
     return Settings()
 
 
+class RoutingWeights(BaseModel):
+    """The model-free document router (retrievers.documents): weights of its three document rankings in the
+    reciprocal-rank fusion, the fusion's constant, and how many fused chunk scores count per document."""
+
+    profile: float = Field(default=0.5, ge=0.0, description="BM25 over title, summary, topics, section titles")
+    centroid: float = Field(default=1.0, ge=0.0, description="question against the mean of the document's chunks")
+    chunks: float = Field(default=1.0, ge=0.0, description="the document's best fused chunk scores")
+    rrf_k: int = Field(default=1, ge=1)
+    per_document: int = Field(default=3, ge=1, le=20)
+
+
 class Context(BaseModel):
     """Per-run knobs of the question-answering graphs (LangGraph `context_schema`; Studio shows them as a form)."""
 
@@ -209,6 +220,18 @@ class Context(BaseModel):
         "and at least this share of its other words do (0 keeps every fact)",
     )
     window: int = Field(default=1, ge=0, le=5, description="neighbouring chunks added on each side of a hit")
+    page_ranking: bool = Field(
+        default=True,
+        description="count retrieved hits by page: one hit per page not yet covered, windows skip covered pages",
+    )
+    route_documents: int = Field(
+        default=5,
+        ge=0,
+        le=50,
+        description="a search over the whole library searches only this many documents, ranked without a model "
+        "(0: every document)",
+    )
+    routing: RoutingWeights = Field(default_factory=RoutingWeights, description="the model-free document router")
     highlights: int = Field(
         default=3, ge=0, le=20, description="evidence sentences picked before any answer-model call and shown first"
     )
@@ -244,8 +267,11 @@ class Context(BaseModel):
         le=1.0,
         description="extract graph: abstain when the answer's confidence is below this",
     )
-    alpha: float | None = Field(
-        default=None, ge=0.0, le=1.0, description="BM25 weight in the fusion; unset adapts to the question"
+    alpha: float = Field(
+        default=0.4,
+        ge=0.0,
+        le=1.0,
+        description="BM25 weight in the fusion of normalised BM25 and cosine scores (chosen with bench/fusion.py)",
     )
     abstain_threshold: float = Field(
         default=0.19,

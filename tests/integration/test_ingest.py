@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -10,13 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pypdf import PdfReader
+from typer.testing import CliRunner
 
+from pagegraph.cli import app
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError
+from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import load_document
-from pagegraph.indexing.manifest import IndexParams
+from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams
 from pagegraph.indexing.minilm import count_tokens
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.prepare import prepare_document
@@ -158,14 +162,47 @@ def test_killed_write_leaves_no_orphan_vectors(settings: Settings, embedder: Emb
         assert [d.name for d in index.store.documents()] == ["commissioning-guide.md"]
 
 
-def test_vectors_are_normalised_and_stored_in_the_store(settings: Settings, embedder: Embedder) -> None:
+def test_chunk_header_is_embedded_and_searched_but_not_stored(settings: Settings, embedder: Embedder) -> None:
+    """Vectors (normalised, kept in the store) and BM25 see each chunk under its document and section header; the
+    stored text is the chunk's own, and header plus text fit the embedder's window."""
     with open_index(settings, embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
-        stored = [vector for _, vector in index.store.iter_chunks()]
-        assert stored and all(abs(float(np.linalg.norm(v)) - 1) < 1e-4 for v in stored)
-        texts = [c.text for c in index.store.chunks()]
-        assert np.allclose(np.stack(stored), embedder.embed(texts), atol=1e-5)
-        assert max(count_tokens(t) for t in texts) <= index.params.chunk_max_tokens
+        doc = index.store.documents()[0]
+        label = document_label(doc.name, doc.title)
+        pairs = list(index.store.iter_chunks())
+        stored = np.stack([vector for _, vector in pairs])
+        assert all(abs(float(np.linalg.norm(v)) - 1) < 1e-4 for v in stored)
+        searched = [search_text(chunk, label) for chunk, _ in pairs]
+        assert all(text.startswith("commissioning guide") for text in searched)
+        assert np.allclose(stored, embedder.embed(searched), atol=1e-5)
+        assert max(count_tokens(t) for t in searched) <= index.params.chunk_max_tokens
+        page_text = "\n\n".join(p.text for p in index.store.pages(doc.id))
+        assert all(page_text[c.start_offset : c.end_offset] == c.text for c, _ in pairs)
+        only_in_header = [c for c, _ in pairs if "commissioning" not in c.text.lower()]
+        assert only_in_header, "the sample should have chunks that never name it"
+        found = {chunk_id for chunk_id, _ in index.bm25.search("commissioning guide", 1000)}
+        assert {c.id for c in only_in_header} <= found
+
+
+def test_index_of_headerless_chunks_is_refused_until_recreated(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_index(settings, embedder) as index:
+        Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
+    manifest = json.loads((settings.index / MANIFEST_FILE).read_text())
+    del manifest["params"]["chunk_header"]  # as written before chunk headers existed
+    (settings.index / MANIFEST_FILE).write_text(json.dumps(manifest))
+    for write in (False, True):
+        with pytest.raises(IndexMismatchError, match="--recreate") as error:
+            Index(settings.index, settings, write=write, embedder=embedder)
+        assert "chunk_header 'none'" in str(error.value)
+    monkeypatch.setenv("PAGEGRAPH_CACHE_DIR", str(settings.cache_dir))
+    result = CliRunner().invoke(
+        app, ["ingest", str(SAMPLES / "commissioning-guide.md"), "--index", str(settings.index), "--recreate"]
+    )
+    assert result.exit_code == 0, result.output
+    with Index(settings.index, settings, embedder=embedder) as index:
+        assert index.params.chunk_header == CHUNK_HEADER and len(index.store.documents()) == 1
 
 
 def test_one_writer_at_a_time(settings: Settings, embedder: Embedder) -> None:

@@ -55,6 +55,9 @@ def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -
         "bm25": lambda q: [h.chunk_id for h in BM25ChunkRetriever(index=index).search(q, 40, flt)],
         "dense": lambda q: [h.chunk_id for h in DenseRetriever(index=index).search(q, 40, flt)],
         "hybrid": lambda q: [h.chunk_id for h in HybridRetriever(index=index, window=2).search(q, flt)],
+        "routed by page": lambda q: [
+            h.chunk_id for h in HybridRetriever(index=index, window=2, by_page=True, route_documents=1).search(q, flt)
+        ],
     }
     for name, search in retrievers.items():
         returned = 0
@@ -93,8 +96,20 @@ def test_explicit_alpha_overrides_the_detector(index: Index) -> None:
 
 def test_document_ranking_without_a_model(index: Index) -> None:
     hybrid = HybridRetriever(index=index)
-    assert hybrid.rank_documents("How do I measure my heart rate with the watch?")[0][0] == MANUAL
-    assert hybrid.rank_documents("Which personality traits were inferred from product reviews?")[0][0] == PAPER
+    watch = hybrid.rank_documents("How do I measure my heart rate with the watch?")
+    assert [d.name for d in watch] == [MANUAL, PAPER]
+    assert set(watch[0].ranks) == {"profile", "centroid", "chunks"} and watch[0].score > watch[1].score
+    assert hybrid.rank_documents("Which personality traits were inferred from product reviews?")[0].name == PAPER
+    ranked = hybrid.rank_documents("personality traits", RetrievalFilter(projects=["products"]))
+    assert [d.name for d in ranked] == [MANUAL]  # only what the filter allows, however well the other matches
+
+
+def test_routing_searches_only_the_best_documents(index: Index) -> None:
+    routed = HybridRetriever(index=index, route_documents=1, by_page=True, window=1, max_chunks=5)
+    hits = routed.search("How do I measure my heart rate with the watch?")
+    assert {source for source, *_ in sources_and_pages(index, [h.chunk_id for h in hits])} == {MANUAL}
+    pages = [index.catalog.location(h.chunk_id)[1] for h in hits if h.hit_id == h.chunk_id]
+    assert len(pages) == len(set(pages)) == 5  # five hits on five pages
 
 
 def test_reranker_hook_reorders_hits(index: Index) -> None:
@@ -190,4 +205,4 @@ def test_exact_filtered_search_matches_chroma(index: Index) -> None:
         ours = exact.search(question, 10, flt)
         theirs = approximate.search(question, 10, flt)
         assert [h.chunk_id for h in ours] == [h.chunk_id for h in theirs]
-        assert [round(h.score, 4) for h in ours] == [round(h.score, 4) for h in theirs]
+        assert [h.score for h in ours] == pytest.approx([h.score for h in theirs], abs=1e-4)

@@ -7,9 +7,9 @@ import pytest
 
 from pagegraph.eval.metrics import Gold, RetrievedGroup, gold_for, question_metrics, summarise
 from pagegraph.retrievers.catalog import ChunkCatalog
-from pagegraph.retrievers.fusion import ALPHA_BY_KIND, adaptive_alpha, question_kind, weighted_rrf
+from pagegraph.retrievers.fusion import ALPHA_BY_KIND, adaptive_alpha, convex_fusion, question_kind, weighted_rrf
 from pagegraph.retrievers.results import ScoredChunk
-from pagegraph.retrievers.window import expand_window
+from pagegraph.retrievers.window import expand_window, page_groups
 from pagegraph.state.records import EvalQuestion, RetrievalFilter
 
 
@@ -31,6 +31,21 @@ def test_weighted_rrf_dedupes_and_bounds_alpha() -> None:
     assert weighted_rrf(["a"], ["b"], alpha=1.0)[-1][1] == 0.0
     with pytest.raises(ValueError):
         weighted_rrf(["a"], ["b"], alpha=1.5)
+
+
+def test_convex_fusion_normalises_each_list() -> None:
+    fused = convex_fusion(["a", "b", "c"], np.array([10.0, 5.0, 0.0]), np.array([0.2, 0.6, 0.4]), alpha=0.4)
+    scores = dict(fused)
+    assert scores["a"] == pytest.approx(0.4 * 1.0 + 0.6 * 0.0)
+    assert scores["b"] == pytest.approx(0.4 * 0.5 + 0.6 * 1.0)
+    assert scores["c"] == pytest.approx(0.4 * 0.0 + 0.6 * 0.5)
+    assert [chunk_id for chunk_id, _ in fused] == ["b", "a", "c"]
+    # a query no chunk matches lexically ranks by cosine alone; one candidate, or equal cosines, do not divide by 0
+    assert [c for c, _ in convex_fusion(["a", "b"], np.zeros(2), np.array([0.1, 0.3]), 0.4)] == ["b", "a"]
+    assert convex_fusion(["a"], np.array([2.0]), np.array([0.5]), 0.4) == [("a", pytest.approx(1.0))]
+    assert convex_fusion([], np.zeros(0), np.zeros(0), 0.4) == []
+    with pytest.raises(ValueError):
+        convex_fusion(["a"], np.zeros(1), np.zeros(1), alpha=-0.1)
 
 
 @pytest.mark.parametrize(
@@ -111,6 +126,24 @@ def test_window_expansion_at_document_edges_and_dedupe() -> None:
         "a4",
     ]
     assert [h.chunk_id for h in expand_window([ScoredChunk("a2", 1.0, "hybrid")], catalog, 1, mask)] == ["a2", "a3"]
+
+
+def test_page_groups_give_each_page_one_slot() -> None:
+    catalog = make_catalog()  # a0..a4 on pages 1..5 of a.pdf; b0..b2 all on page 1 of b.pdf
+    hits = [ScoredChunk(c, 1.0 - i / 10, "hybrid") for i, c in enumerate(["b1", "b0", "a2", "a3", "b2", "a0"])]
+    grouped = page_groups(hits, catalog, n=1, pages=3)
+    assert [(h.chunk_id, h.hit_id) for h in grouped] == [
+        ("b0", "b1"),
+        ("b1", "b1"),
+        ("b2", "b1"),  # b0 and b2 share b1's page: no slot of their own
+        ("a1", "a2"),
+        ("a2", "a2"),
+        ("a3", "a2"),
+        ("a0", "a0"),  # a3's page is covered by a2's window: a3 takes no slot, a0 does; a1 is not repeated
+    ]
+    assert [h.chunk_id for h in page_groups(hits, catalog, n=0, pages=2)] == ["b1", "a2"]
+    mask = catalog.mask(RetrievalFilter(pages=(3, 5)))
+    assert [h.chunk_id for h in page_groups([ScoredChunk("a2", 1.0, "h")], catalog, 1, 5, mask)] == ["a2", "a3"]
 
 
 def test_gold_drops_pages_that_are_not_pages_of_the_document() -> None:

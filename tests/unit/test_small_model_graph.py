@@ -118,7 +118,7 @@ def test_a_passage_with_as_many_invented_facts_as_read_ones_is_dropped(ask) -> N
 
 
 def test_a_model_that_invents_every_fact_ends_in_abstention(ask) -> None:
-    invented = '{"facts": ["The SB-40 weighs 120 kg"], "relevant": true}'
+    invented = '{"facts": ["The SB-40 weighs 987 kg"], "relevant": true}'
     output, _ = ask(QUESTION, PLAN, *[invented] * 5, graph="small_model")
     assert output["abstained"] and output["abstain_reason"] == "No relevant information found."
 

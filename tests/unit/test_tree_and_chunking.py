@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.indexing.chunking import ChunkingParams, chunk_document
+from pagegraph.indexing.chunking import ChunkingParams, chunk_document, chunk_header, document_label, search_text
 from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.tree import build_tree, section_outline
 from pagegraph.state.records import DocumentTags, LoadedDocument, OutlineEntry, Page, SourceType
@@ -111,8 +111,35 @@ def test_token_limit_cuts_chunks_to_the_embedder_window() -> None:
     nodes = build_tree(doc, "d", entries)
     params = ChunkingParams(chunk_size=1000, chunk_overlap=100, max_tokens=60)
     chunks = chunk_document(doc, nodes, params, DocumentTags(), 1, count_tokens=count_words)
-    assert max(count_words(c.text) for c in chunks) <= 60
+    # what is embedded, the header included, fits the window
+    assert max(count_words(search_text(c, document_label(doc.name, doc.title))) for c in chunks) <= 60
     assert max(len(c.text) for c in chunks) > 250
+
+
+@pytest.mark.parametrize(
+    ("name", "title", "label"),
+    [
+        ("ACME_2023_10K.pdf", "0000764478-23-000006", "ACME 2023 10K"),  # an accession number says nothing
+        ("e639029d16094ea71d964e2fb953952b.pdf", "e639029d16094ea71d964e2fb953952b", ""),  # a hash neither
+        ("2303.05039v2.pdf", "Improving Recommendation Systems", "2303.05039v2 - Improving Recommendation Systems"),
+        ("User_Manual_V1.1.pdf", "User Manual", "User Manual V1.1"),  # the title adds nothing
+        ("2023 Q2 ACME.pdf", "acme-20230401", "2023 Q2 ACME"),
+    ],
+)
+def test_document_label(name: str, title: str, label: str) -> None:
+    assert document_label(name, title) == label
+
+
+def test_chunk_header_names_document_deepest_sections_and_speakers() -> None:
+    path = ["Root title", "1 Install", "1.2 Wiring", "1.2.3 Earth"]
+    assert chunk_header("ACME manual", path) == "ACME manual | 1.2 Wiring > 1.2.3 Earth"
+    assert chunk_header("ACME manual", ["Root title"], ["Dana", "Sam"]) == "ACME manual | speakers: Dana, Sam"
+    assert chunk_header("", ["Root title"]) == ""
+    doc = load_document(SAMPLES / "support-call-2024-03-14.vtt")
+    _, chunks = chunks_of(doc, chunk_size=400, chunk_overlap=50)
+    text = search_text(chunks[0], document_label(doc.name, doc.title))
+    assert text.startswith("support call 2024-03-14") and "speakers: Dana, Sam" in text.split("\n")[0]
+    assert text.endswith(chunks[0].text)
 
 
 def test_tiny_sections_merge_into_their_neighbour() -> None:

@@ -105,7 +105,7 @@ def ingest(
         params = IndexParams.model_validate({**base.model_dump(), **overrides})
         params.chunking()  # validates size against overlap before anything is written or deleted
         if recreate and manifest is not None:
-            with Index(folder, settings, write=True) as old:
+            with Index(folder, settings, write=True, outdated_ok=True) as old:
                 old.vectors.drop()
             delete_index(folder)
         tags = None

@@ -10,6 +10,7 @@ from itertools import zip_longest
 
 from langchain_core.language_models import BaseChatModel
 
+from pagegraph.config import Context
 from pagegraph.eval.baselines import LangChainEnsemble
 from pagegraph.eval.metrics import RetrievedGroup, gold_for, question_metrics, summarise
 from pagegraph.indexing.index import Index
@@ -22,7 +23,9 @@ from pagegraph.retrievers.tree import TreeRetriever, TreeSearch
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.records import EvalQuestion, EvalRun, RetrievalFilter
 
-RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid+window", "ensemble", "tree", "hybrid+tree")
+# "hybrid+window" is the retriever as it landed before routing and page ranking; "default" is what the graphs search
+# with (Context's defaults); "routing" ranks documents only (doc_hit@k).
+RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid+window", "default", "routing", "ensemble", "tree", "hybrid+tree")
 TREE_RETRIEVERS = ("tree", "hybrid+tree")
 Search = Callable[[str, RetrievalFilter | None], list[RetrievedGroup]]
 
@@ -97,6 +100,14 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
         elif name == "hybrid+window":
             windowed = HybridRetriever(index=index, max_chunks=k, window=config.window)
             searches[name] = lambda q, f, r=windowed: [_covered(g, catalog) for g in _groups(r.search(q, f))]
+        elif name == "default":
+            product = HybridRetriever.for_context(index, Context(), max_chunks=k)
+            searches[name] = lambda q, f, r=product: [_covered(g, catalog) for g in _groups(r.search(q, f))]
+        elif name == "routing":
+            router = HybridRetriever.for_context(index, Context())
+            searches[name] = lambda q, f, r=router: [
+                RetrievedGroup(d.name, frozenset()) for d in r.rank_documents(q, f)[:k]
+            ]
         elif name == "ensemble":
             ensemble = LangChainEnsemble(index)
             searches[name] = lambda q, f, r=ensemble: chunks(r.search(q, f, k))
@@ -136,6 +147,8 @@ def run_retrieval_eval(
                 retrieved = search(question.question, flt)
                 latencies[name].append((time.perf_counter() - started) * 1000)
                 metrics = question_metrics(retrieved, gold, ks)
+                if name == "routing":  # documents only: page metrics do not apply
+                    metrics = {key: value for key, value in metrics.items() if key.startswith("doc_hit")}
                 rows[name].append(metrics)
                 per_question.append(
                     {

@@ -97,9 +97,12 @@ class BM25Index:
             return np.zeros(len(ids), dtype=np.float32)
         return retriever.get_scores(tokens)
 
-    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> list[tuple[str, float]]:
-        """Top-k chunk ids with positive scores; `mask` (True per chunk to keep) restricts the search before ranking."""
-        scores = self.scores(query)
+    def search(
+        self, query: str, k: int, mask: np.ndarray | None = None, scores: np.ndarray | None = None
+    ) -> list[tuple[str, float]]:
+        """Top-k chunk ids with positive scores; `mask` (True per chunk to keep) restricts the search before ranking.
+        `scores`: the query's `scores`, when already computed."""
+        scores = self.scores(query) if scores is None else scores
         if not len(scores):
             return []
         if mask is not None:

@@ -1,7 +1,9 @@
 """Chunking: sections of the tree are cut into overlapping chunks at paragraph, line, sentence or word boundaries.
 
-`page` chunks never cross a page; `document` chunks may, and record their page range. A chunk is also kept inside
-the embedder's token window when a token counter is given, so that nothing in a chunk goes unembedded.
+`page` chunks never cross a page; `document` chunks may, and record their page range. What BM25 and the embedder see
+of a chunk (`search_text`) is its text under a header naming the document, the section path and, in transcripts,
+the speakers; the stored text and citations are the chunk's own. A chunk with its header is kept inside the
+embedder's token window when a token counter is given, so that nothing in a chunk goes unembedded.
 """
 
 from __future__ import annotations
@@ -11,9 +13,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pagegraph.state.records import Chunk, DocumentTags, LoadedDocument, TreeNode, page_of
+from pagegraph.state.records import Chunk, DocumentTags, LoadedDocument, TranscriptSegment, TreeNode, page_of
 
 ChunkStrategy = Literal["page", "document"]
+# How search text is made from a chunk; the manifest records it, so an index never mixes two recipes.
+CHUNK_HEADER = "title-section-v1"
+
+_SEPARATORS = re.compile(r"[\s_]+|(?<!\d)[.-]|[.-](?!\d)")
+_IDENTIFIER = re.compile(r"^(?=.*\d)[0-9a-f]{12,}$|^\d{6,}$", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_HEADER_LABEL_CHARS = 120
+_HEADER_SECTION_LEVELS = 2
+_HEADER_SECTION_CHARS = 120
 
 # Preferred cut points, best first: paragraph break, line break, sentence end, any whitespace.
 _BOUNDARIES = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?;:])\s+"), re.compile(r"\s+"))
@@ -38,6 +49,34 @@ class ChunkingParams:
             raise ValueError(f"chunk overlap {self.chunk_overlap} must be at least 0 and under half the chunk size")
 
 
+def document_label(name: str, title: str) -> str:
+    """What a chunk header calls its document: the words of its file name (without hashes and long digit runs)
+    and its title when that has words the file name lacks."""
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    words = [w for w in _SEPARATORS.split(stem) if w and not _IDENTIFIER.match(w)]
+    label = " ".join(words)
+    named = {w.lower() for w in _WORD.findall(label)}
+    title_words = {w.lower() for w in _WORD.findall(title)}
+    if len(title_words) >= 2 and not title_words <= named:
+        label = f"{label} - {' '.join(title.split())}" if label else " ".join(title.split())
+    return label[:_HEADER_LABEL_CHARS].strip()
+
+
+def chunk_header(label: str, section_path: list[str], speakers: list[str] | None = None) -> str:
+    """The line BM25 and the embedder see above a chunk. The section path leaves out the root, which is the
+    document's title, and keeps the deepest levels."""
+    sections = " > ".join(" ".join(t.split()) for t in section_path[1:][-_HEADER_SECTION_LEVELS:])
+    parts = [label, sections[-_HEADER_SECTION_CHARS:]]
+    if speakers:
+        parts.append("speakers: " + ", ".join(speakers))
+    return " | ".join(part for part in parts if part)
+
+
+def search_text(chunk: Chunk, label: str) -> str:
+    header = chunk_header(label, chunk.section_path, chunk.speakers)
+    return f"{header}\n{chunk.text}" if header else chunk.text
+
+
 @dataclass
 class _Piece:
     start: int
@@ -54,6 +93,7 @@ def chunk_document(
     count_tokens: Callable[[str], int] | None = None,
 ) -> list[Chunk]:
     text = doc.text
+    label = document_label(doc.name, doc.title)
     page_starts = doc.page_starts()
     pieces = _section_pieces(nodes, text)
     if params.strategy == "page":
@@ -62,7 +102,15 @@ def chunk_document(
 
     chunks: list[Chunk] = []
     for piece in pieces:
-        for start, end in _split(text, piece.start, piece.end, params, count_tokens):
+        path = piece.section.title_path
+        counter = None
+        if count_tokens is not None:
+
+            def counter(start: int, end: int, path: list[str] = path) -> int:
+                header = chunk_header(label, path, _speakers(doc, start, end))
+                return count_tokens(f"{header}\n{text[start:end]}")
+
+        for start, end in _split(text, piece.start, piece.end, params, counter):
             chunk_text = text[start:end]
             first_page = page_of(page_starts, start)
             chunk = Chunk(
@@ -141,8 +189,9 @@ def _merge_tiny(pieces: list[_Piece], text: str, params: ChunkingParams, page_st
 
 
 def _split(
-    text: str, start: int, end: int, params: ChunkingParams, count_tokens: Callable[[str], int] | None
+    text: str, start: int, end: int, params: ChunkingParams, count_tokens: Callable[[int, int], int] | None
 ) -> list[tuple[int, int]]:
+    """Spans of text[start:end]; `count_tokens(span start, span end)` measures what the embedder would see."""
     spans = []
     position = _skip_space(text, start, end)
     while position < end:
@@ -152,7 +201,7 @@ def _split(
             span = _trim(text, position, cut)
             if count_tokens is None or params.max_tokens is None or size <= 100:
                 break
-            tokens = count_tokens(text[span[0] : span[1]])
+            tokens = count_tokens(*span)
             if tokens <= params.max_tokens:
                 break
             size = max(100, int(size * params.max_tokens / tokens * 0.95))
@@ -203,9 +252,17 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _covered(doc: LoadedDocument, start: int, end: int) -> list[TranscriptSegment]:
+    return [s for s in doc.segments if s.offset < end and s.end_offset > start]
+
+
+def _speakers(doc: LoadedDocument, start: int, end: int) -> list[str]:
+    return list(dict.fromkeys(s.speaker for s in _covered(doc, start, end) if s.speaker))
+
+
 def _add_times(chunk: Chunk, doc: LoadedDocument) -> None:
-    covered = [s for s in doc.segments if s.offset < chunk.end_offset and s.end_offset > chunk.start_offset]
+    covered = _covered(doc, chunk.start_offset, chunk.end_offset)
     if covered:
         chunk.start_time = covered[0].start
         chunk.end_time = covered[-1].end
-        chunk.speakers = list(dict.fromkeys(s.speaker for s in covered if s.speaker))
+        chunk.speakers = _speakers(doc, chunk.start_offset, chunk.end_offset)

@@ -21,8 +21,10 @@ import numpy as np
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, PagegraphError
 from pagegraph.indexing.bm25 import BM25Index
+from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
+from pagegraph.indexing.profiles import DocumentProfiles
 from pagegraph.indexing.store import STORE_FILE, Store
 from pagegraph.indexing.vectors import VectorStore
 from pagegraph.retrievers.catalog import ChunkCatalog
@@ -53,8 +55,10 @@ class Index:
         *,
         write: bool = False,
         embedder: Embedder | None = None,
+        outdated_ok: bool = False,
     ) -> None:
-        """Open (and with `write`, create) an index. `params` None means: whatever the index was built with."""
+        """Open (and with `write`, create) an index. `params` None means: whatever the index was built with. An
+        index of an older chunk text recipe is refused unless `outdated_ok` (only to delete it)."""
         self.folder = folder
         self.settings = settings
         self._lock = None
@@ -68,6 +72,13 @@ class Index:
                 raise PagegraphError(
                     f"{folder} is not empty and holds no {MANIFEST_FILE}: refusing to use it as an index"
                 )
+        elif manifest.params.chunk_header != CHUNK_HEADER and not outdated_ok:
+            raise IndexMismatchError(
+                f"index {folder} was built by an older pagegraph whose chunk search text had no document and "
+                f"section header (chunk_header {manifest.params.chunk_header!r}, now {CHUNK_HEADER!r}). Nothing was "
+                f"changed. Rebuild it: `pagegraph ingest PATH... --index {folder} --recreate` (re-reads and "
+                f"re-embeds every document), or use another --index."
+            )
         elif params is not None and manifest.params != params:
             raise IndexMismatchError(describe_mismatch(folder, manifest.params, params))
         if write:
@@ -131,7 +142,7 @@ class Index:
             self.refresh_bm25()
         else:
             self.bm25 = BM25Index(self.folder, self.params)
-            self.__dict__.pop("catalog", None)
+            self._forget_derived()
 
     def _chunks_missing_from_chroma(self) -> list[str]:
         """Committed chunk ids Chroma does not hold (only looked for when the counts differ)."""
@@ -149,19 +160,30 @@ class Index:
         return self.bm25.built_generation() != self.store.generation()
 
     def refresh_bm25(self) -> None:
+        labels = {doc.id: document_label(doc.name, doc.title) for doc in self.store.documents()}
         ids, texts, vectors = [], [], []
         for chunk, vector in self.store.iter_chunks():
             ids.append(chunk.id)
-            texts.append(chunk.text)
+            texts.append(search_text(chunk, labels[chunk.document_id]))
             vectors.append(vector)
         matrix = np.stack(vectors) if vectors else np.zeros((0, self.params.embedding_dimension), dtype=np.float32)
         self.bm25.build(ids, texts, matrix, self.store.generation())
+        self._forget_derived()
+
+    def _forget_derived(self) -> None:
         self.__dict__.pop("catalog", None)
+        self.__dict__.pop("profiles", None)
 
     @cached_property
     def catalog(self) -> ChunkCatalog:
         """Chunk metadata in BM25 order, for retrieval pre-filters and windows."""
         return ChunkCatalog(self.store.chunk_catalog(), self.bm25.chunk_ids)
+
+    @cached_property
+    def profiles(self) -> DocumentProfiles:
+        """Document-level representations for routing, in step with the catalog."""
+        vectors = self.bm25.vectors if self.bm25.has_vectors else np.zeros((0, self.params.embedding_dimension))
+        return DocumentProfiles(self.store, self.catalog.document_ids, vectors)
 
     def rebuild_derived(self) -> int:
         """Recreate the vector and BM25 indexes from store.sqlite alone; returns the number of chunks."""

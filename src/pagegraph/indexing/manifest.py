@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from pagegraph import __version__
-from pagegraph.indexing.chunking import ChunkingParams, ChunkStrategy
+from pagegraph.indexing.chunking import CHUNK_HEADER, ChunkingParams, ChunkStrategy
 from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN
 from pagegraph.indexing.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME
 
@@ -38,6 +38,17 @@ class IndexParams(BaseModel):
     bm25_k1: float = 1.5
     bm25_b: float = 0.75
     bm25_tokenizer: str = "lower-words-en-stopwords-v1"
+    chunk_header: str = Field(
+        default=CHUNK_HEADER, description="how a chunk's search text is made (chunking.search_text)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _headerless_before_recorded(cls, data: object) -> object:
+        """Manifests written before chunk headers existed describe indexes of bare chunk text."""
+        if isinstance(data, dict) and "index_version" in data and "chunk_header" not in data:
+            return {**data, "chunk_header": "none"}
+        return data
 
     @field_validator("heading_pattern")
     @classmethod

@@ -13,6 +13,7 @@ from typing import Literal
 
 import numpy as np
 
+from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
 from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
@@ -230,8 +231,8 @@ class Ingestor:
             return self._failed(job.path, prepared)
         summary.pages_parsed += prepared.record.n_pages
         self.progress.pages_parsed(prepared.record.n_pages)
-        embeddings = self._embed(prepared.chunks, summary)
         record, loaded = prepared.record, prepared.loaded
+        embeddings = self._embed(prepared.chunks, document_label(record.name, record.title), summary)
         document_summary = self.summarizer.summarize(
             SummarySource.from_parts(record.name, record.title, record.source_type, loaded.pages, prepared.nodes)
         )
@@ -256,18 +257,19 @@ class Ingestor:
             str(job.path), "updated" if existing else "added", prepared.record.n_pages, len(prepared.chunks)
         )
 
-    def _embed(self, chunks: list[Chunk], summary: IngestSummary) -> np.ndarray:
+    def _embed(self, chunks: list[Chunk], label: str, summary: IngestSummary) -> np.ndarray:
         embedder = self.index.embedder
         embedder.load()
         self.progress.chunks_planned(len(chunks))
+        texts = [search_text(chunk, label) for chunk in chunks]
         # Similar lengths in a batch waste less work on padding; results go back to chunk order.
-        order = sorted(range(len(chunks)), key=lambda i: len(chunks[i].text))
+        order = sorted(range(len(chunks)), key=lambda i: len(texts[i]))
         vectors = np.zeros((len(chunks), self.index.params.embedding_dimension), dtype=np.float32)
         step = embedder.batch_size
         for start in range(0, len(order), step):
             batch = order[start : start + step]
             began = time.perf_counter()
-            vectors[batch] = embedder.embed([chunks[i].text for i in batch])
+            vectors[batch] = embedder.embed([texts[i] for i in batch])
             seconds = time.perf_counter() - began
             summary.embed_seconds += seconds
             summary.chunks_embedded += len(batch)

@@ -149,6 +149,17 @@ class Store:
                 by_id[node.parent_id].children_ids.append(node.id)
         return nodes
 
+    def section_titles(self, max_level: int) -> dict[str, list[str]]:
+        """Titles of every document's sections down to `max_level` (the root, level 0, is the title), in order."""
+        titles: dict[str, list[str]] = {}
+        rows = self._db.execute(
+            "SELECT document_id, title FROM tree_nodes WHERE level BETWEEN 1 AND ? ORDER BY document_id, position",
+            (max_level,),
+        )
+        for document_id, title in rows:
+            titles.setdefault(document_id, []).append(title)
+        return titles
+
     def chunks(self, document_id: str | None = None) -> list[Chunk]:
         return [chunk for chunk, _ in self.iter_chunks(document_id=document_id)]
 

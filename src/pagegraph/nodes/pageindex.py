@@ -32,7 +32,6 @@ from pagegraph.retrievers.tree_nodes import (
 from pagegraph.services import Services
 from pagegraph.state.answering import RoutedDocument, RouteDecision
 from pagegraph.state.graph import FileTask, RagState
-from pagegraph.state.records import RetrievalFilter
 
 NO_FILES = "no relevant files found"
 
@@ -49,10 +48,9 @@ def find_files(state: RagState, runtime: Runtime[Context], services: Services) -
     if requested := state.get("documents"):
         names, ranked, method = match_document_names(requested, known), [], "given"
     else:
-        ranking = HybridRetriever(index=index, top_k_bm25=context.top_k_bm25, top_k_vector=context.top_k_vector)
-        ranked = ranking.rank_documents(state["question"], filters or RetrievalFilter())
-        names, method = [name for name, _ in ranked[: context.top_k_files]], "ranking"
-    details = {"ranked": [[name, round(score, 4)] for name, score in ranked], "selected": names}
+        ranked = HybridRetriever.for_context(index, context).rank_documents(state["question"], filters)
+        names, method = [d.name for d in ranked[: context.top_k_files]], "ranking"
+    details = {"ranked": [[d.name, round(d.score, 4)] for d in ranked], "selected": names}
     if not names:
         return {"abstain_reason": NO_FILES, "trace": [timer.record(NO_FILES, details=details)]}
     decision = RouteDecision(documents=[RoutedDocument(name=n) for n in names], method=method)

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.nodes.common import StageTimer, context_of, match_document_names, visible_documents
-from pagegraph.retrievers.fusion import ALPHA_BY_KIND, question_kind
+from pagegraph.retrievers.fusion import question_kind
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.services import Services
@@ -71,15 +71,7 @@ def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> d
     index = services.index(context)
     base = task.get("filters") or RetrievalFilter()
     flt = base.model_copy(update={"documents": task["documents"] or base.documents})
-    alpha = context.alpha if context.alpha is not None else ALPHA_BY_KIND[task["kind"]]
-    retriever = HybridRetriever(
-        index=index,
-        top_k_bm25=context.top_k_bm25,
-        top_k_vector=context.top_k_vector,
-        max_chunks=context.max_chunks_for_context,
-        alpha=alpha,
-        window=context.window,
-    )
+    retriever = HybridRetriever.for_context(index, context)
     hits, relevance = retriever.search_with_relevance(task["query"], flt)
     found = passages(index, hits, task["step"])
     return {
@@ -136,13 +128,7 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     base = state.get("filters") or RetrievalFilter()
     flt = base.model_copy(update={"documents": filtered or documents})
     query = f"{state['question']} {' '.join(plan.keywords)}"
-    retriever = HybridRetriever(
-        index=index,
-        top_k_bm25=context.top_k_bm25,
-        top_k_vector=context.top_k_vector,
-        max_chunks=context.map_chunks,
-        alpha=context.alpha,
-    )
+    retriever = HybridRetriever.for_context(index, context, max_chunks=context.map_chunks, window=0)
     hits, relevance = retriever.search_with_relevance(query, flt)
     found = passages(index, hits, 0)
     summary = f"{len(found)} chunks in {len(flt.documents or [])} documents; best similarity {relevance:.2f}{note}"

@@ -1,5 +1,6 @@
 """Router: which documents to search. The question's own list, every document when there are few, else the model's
-pick from the summaries (with one repair pass), else the retrieval-based document ranking."""
+pick from the summaries of the best documents of the model-free ranking (retrievers.documents; with one repair
+pass), else that ranking itself."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
 from pagegraph.state.answering import RoutedDocument, RouteDecision, StoredSummary
 from pagegraph.state.graph import RagState
-from pagegraph.state.records import DocumentRecord, RetrievalFilter
+from pagegraph.state.records import DocumentRecord
 
 
 class RouteChoice(BaseModel):
@@ -88,9 +89,13 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         decision = RouteDecision(documents=[RoutedDocument(name=n) for n in known], method="all")
         return _decided(decision, timer, f"the index holds {len(known)} documents: searching all")
 
+    ranked = HybridRetriever.for_context(index, context).rank_documents(state["question"], state.get("filters"))
+    shown = max(context.route_documents, context.top_k_files) if context.route_documents else len(ranked)
+    by_name = {doc.name: doc for doc in visible}
+    candidates = [by_name[d.name] for d in ranked[:shown] if d.name in by_name]
     messages = [
         SystemMessage(content=ROUTE_SYSTEM.format(top_k=context.top_k_files)),
-        HumanMessage(content=ROUTE_REQUEST.format(question=state["question"], catalogue=catalogue(index, visible))),
+        HumanMessage(content=ROUTE_REQUEST.format(question=state["question"], catalogue=catalogue(index, candidates))),
     ]
     messages = with_pending_repair(state, "route", messages, RouteChoice)
     result = structured_call(
@@ -111,9 +116,7 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
     if (update := repair_update(state, "route", result, timer, context.repair_attempts)) is not None:
         return update
     failed = result.attempts[-1]
-    ranking = HybridRetriever(index=index, top_k_bm25=context.top_k_bm25, top_k_vector=context.top_k_vector)
-    ranked = ranking.rank_documents(state["question"], state.get("filters") or RetrievalFilter())
-    names = [name for name, _ in ranked[: context.top_k_files]] or known[: context.top_k_files]
+    names = [d.name for d in ranked[: context.top_k_files]] or known[: context.top_k_files]
     decision = RouteDecision(
         documents=[RoutedDocument(name=n, reason="ranked by retrieval scores") for n in names], method="ranking"
     )

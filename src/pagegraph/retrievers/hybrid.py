@@ -1,22 +1,24 @@
-"""Hybrid retrieval: BM25 and dense candidates fused by weighted RRF, optionally reranked, expanded with windows;
-and document ranking from the same fused scores (no LLM)."""
+"""Hybrid retrieval: BM25 and dense candidates fused by weighted RRF, optionally reranked, expanded with windows.
+A search whose filter names no documents can first route: rank the documents (retrievers.documents, no model) and
+search only the best few."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
+from pagegraph.config import Context, RoutingWeights
 from pagegraph.indexing.index import Index
-from pagegraph.retrievers.bm25 import BM25ChunkRetriever
-from pagegraph.retrievers.fusion import adaptive_alpha, weighted_rrf
+from pagegraph.retrievers.documents import RankedDocument, rank_documents
+from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.retrievers.window import expand_window
+from pagegraph.retrievers.window import expand_window, page_groups
 from pagegraph.state.records import Chunk, RetrievalFilter
 
 
@@ -33,23 +35,76 @@ class HybridRetriever(BaseRetriever):
     index: Index
     top_k_bm25: int = Field(default=20, ge=1)
     top_k_vector: int = Field(default=40, ge=1)
-    max_chunks: int = Field(default=15, ge=1, description="hits kept after fusion (before windows)")
+    max_chunks: int = Field(default=15, ge=1, description="hits kept after fusion (before windows); pages with by_page")
+    by_page: bool = Field(
+        default=False, description="rank pages: one hit per page not yet covered, windows skip covered pages"
+    )
+    fusion: Literal["rrf", "convex"] = Field(
+        default="rrf", description="weighted reciprocal rank fusion (as first landed) or convex score fusion"
+    )
     rrf_k: int = Field(default=60, ge=1)
-    alpha: float | None = Field(default=None, ge=0.0, le=1.0, description="BM25 weight; None adapts to the question")
+    alpha: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="BM25 weight; None: by question kind (rrf only, convex needs one)"
+    )
     window: int = Field(default=0, ge=0, description="neighbouring chunks added on each side of a hit")
     filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
     reranker: Reranker | None = None
+    route_documents: int = Field(
+        default=0, ge=0, description="search only this many best-ranked documents when the filter names none (0: all)"
+    )
+    routing: RoutingWeights = Field(default_factory=RoutingWeights)
+
+    @model_validator(mode="after")
+    def _convex_needs_alpha(self) -> HybridRetriever:
+        if self.fusion == "convex" and self.alpha is None:
+            raise ValueError("convex fusion needs alpha (the BM25 weight)")
+        return self
+
+    @classmethod
+    def for_context(cls, index: Index, context: Context, **fields: object) -> HybridRetriever:
+        """The retriever a run's context asks for; `fields` override (e.g. max_chunks, alpha, window)."""
+        settings = {
+            "top_k_bm25": context.top_k_bm25,
+            "top_k_vector": context.top_k_vector,
+            "max_chunks": context.max_chunks_for_context,
+            "fusion": "convex",
+            "alpha": context.alpha,
+            "window": context.window,
+            "by_page": context.page_ranking,
+            "route_documents": context.route_documents,
+            "routing": context.routing,
+        }
+        return cls(index=index, **{**settings, **fields})
 
     def fused(self, query: str, flt: RetrievalFilter | None = None, limit: int | None = None) -> list[ScoredChunk]:
         """Fused (and reranked) hits, best first, without windows."""
         return self._fused(query, flt or self.filter, limit)[0]
 
+    def _candidates(
+        self, query: str, vector: np.ndarray, flt: RetrievalFilter
+    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        """The fused candidates (unreranked, uncut) and the dense list."""
+        index, catalog = self.index, self.index.catalog
+        bm25_scores = index.bm25.scores(query)
+        lexical = index.bm25.search(query, self.top_k_bm25, catalog.mask(flt), scores=bm25_scores)
+        dense = DenseRetriever(index=index).search(query, self.top_k_vector, flt, vector=vector)
+        if self.fusion == "rrf":
+            alpha = self.alpha if self.alpha is not None else adaptive_alpha(query)
+            fused = weighted_rrf([c for c, _ in lexical], [h.chunk_id for h in dense], alpha, self.rrf_k)
+            return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score, _, _ in fused], dense
+        pool = list(dict.fromkeys([c for c, _ in lexical] + [h.chunk_id for h in dense]))
+        rows = np.array([catalog.row_of[c] for c in pool], dtype=np.int64)
+        lexical_scores = bm25_scores[rows] if len(bm25_scores) else np.zeros(len(pool))
+        fused = convex_fusion(pool, lexical_scores, index.bm25.vectors[rows] @ vector, self.alpha)
+        return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
+
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> tuple[list[ScoredChunk], float]:
-        lexical = BM25ChunkRetriever(index=self.index).search(query, self.top_k_bm25, flt)
-        dense = DenseRetriever(index=self.index).search(query, self.top_k_vector, flt)
-        alpha = self.alpha if self.alpha is not None else adaptive_alpha(query)
-        fused = weighted_rrf([h.chunk_id for h in lexical], [h.chunk_id for h in dense], alpha, self.rrf_k)
-        hits = [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score, _, _ in fused]
+        vector = self.index.embedder.embed([query])[0]
+        hits, dense = self._candidates(query, vector, flt)
+        if self.route_documents and flt.documents is None and len(self.index.profiles) > self.route_documents:
+            ranked = rank_documents(self.index, query, vector, hits, flt, self.routing)
+            routed = flt.model_copy(update={"documents": [d.name for d in ranked[: self.route_documents]]})
+            hits, dense = self._candidates(query, vector, routed)
         if self.reranker is not None:
             hits = self._rerank(query, hits[: 2 * self.max_chunks])
         return hits[: limit or self.max_chunks], max((h.score for h in dense), default=0.0)
@@ -62,20 +117,19 @@ class HybridRetriever(BaseRetriever):
         """Fused hits with their windows, and the best cosine similarity of any chunk to the query: rank fusion
         scores only order hits, this says whether anything in the filtered documents is close at all."""
         flt = flt or self.filter
+        mask = self.index.catalog.mask(flt)
+        if self.by_page:
+            hits, relevance = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
+            return page_groups(hits, self.index.catalog, self.window, self.max_chunks, mask), relevance
         hits, relevance = self._fused(query, flt, None)
-        return expand_window(hits, self.index.catalog, self.window, self.index.catalog.mask(flt)), relevance
+        return expand_window(hits, self.index.catalog, self.window, mask), relevance
 
-    def rank_documents(
-        self, query: str, flt: RetrievalFilter | None = None, per_document: int = 3
-    ) -> list[tuple[str, float]]:
-        """Documents (file names) ordered by the sum of their best `per_document` fused chunk scores."""
-        hits = self.fused(query, flt, limit=self.top_k_bm25 + self.top_k_vector)
-        by_document: dict[str, list[float]] = defaultdict(list)
-        for hit in hits:
-            source, _, _ = self.index.catalog.location(hit.chunk_id)
-            if len(by_document[source]) < per_document:
-                by_document[source].append(hit.score)
-        return sorted(((source, sum(scores)) for source, scores in by_document.items()), key=lambda item: -item[1])
+    def rank_documents(self, query: str, flt: RetrievalFilter | None = None) -> list[RankedDocument]:
+        """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""
+        flt = flt or self.filter
+        vector = self.index.embedder.embed([query])[0]
+        hits, _ = self._candidates(query, vector, flt)
+        return rank_documents(self.index, query, vector, hits, flt, self.routing)
 
     def _rerank(self, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:
         chunks = self.index.store.chunks_by_id([h.chunk_id for h in hits])

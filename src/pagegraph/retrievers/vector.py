@@ -25,10 +25,13 @@ class DenseRetriever(BaseRetriever):
         default=20_000, ge=0, description="filtered searches over at most this many chunks are exact"
     )
 
-    def search(self, query: str, k: int | None = None, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
-        """Chunks by cosine similarity, best first."""
+    def search(
+        self, query: str, k: int | None = None, flt: RetrievalFilter | None = None, vector: np.ndarray | None = None
+    ) -> list[ScoredChunk]:
+        """Chunks by cosine similarity, best first (`vector`: the query's, when already embedded)."""
         flt, k = flt or self.filter, k or self.k
-        vector = self.index.embedder.embed([query])[0]
+        if vector is None:
+            vector = self.index.embedder.embed([query])[0]
         mask = self.index.catalog.mask(flt)
         if mask is not None and int(mask.sum()) <= self.exact_search_limit and self.index.bm25.has_vectors:
             rows = np.flatnonzero(mask)

@@ -25,3 +25,35 @@ def expand_window(
                 seen.add(chunk_id)
                 expanded.append(ScoredChunk(chunk_id, hit.score, hit.retriever, hit_id=hit.chunk_id))
     return expanded
+
+
+def page_groups(
+    hits: list[ScoredChunk], catalog: ChunkCatalog, n: int, pages: int, mask: np.ndarray | None = None
+) -> list[ScoredChunk]:
+    """Hits ranked by page: at most `pages` groups, each led by the best hit on pages no earlier group covers,
+    followed by its ±n neighbours save those on pages an earlier group covers. A hit on covered pages takes no
+    group of its own. Chunks carry their group's lead as `hit_id`; a group's chunks are in position order."""
+    covered: set[tuple[str, int]] = set()
+    seen: set[str] = set()
+    grouped: list[ScoredChunk] = []
+    leads = 0
+    for hit in hits:
+        if leads == pages:
+            break
+        if hit.chunk_id in seen or _pages(catalog, hit.chunk_id) <= covered:
+            continue
+        leads += 1
+        before = set(covered)
+        for chunk_id in catalog.neighbours(hit.chunk_id, n, mask) if n > 0 else [hit.chunk_id]:
+            chunk_pages = _pages(catalog, chunk_id)
+            if chunk_id in seen or (chunk_id != hit.chunk_id and chunk_pages <= before):
+                continue
+            seen.add(chunk_id)
+            covered |= chunk_pages
+            grouped.append(ScoredChunk(chunk_id, hit.score, hit.retriever, hit_id=hit.chunk_id))
+    return grouped
+
+
+def _pages(catalog: ChunkCatalog, chunk_id: str) -> set[tuple[str, int]]:
+    source, first, last = catalog.location(chunk_id)
+    return {(source, page) for page in range(first, last + 1)}

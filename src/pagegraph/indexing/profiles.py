@@ -1,0 +1,72 @@
+"""Document profiles: what each document is, as a question can find it without a model. Built from the store
+beside the BM25 index: a BM25 index over each document's label, title, summary, topics and section titles, and
+each document's centroid (the normalised mean of its chunk vectors)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import bm25s
+import numpy as np
+
+from pagegraph.indexing.bm25 import tokenize
+from pagegraph.indexing.chunking import document_label
+from pagegraph.indexing.store import Store
+from pagegraph.state.records import RetrievalFilter
+
+_SECTION_LEVELS = 2
+_PROFILE_WORDS = 600
+
+
+class DocumentProfiles:
+    def __init__(self, store: Store, chunk_document_ids: np.ndarray, chunk_vectors: np.ndarray) -> None:
+        """`chunk_document_ids` and `chunk_vectors`: every chunk's document id and vector, in one order."""
+        documents = store.documents()
+        summaries = store.summaries()
+        titles = store.section_titles(_SECTION_LEVELS)
+        self.documents = documents
+        self.ids = [doc.id for doc in documents]
+        self.names = [doc.name for doc in documents]
+        self.row_of = {doc_id: row for row, doc_id in enumerate(self.ids)}
+        texts = []
+        for doc in documents:
+            summary = summaries.get(doc.id)
+            parts = [document_label(doc.name, doc.title), doc.title, *titles.get(doc.id, [])]
+            if summary is not None:
+                parts[2:2] = [summary.document_type, summary.summary, ", ".join(summary.key_topics)]
+            texts.append(" ".join(" ".join(parts).split()[:_PROFILE_WORDS]))
+        self._bm25: bm25s.BM25 | None = None
+        if any(tokenize(text) for text in texts):
+            self._bm25 = bm25s.BM25()
+            self._bm25.index([tokenize(text) for text in texts], show_progress=False)
+        rows = np.array([self.row_of.get(doc_id, -1) for doc_id in chunk_document_ids], dtype=np.int64)
+        sums = np.zeros((len(self.ids), chunk_vectors.shape[1] if chunk_vectors.ndim == 2 else 0), dtype=np.float64)
+        if len(rows):
+            np.add.at(sums, rows, np.asarray(chunk_vectors, dtype=np.float64))
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        self.centroids = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        self._allowed = lru_cache(maxsize=64)(self._compute_allowed)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def allowed(self, flt: RetrievalFilter | None) -> np.ndarray:
+        """True for the documents the filter lets be searched, in `ids` order."""
+        if flt is None:
+            return np.ones(len(self.ids), dtype=bool)
+        return self._allowed(flt.model_dump_json())
+
+    def _compute_allowed(self, flt_json: str) -> np.ndarray:
+        flt = RetrievalFilter.model_validate_json(flt_json)
+        return np.array([flt.selects(doc) for doc in self.documents], dtype=bool)
+
+    def lexical(self, query: str) -> np.ndarray:
+        """BM25 score of every document's profile, in `ids` order."""
+        if self._bm25 is None:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        tokens = [t for t in tokenize(query) if t in self._bm25.vocab_dict]
+        return self._bm25.get_scores(tokens) if tokens else np.zeros(len(self.ids), dtype=np.float32)
+
+    def similarity(self, vector: np.ndarray) -> np.ndarray:
+        """Cosine similarity of every document's centroid to a (normalised) query vector, in `ids` order."""
+        return self.centroids @ vector

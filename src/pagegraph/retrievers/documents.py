@@ -1,0 +1,74 @@
+"""Document routing without a model: which documents a question is about, from three rankings of the documents the
+filter allows, fused by weighted reciprocal rank:
+
+- profile: BM25 over each document's label, title, summary, topics and section titles;
+- centroid: cosine between the question and the mean of the document's chunk vectors;
+- chunks: the sum of the document's best few fused chunk scores (the passages that would be retrieved).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from pagegraph.config import RoutingWeights
+from pagegraph.indexing.index import Index
+from pagegraph.retrievers.results import ScoredChunk
+from pagegraph.state.records import RetrievalFilter
+
+SIGNALS = ("profile", "centroid", "chunks")
+
+
+@dataclass(frozen=True)
+class RankedDocument:
+    name: str
+    score: float
+    ranks: dict[str, int]
+
+
+def rank_documents(
+    index: Index,
+    query: str,
+    query_vector: np.ndarray,
+    chunk_hits: list[ScoredChunk],
+    flt: RetrievalFilter | None,
+    weights: RoutingWeights,
+) -> list[RankedDocument]:
+    """The documents the filter allows, best first. `chunk_hits` are fused chunk hits under the same filter."""
+    profiles = index.profiles
+    allowed = profiles.allowed(flt)
+    evidence = np.zeros(len(profiles), dtype=np.float64)
+    counted: dict[int, int] = defaultdict(int)
+    catalog = index.catalog
+    for hit in chunk_hits:
+        row = profiles.row_of.get(catalog.document_ids[catalog.row_of[hit.chunk_id]])
+        if row is not None and counted[row] < weights.per_document:
+            counted[row] += 1
+            evidence[row] += hit.score
+    scores = {
+        "profile": np.asarray(profiles.lexical(query), dtype=np.float64),
+        "centroid": np.asarray(profiles.similarity(query_vector), dtype=np.float64),
+        "chunks": evidence,
+    }
+    candidates = np.flatnonzero(allowed)
+    fused = np.zeros(len(profiles), dtype=np.float64)
+    ranks: dict[str, dict[int, int]] = {}
+    for signal in SIGNALS:
+        weight = getattr(weights, signal)
+        values = scores[signal][candidates]
+        # documents with no score on a signal get no rank from it (nothing lexical matched, no chunk retrieved)
+        present = candidates[values > 0] if signal != "centroid" else candidates
+        order = present[np.argsort(-scores[signal][present], kind="stable")]
+        ranks[signal] = {int(row): rank for rank, row in enumerate(order, start=1)}
+        if weight:
+            for row, rank in ranks[signal].items():
+                fused[row] += weight / (weights.rrf_k + rank)
+    best = candidates[np.argsort(-fused[candidates], kind="stable")]
+    return [
+        RankedDocument(
+            profiles.names[row], float(fused[row]), {s: ranks[s][int(row)] for s in SIGNALS if int(row) in ranks[s]}
+        )
+        for row in best
+    ]
