@@ -58,8 +58,10 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
         "project": "demo",
         "source_type": None,
         "confidentiality": "public",
+        "date": "2026-11-01",  # the PDF's own creation date
         "extra": {"team": "support"},
     }
+    assert docs["commissioning-guide.md"]["tags"]["date"] is None
     assert info["vectors"] == sum(d["chunks"] for d in docs.values())
     code, out = run("inspect", "--document", "sb40", "--tree")
     assert code == 0 and "3.2 Mounting" in out and "7 Troubleshooting" in out
@@ -81,6 +83,21 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     assert printed["highlights"] and all(h["label"].startswith("[") and h["sentence"] for h in printed["highlights"])
     code, out = run("ask", "anything", "--output-type", "poem")
     assert code == 2 and "--output-type 'poem'" in out
+    code, out = run("ask", "anything", "--since", "2026-12-01", "--until", "2026-11-01")
+    assert code == 2 and "--since 2026-12-01 is after --until 2026-11-01" in out
+
+    # dates: only the manual is dated (its own), so a range without it leaves nothing to search
+    code, out = run("ask", "What does error code E04 mean?", "--graph", "rag", "--json", "--until", "2026-10-31")
+    printed = json.loads(out)
+    assert code == 0 and printed["abstained"] and not printed.get("highlights")
+    code, out = run("ask", "What does error code E04 mean?", "--graph", "rag", "--json", "--since", "2026-11-01")
+    printed = json.loads(out)
+    assert code == 0 and {h["label"].split(",")[0] for h in printed["highlights"]} == {"[sb40-user-manual.pdf"}
+    code, out = run("ingest", str(SAMPLES / "commissioning-guide.md"), "--date", "2026-11-02")
+    assert code == 0 and "retagged" in out
+    code, out = run("ask", "What does error code E04 mean?", "--graph", "rag", "--json", "--since", "2026-11-02")
+    printed = json.loads(out)
+    assert code == 0 and {h["label"].split(",")[0] for h in printed["highlights"]} == {"[commissioning-guide.md"}
 
     # the follow-up is rewritten (one model call) and then abstains at the gate like the first question
     rewrite = ScriptedChatModel.replying('"What is the recipe for rye bread?"')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,8 @@ FILTERS = [
     RetrievalFilter(projects=["research"]),
     RetrievalFilter(max_confidentiality="internal"),
     RetrievalFilter(documents=[PAPER], pages=(3, 4)),
+    RetrievalFilter(date_from=date(2023, 1, 1)),  # the PDFs' own creation dates: paper 2023-03-22, manual 2022-05-13
+    RetrievalFilter(date_from=date(2022, 5, 13), date_to=date(2022, 12, 31)),
 ]
 
 
@@ -48,9 +51,9 @@ def sources_and_pages(index: Index, chunk_ids: list[str]) -> list[tuple[str, int
     return [(chunks[c].source, chunks[c].start_page, chunks[c].end_page) for c in chunk_ids]
 
 
-@pytest.mark.parametrize("flt", FILTERS, ids=["document", "project", "ceiling", "pages"])
+@pytest.mark.parametrize("flt", FILTERS, ids=["document", "project", "ceiling", "pages", "since", "date range"])
 def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -> None:
-    allowed = {MANUAL} if flt.documents == [MANUAL] or flt.max_confidentiality else {PAPER}
+    allowed = {MANUAL} if flt.documents == [MANUAL] or flt.max_confidentiality or flt.date_to else {PAPER}
     retrievers = {
         "bm25": lambda q: [h.chunk_id for h in BM25ChunkRetriever(index=index).search(q, 40, flt)],
         "dense": lambda q: [h.chunk_id for h in DenseRetriever(index=index).search(q, 40, flt)],

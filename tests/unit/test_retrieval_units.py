@@ -1,16 +1,18 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 
 import numpy as np
 import pytest
 
 from pagegraph.eval.metrics import Gold, RetrievedGroup, gold_for, question_metrics, summarise
+from pagegraph.indexing.vectors import chunk_metadata
 from pagegraph.retrievers.catalog import ChunkCatalog
 from pagegraph.retrievers.fusion import ALPHA_BY_KIND, adaptive_alpha, convex_fusion, question_kind, weighted_rrf
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.window import expand_window, page_groups
-from pagegraph.state.records import EvalQuestion, RetrievalFilter
+from pagegraph.state.records import Chunk, DocumentTags, EvalQuestion, RetrievalFilter
 
 
 def test_weighted_rrf_arithmetic() -> None:
@@ -72,7 +74,9 @@ def test_enumeration_weighs_bm25_more_than_reasoning() -> None:
 
 def make_catalog() -> ChunkCatalog:
     tags = {
-        "a": json.dumps({"project": "x", "source_type": "manual", "confidentiality": "public", "extra": {}}),
+        "a": json.dumps(
+            {"project": "x", "source_type": "manual", "confidentiality": "public", "date": "2023-04-01", "extra": {}}
+        ),
         "b": json.dumps({"project": "y", "source_type": None, "confidentiality": "confidential", "extra": {}}),
     }
     rows = [(f"a{i}", "A", "a.pdf", i, i + 1, i + 1, tags["a"]) for i in range(5)]
@@ -91,6 +95,9 @@ def test_catalog_follows_bm25_order_and_masks_before_scoring() -> None:
         (RetrievalFilter(max_confidentiality="internal"), {f"a{i}" for i in range(5)}),
         (RetrievalFilter(pages=(2, 3)), {"a1", "a2"}),
         (RetrievalFilter(documents=["a.pdf", "b.pdf"], pages=(1, 1)), {"a0", "b0", "b1", "b2"}),
+        (RetrievalFilter(date_from=date(2023, 4, 1)), {f"a{i}" for i in range(5)}),  # b is undated: in no range
+        (RetrievalFilter(date_to=date(2023, 3, 31)), set()),
+        (RetrievalFilter(date_from=date(2023, 1, 1), date_to=date(2023, 4, 1)), {f"a{i}" for i in range(5)}),
     ]
     for flt, expected in cases:
         mask = catalog.mask(flt)
@@ -104,6 +111,33 @@ def test_chroma_where_mirrors_the_mask() -> None:
     assert where == {
         "$and": [{"confidentiality_rank": {"$lte": 1}}, {"end_page": {"$gte": 2}}, {"start_page": {"$lte": 3}}]
     }
+    dated = RetrievalFilter(date_from=date(2023, 1, 2), date_to=date(2023, 12, 31)).chroma_where()
+    assert dated == {"$and": [{"date": {"$gte": 20230102}}, {"date": {"$lte": 20231231}}]}
+    tags = DocumentTags(date=date(2023, 1, 2))
+    assert (
+        chunk_metadata(
+            Chunk(
+                id="c",
+                document_id="d",
+                source="s",
+                position=0,
+                text="t",
+                start_offset=0,
+                end_offset=1,
+                start_page=1,
+                end_page=1,
+                section_id="n",
+                section_path=[],
+                tags=tags,
+                index_version=1,
+            )
+        )["date"]
+        == 20230102
+    )
+    assert RetrievalFilter(date_from=date(2023, 1, 2)).allows(tags)
+    assert not RetrievalFilter(date_to=date(2023, 1, 1)).allows(tags)
+    assert not RetrievalFilter(date_to=date(2023, 1, 1)).allows(DocumentTags())  # undated: in no range
+    assert RetrievalFilter().allows(DocumentTags())
 
 
 def test_window_expansion_at_document_edges_and_dedupe() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -13,6 +14,8 @@ from rich.markup import escape
 from pagegraph.cli.answer_view import StreamedAnswer, print_answer
 from pagegraph.cli.common import (
     IndexOption,
+    SinceOption,
+    UntilOption,
     app,
     console,
     err,
@@ -26,6 +29,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index, delete_index
 from pagegraph.indexing.manifest import read_manifest
 from pagegraph.services import Services
+from pagegraph.state.records import RetrievalFilter
 
 OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
 
@@ -126,6 +130,8 @@ def ask(
     as_json: Annotated[
         bool, typer.Option("--json", help="print the output state as JSON (highlights, answer, citations, ...)")
     ] = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
     debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
 ) -> None:
     """Answer a question from the indexed documents, with citations (or say that they do not hold the answer)."""
@@ -135,7 +141,7 @@ def ask(
     try:
         _check_graph(graph)
         context, kind = _question_context(index, model, output_type, settings)
-        inputs: dict[str, Any] = {"question": question}
+        inputs: dict[str, Any] = {"question": question, **_date_range(since, until)}
         if document:
             inputs["documents"] = document
         if kind:
@@ -151,6 +157,17 @@ def ask(
             services.close()
     except PagegraphError as exc:
         raise fail(str(exc)) from None
+
+
+def _date_range(since: datetime | None, until: datetime | None) -> dict[str, RetrievalFilter]:
+    """The run's `filters` input for --since/--until (none without them)."""
+    if since is None and until is None:
+        return {}
+    if since is not None and until is not None and since > until:
+        raise PagegraphError(f"--since {since:%Y-%m-%d} is after --until {until:%Y-%m-%d}")
+    return {
+        "filters": RetrievalFilter(date_from=since.date() if since else None, date_to=until.date() if until else None)
+    }
 
 
 def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool, settings: Settings) -> None:
@@ -191,6 +208,8 @@ def chat(
     model: Annotated[Optional[str], typer.Option(help="model spec [default: $PAGEGRAPH_MODEL]")] = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="with DOCUMENTS: use the existing index as it is")] = False,
     force: Annotated[bool, typer.Option("--force", help="with DOCUMENTS: rebuild the index from scratch")] = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
     debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
 ) -> None:
     """Ask questions one after another; earlier turns are kept as context for follow-ups. Empty line or Ctrl-D ends."""
@@ -205,6 +224,7 @@ def chat(
         if reuse and force:
             raise PagegraphError("--reuse and --force exclude each other")
         context, _ = _question_context(index, model, None, settings)
+        dates = _date_range(since, until)
         if documents is not None:
             _prepare_chat_index(documents, Path(context.index or settings.index), reuse, force, settings)
         services = Services(settings)
@@ -216,7 +236,7 @@ def chat(
     try:
         while question := _read_question():
             try:
-                _answer_question(compiled, {"question": question}, context, debug, thread)
+                _answer_question(compiled, {"question": question, **dates}, context, debug, thread)
             except PagegraphError as exc:
                 err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
             console.print()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -39,6 +40,15 @@ err = Console(stderr=True)
 IndexOption = Annotated[
     Optional[Path],
     typer.Option("--index", help="index folder (default: $PAGEGRAPH_INDEX, else ~/.local/share/pagegraph/index)"),
+]
+DAY_FORMATS = ["%Y-%m-%d"]
+SinceOption = Annotated[
+    Optional[datetime],
+    typer.Option(formats=DAY_FORMATS, help="only documents dated on or after this day (undated ones are left out)"),
+]
+UntilOption = Annotated[
+    Optional[datetime],
+    typer.Option(formats=DAY_FORMATS, help="only documents dated on or before this day (undated ones are left out)"),
 ]
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from pagegraph.cli.common import (
+    DAY_FORMATS,
     IndexOption,
     app,
     console,
@@ -57,6 +59,12 @@ def ingest(
         Optional[str], typer.Option(help="public | internal | confidential [default: internal]")
     ] = None,
     tag: Annotated[Optional[list[str]], typer.Option(help="extra KEY=VALUE tag; repeatable")] = None,
+    date: Annotated[
+        Optional[datetime],
+        typer.Option(
+            formats=DAY_FORMATS, help="the documents' date, for --since/--until [default: a PDF's or DOCX's own]"
+        ),
+    ] = None,
     prune: Annotated[bool, typer.Option(help="drop indexed documents whose file no longer exists")] = False,
     rebuild_indexes: Annotated[
         bool, typer.Option(help="rebuild the vector and BM25 indexes from store.sqlite")
@@ -109,11 +117,12 @@ def ingest(
                 old.vectors.drop()
             delete_index(folder)
         tags = None
-        if any(v is not None for v in (project, source_type, confidentiality)) or tag:
+        if any(v is not None for v in (project, source_type, confidentiality, date)) or tag:
             tags = DocumentTags(
                 project=project,
                 source_type=source_type,
                 confidentiality=confidentiality or "internal",
+                date=date.date() if date else None,
                 extra=_parse_tags(tag or []),
             )
         with Index(folder, settings, params, write=True) as opened:

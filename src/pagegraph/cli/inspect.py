@@ -52,7 +52,7 @@ def _document_row(doc: DocumentRecord, summaries: dict[str, object]) -> dict[str
         "chunks": doc.n_chunks,
         "tree_nodes": doc.n_nodes,
         "tree_source": doc.outline_source,
-        "tags": doc.tags.model_dump(exclude_defaults=False),
+        "tags": doc.tags.model_dump(mode="json"),
         "status": "indexed",
         "ingested_at": doc.ingested_at,
         "summaries": summaries,
@@ -165,7 +165,12 @@ def _show_summaries(documents: list[DocumentRecord], stored: dict[str, StoredSum
 
 
 def _flat_tags(tags: DocumentTags) -> dict[str, str]:
-    named = {"project": tags.project, "type": tags.source_type, "access": tags.confidentiality}
+    named = {
+        "project": tags.project,
+        "type": tags.source_type,
+        "access": tags.confidentiality,
+        "date": tags.date.isoformat() if tags.date else None,
+    }
     return {**{k: v for k, v in named.items() if v}, **tags.extra}
 
 

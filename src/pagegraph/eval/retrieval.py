@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import zip_longest
 
 from langchain_core.language_models import BaseChatModel
@@ -41,6 +41,7 @@ class RetrievalEvalConfig:
     judge: BaseChatModel | None = None
     tree_start_nodes: int = 4
     tree_max_steps: int = 8
+    context: Context = field(default_factory=Context)  # what "default" and "routing" are configured by
 
 
 def _groups(hits: list[ScoredChunk]) -> list[list[str]]:
@@ -101,10 +102,10 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
             windowed = HybridRetriever(index=index, max_chunks=k, window=config.window)
             searches[name] = lambda q, f, r=windowed: [_covered(g, catalog) for g in _groups(r.search(q, f))]
         elif name == "default":
-            product = HybridRetriever.for_context(index, Context(), max_chunks=k)
+            product = HybridRetriever.for_context(index, config.context, max_chunks=k)
             searches[name] = lambda q, f, r=product: [_covered(g, catalog) for g in _groups(r.search(q, f))]
         elif name == "routing":
-            router = HybridRetriever.for_context(index, Context())
+            router = HybridRetriever.for_context(index, config.context)
             searches[name] = lambda q, f, r=router: [
                 RetrievedGroup(d.name, frozenset()) for d in r.rank_documents(q, f)[:k]
             ]

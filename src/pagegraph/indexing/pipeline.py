@@ -189,6 +189,8 @@ class Ingestor:
             return self._failed(path, reason)
         sha256 = hashlib.sha256(data).hexdigest()
         if existing and existing.sha256 == sha256:
+            if tags is not None and tags.date is None:  # a date given before, or the file's own, stays
+                tags = tags.model_copy(update={"date": existing.tags.date})
             if tags is not None and tags != existing.tags:
                 self._retag(existing, tags)
                 return FileOutcome(str(path), "retagged", existing.n_pages, existing.n_chunks)

@@ -37,6 +37,8 @@ def document_id(path: str, sha256: str) -> str:
 
 def prepare_document(path: Path, sha256: str, tags: DocumentTags, params: IndexParams) -> PreparedDocument:
     loaded = load_document(path, params.heading_pattern)
+    if tags.date is None and loaded.created is not None:
+        tags = tags.model_copy(update={"date": loaded.created})
     doc_id = document_id(str(path), sha256)
     entries, outline_source = section_outline(loaded)
     nodes = build_tree(loaded, doc_id, entries)

@@ -12,7 +12,7 @@ from chromadb.config import Settings as ChromaSettings
 
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction
-from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Chunk
+from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Chunk, day_number
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,8 @@ def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
         meta["project"] = chunk.tags.project
     if chunk.tags.source_type:
         meta["source_type"] = chunk.tags.source_type
+    if chunk.tags.date:
+        meta["date"] = day_number(chunk.tags.date)
     for key, value in chunk.tags.extra.items():
         meta[f"tag_{key}"] = value
     return meta

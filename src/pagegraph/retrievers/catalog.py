@@ -4,11 +4,12 @@ touching Chroma or the chunk texts."""
 from __future__ import annotations
 
 import json
+from datetime import date
 from functools import lru_cache
 
 import numpy as np
 
-from pagegraph.state.records import CONFIDENTIALITY_LEVELS, RetrievalFilter
+from pagegraph.state.records import CONFIDENTIALITY_LEVELS, RetrievalFilter, day_number
 
 
 class ChunkCatalog:
@@ -29,6 +30,8 @@ class ChunkCatalog:
         self.confidentiality = np.array(
             [CONFIDENTIALITY_LEVELS.index(tags[row[6]]["confidentiality"]) for row in ordered], dtype=np.int64
         )
+        days = {raw: _day(parsed.get("date")) for raw, parsed in tags.items()}
+        self.dates = np.array([days[row[6]] for row in ordered], dtype=np.int64)  # YYYYMMDD, 0 when undated
         # Categorical fields as integer codes: comparing ints is far faster than comparing strings at 200k chunks.
         self._codes = {
             "source": _encode([row[2] for row in ordered]),
@@ -64,6 +67,10 @@ class ChunkCatalog:
             keep &= self.confidentiality <= CONFIDENTIALITY_LEVELS.index(flt.max_confidentiality)
         if flt.pages is not None:
             keep &= (self.end_pages >= flt.pages[0]) & (self.start_pages <= flt.pages[1])
+        if flt.date_from is not None:
+            keep &= self.dates >= day_number(flt.date_from)
+        if flt.date_to is not None:
+            keep &= (self.dates > 0) & (self.dates <= day_number(flt.date_to))
         keep.flags.writeable = False
         return keep
 
@@ -74,6 +81,10 @@ class ChunkCatalog:
         document_id, position = self.document_ids[row], int(self.positions[row])
         found = (self._at.get((document_id, p)) for p in range(position - n, position + n + 1))
         return [c for c in found if c is not None and (mask is None or mask[self.row_of[c]])]
+
+
+def _day(value: str | None) -> int:
+    return day_number(date.fromisoformat(value)) if value else 0
 
 
 def _encode(values: list[str | None]) -> tuple[np.ndarray, dict[str, int]]:

@@ -6,9 +6,10 @@ Page numbers are 1-indexed physical pages (the first page of a PDF is 1); printe
 
 from __future__ import annotations
 
+import datetime as dt
 from bisect import bisect_right
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from typing import Literal
 
@@ -81,6 +82,7 @@ class LoadedDocument(BaseModel):
     outline: list[OutlineEntry] = Field(default_factory=list)
     outline_source: Literal["bookmarks", "headings", "none"] = "none"
     segments: list[TranscriptSegment] = Field(default_factory=list)
+    created: date | None = Field(default=None, description="creation date the file's own metadata gives")
 
     @property
     def text(self) -> str:
@@ -96,6 +98,7 @@ class DocumentTags(BaseModel):
     project: str | None = None
     source_type: str | None = Field(default=None, description="user label, e.g. 'manual' or 'contract'")
     confidentiality: Confidentiality = "internal"
+    date: dt.date | None = Field(default=None, description="the document's date: given at ingest, else the file's own")
     extra: dict[str, str] = Field(default_factory=dict)
 
 
@@ -250,6 +253,11 @@ class ApiUser(BaseModel):
         return Access(user=self.name, projects=self.projects, ceiling=self.ceiling, role=self.role)
 
 
+def day_number(day: date) -> int:
+    """A date as the integer YYYYMMDD: what Chroma (numbers only in range filters) and the catalog compare."""
+    return day.year * 10000 + day.month * 100 + day.day
+
+
 class RetrievalFilter(BaseModel):
     """Restricts a search before scoring. Empty fields do not restrict."""
 
@@ -258,14 +266,24 @@ class RetrievalFilter(BaseModel):
     source_types: list[str] | None = Field(default=None, description="documents with one of these source-type tags")
     max_confidentiality: Confidentiality | None = Field(default=None, description="ceiling: nothing above this level")
     pages: tuple[int, int] | None = Field(default=None, description="inclusive page range a chunk must overlap")
+    date_from: date | None = Field(default=None, description="documents dated on or after this day (undated: out)")
+    date_to: date | None = Field(default=None, description="documents dated on or before this day (undated: out)")
 
     def allows(self, tags: DocumentTags) -> bool:
-        """Whether a document with these tags passes the project, source-type and ceiling restrictions."""
+        """Whether a document with these tags passes the project, source-type, ceiling and date restrictions."""
         if self.projects is not None and tags.project not in self.projects:
             return False
         if self.source_types is not None and tags.source_type not in self.source_types:
             return False
+        if (self.date_from or self.date_to) and not self.dates(tags.date):
+            return False
         return within_ceiling(tags.confidentiality, self.max_confidentiality)
+
+    def dates(self, day: date | None) -> bool:
+        """Whether a document of this date is inside the date range (an undated one is inside no range)."""
+        if not (self.date_from or self.date_to):
+            return True
+        return day is not None and (self.date_from or day) <= day <= (self.date_to or day)
 
     def selects(self, document: DocumentRecord) -> bool:
         """Whether this filter lets `document` be searched: named (when documents are named) and allowed by its tags."""
@@ -296,6 +314,10 @@ class RetrievalFilter(BaseModel):
         if self.pages is not None:
             clauses.append({"end_page": {"$gte": self.pages[0]}})
             clauses.append({"start_page": {"$lte": self.pages[1]}})
+        if self.date_from is not None:
+            clauses.append({"date": {"$gte": day_number(self.date_from)}})
+        if self.date_to is not None:
+            clauses.append({"date": {"$lte": day_number(self.date_to)}})
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}

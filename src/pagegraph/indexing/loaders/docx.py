@@ -62,6 +62,7 @@ def load_docx(path: Path, data: bytes) -> LoadedDocument:
         pages=[Page(number=i + 1, text=text) for i, text in enumerate(page_texts)],
         outline=entries,
         outline_source="headings" if entries else "none",
+        created=document.core_properties.created.date() if document.core_properties.created else None,
     )
 
 

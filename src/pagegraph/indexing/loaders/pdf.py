@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from datetime import date
 from pathlib import Path
 
 from pypdf import PdfReader, apply_configuration
@@ -76,6 +77,7 @@ def _load_pdf(path: Path, data: bytes) -> LoadedDocument:
         pages=pages,
         outline=outline,
         outline_source="bookmarks" if outline else "none",
+        created=_created(reader),
     )
 
 
@@ -135,6 +137,15 @@ def _page_has_images(reader: PdfReader, index: int) -> bool:
         return any(xobj.get_object().get("/Subtype") == "/Image" for xobj in xobjects.get_object().values())
     except Exception:
         return False
+
+
+def _created(reader: PdfReader) -> date | None:
+    """The creation date in the PDF's information dictionary; None when absent or malformed (writers vary)."""
+    try:
+        created = reader.metadata.creation_date if reader.metadata else None
+    except Exception:
+        return None
+    return created.date() if created else None
 
 
 def _title(reader: PdfReader, path: Path) -> str:

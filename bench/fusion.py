@@ -1,0 +1,77 @@
+"""Choose the BM25 weight of the convex score fusion (Context.alpha) on mmlongbench dev questions; check it on
+sec10q, which is never tuned on.
+
+For each candidate weight, the hybrid retriever as the graphs configure it (convex fusion, document routing, page
+ranking, window 1) searches every answerable question: mmlongbench within its named documents and over
+the whole index (page hit@5), sec10q over the whole index (doc_hit@5, its evidence is document level). The chosen
+weight has the best mean of the two mmlongbench figures (ties: the lower weight). BM25 alone, dense alone and the
+landed rank fusion are printed beside it.
+
+    .venv/bin/python bench/fusion.py --tune .pagegraph/eval-mmlb52 ../shared/eval/mmlongbench/dev.jsonl \
+        --check .pagegraph/eval-sec10q ../shared/eval/sec10q/questions.jsonl [--out bench/results/fusion.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ALPHAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
+
+
+def measure(index_folder: Path, questions_file: Path, scopes: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """Per retriever and scope: hit@5 and doc_hit@5 over the answerable questions."""
+    from pagegraph.config import Context, Settings
+    from pagegraph.eval.metrics import gold_for, question_metrics, summarise
+    from pagegraph.eval.questions import load_questions
+    from pagegraph.eval.retrieval import RetrievalEvalConfig, make_searches
+    from pagegraph.indexing.index import Index
+    from pagegraph.state.records import RetrievalFilter
+
+    results: dict[str, dict[str, float]] = {}
+    with Index(index_folder, Settings()) as index:
+        page_counts = {doc.name: doc.n_pages for doc in index.store.documents()}
+        questions = [q for q in load_questions(questions_file) if q.answerable]
+        searches = make_searches(index, RetrievalEvalConfig(retrievers=["bm25", "dense", "hybrid+window"]))
+        for alpha in ALPHAS:
+            config = RetrievalEvalConfig(retrievers=["default"], context=Context(alpha=alpha))
+            searches[f"convex {alpha}"] = make_searches(index, config)["default"]
+        for scope in scopes:
+            for name, search in searches.items():
+                rows = []
+                for question in questions:
+                    gold = gold_for(question, page_counts)
+                    if question.answerable and (gold.pages or gold.documents):
+                        flt = RetrievalFilter(documents=question.documents) if scope == "document" else None
+                        rows.append(question_metrics(search(question.question, flt), gold, [5]))
+                summary = summarise(rows, [], [5])
+                results.setdefault(name, {})[f"{scope} hit@5"] = summary["hit@5"]
+                results[name][f"{scope} doc_hit@5"] = summary["doc_hit@5"]
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tune", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
+    parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    for _, questions in (args.tune, args.check):
+        if not questions.exists():
+            sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
+    tune = measure(*args.tune, scopes=("document", "corpus"))
+    check = measure(*args.check, scopes=("corpus",))
+    for name in tune:
+        print(f"{name:>14}  tune {tune[name]}  check {check[name]}")
+    candidates = [f"convex {alpha}" for alpha in ALPHAS]
+    best = max(candidates, key=lambda n: (tune[n]["document hit@5"] + tune[n]["corpus hit@5"], -float(n.split()[1])))
+    print(f"chosen: {best}")
+    if args.out:
+        args.out.write_text(json.dumps({"tune": tune, "check": check, "chosen": best}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
