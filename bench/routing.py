@@ -1,7 +1,8 @@
 """Choose the document router's weights on mmlongbench dev questions; check them on sec10q (never tuned on).
 
-Every answerable question with document evidence is searched over the whole index (corpus scope) once, keeping the
-rank each of the three document rankings of retrievers.documents gives every document. Each combination of weights
+Every answerable question with document evidence is searched over the whole index (corpus scope) once, with the
+graphs' retriever (Context defaults), keeping the rank each of the three document rankings of retrievers.documents
+gives every document. Each combination of weights
 and RRF constant is then scored by doc_hit@k from those ranks, without searching again. Prints each ranking alone,
 the best rows of the grid on the tuning set, and the chosen combination (best mean of doc_hit@1, @3 and @5 on the
 tuning set; ties: the earlier in the grid) on both sets.
@@ -27,14 +28,14 @@ Question = tuple[set[str], dict[str, dict[str, int]]]
 
 def collect(index_folder: Path, questions_file: Path) -> list[Question]:
     """Per question: its gold documents, and every document's rank under each ranking."""
-    from pagegraph.config import Settings
+    from pagegraph.config import Context, Settings
     from pagegraph.eval.questions import load_questions
     from pagegraph.indexing.index import Index
     from pagegraph.retrievers.hybrid import HybridRetriever
 
     rows = []
     with Index(index_folder, Settings()) as index:
-        ranker = HybridRetriever(index=index)
+        ranker = HybridRetriever.for_context(index, Context())
         for question in load_questions(questions_file):
             gold = {e.document for e in question.evidence} or set(question.documents)
             if question.answerable and gold:
