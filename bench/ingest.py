@@ -41,6 +41,7 @@ def main() -> None:
 
     from pagegraph.config import Settings
     from pagegraph.errors import DocumentError
+    from pagegraph.indexing.chunking import document_label, search_text
     from pagegraph.indexing.embedder import Embedder
     from pagegraph.indexing.index import Index
     from pagegraph.indexing.loaders import load_document
@@ -72,16 +73,17 @@ def main() -> None:
                 started = time.perf_counter()
                 summary = Ingestor(index).run(documents)
                 e2e_s = time.perf_counter() - started
+                labels = {doc.id: document_label(doc.name, doc.title) for doc in index.store.documents()}
                 by_document = {}
                 for chunk in index.store.chunks():
-                    by_document.setdefault(chunk.document_id, []).append(chunk.text)
+                    by_document.setdefault(chunk.document_id, []).append(search_text(chunk, labels[chunk.document_id]))
                 names = [doc.name for doc in index.store.documents()][: args.summarize]
             if args.summarize and round_index == args.rounds - 1:
                 refined = summarize(settings_round.index, settings_round, embedder, names)
         chunks_total = summary.chunks_embedded
         searchable_s.append(e2e_s)
         e2e_rates.append(chunks_total / e2e_s)
-        # The raw embedder on the same texts, batched the way ingestion batches them (per document, by length).
+        # The raw embedder on the same texts (chunk headers included), batched the way ingestion batches them (per document, by length).
         started = time.perf_counter()
         for texts in by_document.values():
             texts = sorted(texts, key=len)

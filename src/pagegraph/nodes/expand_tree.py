@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree import TreeRetriever, hit_evidence
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
@@ -30,6 +31,7 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
         start_nodes=context.tree_start_nodes,
         max_steps=context.tree_max_steps,
         max_chars=context.node_text_chars,
+        chunk_search=HybridRetriever.for_context(index, context),
     )
     searched = base.model_copy(update={"documents": routed or base.documents})
     outlined = [doc.name for doc in retriever.split_by_outline(searched)[0]]

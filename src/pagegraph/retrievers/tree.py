@@ -66,6 +66,9 @@ class TreeRetriever(BaseRetriever):
     max_steps: int = Field(default=8, ge=1, description="the most sections judged per question")
     max_chars: int = Field(default=3000, ge=100, description="characters of a section's text returned")
     chunk_hits: int = Field(default=5, ge=1, description="chunks per search of a document without an outline")
+    chunk_search: HybridRetriever | None = Field(
+        default=None, description="how documents without an outline are searched (default: HybridRetriever's own)"
+    )
     _verdicts: dict[tuple[str, str], tuple[bool, ModelCall | None]] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -169,8 +172,8 @@ class TreeRetriever(BaseRetriever):
         return result.value.relevant, call
 
     def _chunk_hits(self, query: str, flt: RetrievalFilter, documents: list[str]) -> list[TreeHit]:
-        hybrid = HybridRetriever(index=self.index, max_chunks=self.chunk_hits)
-        hits = hybrid.fused(query, flt.model_copy(update={"documents": documents}))
+        hybrid = self.chunk_search or HybridRetriever(index=self.index)
+        hits = hybrid.fused(query, flt.model_copy(update={"documents": documents}), limit=self.chunk_hits)
         chunks = self.index.store.chunks_by_id([h.chunk_id for h in hits])
         return [
             TreeHit(
