@@ -39,10 +39,13 @@ class DocumentProfiles:
         if any(tokenize(text) for text in texts):
             self._bm25 = bm25s.BM25()
             self._bm25.index([tokenize(text) for text in texts], show_progress=False)
-        rows = np.array([self.row_of.get(doc_id, -1) for doc_id in chunk_document_ids], dtype=np.int64)
-        sums = np.zeros((len(self.ids), chunk_vectors.shape[1] if chunk_vectors.ndim == 2 else 0), dtype=np.float64)
+        rows = np.array([self.row_of[doc_id] for doc_id in chunk_document_ids], dtype=np.int64)
+        sums = np.zeros((len(self.ids), chunk_vectors.shape[1] if chunk_vectors.ndim == 2 else 0), dtype=np.float32)
         if len(rows):
-            np.add.at(sums, rows, np.asarray(chunk_vectors, dtype=np.float64))
+            # A document's chunks lie in runs (the store lists them together): one pass over the (memory-mapped)
+            # vectors sums each run, then runs are added to their documents.
+            starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+            np.add.at(sums, rows[starts], np.add.reduceat(chunk_vectors, starts, axis=0))
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         self.centroids = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         self._allowed = lru_cache(maxsize=64)(self._compute_allowed)

@@ -120,16 +120,19 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     index = services.index(context)
     plan = state["search_plan"]
     known = [doc.name for doc in visible_documents(index, state.get("filters"))]
-    documents = match_document_names(state.get("documents") or [], known) or known
-    filtered = file_filter_documents(documents, plan.file_filter, plan.source_hint)
-    note = ""
-    if (plan.file_filter or plan.source_hint) and not filtered:
-        note = "; the planner's filters match no document: searching without them"
+    requested = match_document_names(state.get("documents") or [], known)
+    hinted = bool(plan.file_filter or plan.source_hint)
+    filtered = file_filter_documents(requested or known, plan.file_filter, plan.source_hint) if hinted else []
+    note = "; the planner's filters match no document: searching without them" if hinted and not filtered else ""
     base = state.get("filters") or RetrievalFilter()
-    flt = base.model_copy(update={"documents": filtered or documents})
+    # nothing named or hinted: the whole library, which the retriever routes to its best documents
+    flt = base.model_copy(update={"documents": filtered or requested or base.documents})
     query = f"{state['question']} {' '.join(plan.keywords)}"
     retriever = HybridRetriever.for_context(index, context, max_chunks=context.map_chunks, window=0)
     hits, relevance = retriever.search_with_relevance(query, flt)
     found = passages(index, hits, 0)
-    summary = f"{len(found)} chunks in {len(flt.documents or [])} documents; best similarity {relevance:.2f}{note}"
+    where = f"{len(flt.documents or known)} documents"
+    if not flt.documents and 0 < context.route_documents < len(known):
+        where = f"the best {context.route_documents} of {len(known)} documents"
+    summary = f"{len(found)} chunks in {where}; best similarity {relevance:.2f}{note}"
     return {"retrieved": found, "relevance": [relevance], "trace": [timer.record(summary, ids=[e.id for e in found])]}
