@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import pagegraph
 from pagegraph.cli import app
+from pagegraph.cli.serve import server_environment
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from tests.conftest import SAMPLES
@@ -291,3 +293,12 @@ def test_summaries_option_and_summarize_refuse_clearly(cli_env: Path) -> None:
     assert code == 2 and "choose extractive or model" in out
     code, out = run("summarize", "--index", str(cli_env.parent / "nowhere"), "--model", "ollama:none")
     assert code == 2 and "no index at" in out
+
+
+def test_version_and_the_server_environment() -> None:
+    code, out = run("--version")
+    assert code == 0 and out.strip() == f"pagegraph {pagegraph.__version__}"
+    quiet = server_environment({"PATH": "/bin"})
+    assert quiet["LANGSMITH_TRACING"] == "false" and quiet["HF_HUB_OFFLINE"] == "1" and quiet["PATH"] == "/bin"
+    traced = server_environment({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "k"})
+    assert traced["LANGSMITH_TRACING"] == "true" and traced["LANGGRAPH_CLI_NO_ANALYTICS"] == "1"

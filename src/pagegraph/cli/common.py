@@ -21,6 +21,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from pagegraph import __version__
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
@@ -52,8 +53,19 @@ UntilOption = Annotated[
 ]
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        console.print(f"pagegraph {__version__}", highlight=False)
+        raise typer.Exit()
+
+
 @app.callback()
-def _setup(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log details")] = False) -> None:
+def _setup(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log details")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="print the version and exit")
+    ] = False,
+) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(message)s",

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -19,9 +20,16 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import SUMMARIZE_LOG
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
+QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1"}
+NO_TRACING = {"LANGSMITH_TRACING": "false"}  # unless the user asked for LangSmith tracing
 SUMMARIZE_EVERY_S = 60
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+
+
+def server_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The server's environment: offline and quiet; tracing off unless LANGSMITH_* was set."""
+    tracing = {} if any(key.startswith("LANGSMITH_") for key in environ) else NO_TRACING
+    return {**tracing, **environ, **OFFLINE, **QUIET}
 
 
 def find_config(config: Path | None) -> Path:
@@ -79,7 +87,7 @@ def serve(
             raise PagegraphError(f"port {port} on {host} is in use: pick another with --port")
     except PagegraphError as exc:
         raise fail(str(exc)) from None
-    env = {**os.environ, **OFFLINE, **QUIET}
+    env = server_environment(os.environ)
     folder = index_folder(index, settings)
     env["PAGEGRAPH_INDEX"] = str(folder)
     command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--host", host]
