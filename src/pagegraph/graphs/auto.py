@@ -15,7 +15,7 @@ from pagegraph.graphs.rag import build_rag_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.choose import choose_graph
 from pagegraph.nodes.delegate import delegate
-from pagegraph.nodes.edges import after_choice, after_start
+from pagegraph.nodes.edges import chosen, proceed
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.start import start
@@ -34,10 +34,10 @@ def build_auto_graph(services: Services | None = None, checkpointer: Checkpointe
     builder.add_node("extract", partial(delegate, graph=build_extract_graph(services)))
     builder.add_node("abstain", abstain)
     builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "choose")
-    builder.add_conditional_edges("choose", after_choice, ["rag", "extract"])
+    builder.add_conditional_edges("choose", *chosen(["rag", "extract"]))
     builder.add_edge("rag", END)
     builder.add_edge("extract", END)
     builder.add_edge("abstain", END)

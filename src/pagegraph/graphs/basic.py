@@ -12,7 +12,7 @@ from langgraph.types import Checkpointer
 from pagegraph.config import Context
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
-from pagegraph.nodes.edges import after_gate, after_start, after_verify
+from pagegraph.nodes.edges import proceed
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.highlight import highlight
@@ -35,13 +35,13 @@ def build_basic_graph(services: Services | None = None, checkpointer: Checkpoint
     builder.add_node("verify", verify)
     builder.add_node("abstain", abstain)
     builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "search")
     builder.add_edge("search", "highlight")
     builder.add_edge("highlight", "gate")
-    builder.add_conditional_edges("gate", after_gate, {"answer": "answer", "abstain": "abstain"})
+    builder.add_conditional_edges("gate", *proceed("answer", falls_back=False))
     builder.add_edge("answer", "verify")
-    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain"})
+    builder.add_conditional_edges("verify", *proceed(END, falls_back=False))
     builder.add_edge("abstain", END)
     return builder.compile(checkpointer=checkpointer, name="basic")
 

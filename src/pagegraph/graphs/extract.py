@@ -15,7 +15,7 @@ from pagegraph.config import Context
 from pagegraph.graphs.basic import build_basic_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.delegate import delegate
-from pagegraph.nodes.edges import after_gate, after_read, after_search, after_start, after_verify, after_weigh
+from pagegraph.nodes.edges import proceed, reading
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
@@ -42,14 +42,14 @@ def build_extract_graph(services: Services | None = None, checkpointer: Checkpoi
     builder.add_node("abstain", abstain)
     builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "search")
-    builder.add_conditional_edges("search", after_search, {"gate": "highlight", "basic": "basic"})
+    builder.add_conditional_edges("search", *proceed("highlight", abstains=False))
     builder.add_edge("highlight", "gate")
-    builder.add_conditional_edges("gate", after_gate, {"answer": "read", "abstain": "abstain", "basic": "basic"})
-    builder.add_conditional_edges("read", after_read, ["read", "weigh", "basic"])
-    builder.add_conditional_edges("weigh", after_weigh, ["verify", "abstain"])
-    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
+    builder.add_conditional_edges("gate", *proceed("read"))
+    builder.add_conditional_edges("read", *reading(again="read", then="weigh"))
+    builder.add_conditional_edges("weigh", *proceed("verify", falls_back=False))
+    builder.add_conditional_edges("verify", *proceed(END))
     builder.add_edge("abstain", END)
     builder.add_edge("basic", END)
     return builder.compile(checkpointer=checkpointer, name="extract")

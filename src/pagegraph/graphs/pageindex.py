@@ -16,7 +16,7 @@ from pagegraph.graphs.basic import build_basic_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.delegate import delegate
-from pagegraph.nodes.edges import after_answer, after_collect, after_start, after_verify, dispatch_files
+from pagegraph.nodes.edges import fan_out, file_tasks, proceed
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
@@ -41,14 +41,14 @@ def build_pageindex_graph(services: Services | None = None, checkpointer: Checkp
     builder.add_node("abstain", abstain)
     builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "find_files")
-    builder.add_conditional_edges("find_files", dispatch_files, ["select", "abstain", "basic"])
+    builder.add_conditional_edges("find_files", *fan_out("select", file_tasks))
     builder.add_edge("select", "collect")
-    builder.add_conditional_edges("collect", after_collect, ["answer", "abstain", "basic"])
-    builder.add_conditional_edges("answer", after_answer, ["verify", "basic"])
-    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
+    builder.add_conditional_edges("collect", *proceed("answer"))
+    builder.add_conditional_edges("answer", *proceed("verify", abstains=False))
+    builder.add_conditional_edges("verify", *proceed(END))
     builder.add_edge("abstain", END)
     builder.add_edge("basic", END)
     return builder.compile(checkpointer=checkpointer, name="pageindex")

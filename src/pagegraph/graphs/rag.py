@@ -15,15 +15,7 @@ from pagegraph.graphs.basic import build_basic_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.delegate import delegate
-from pagegraph.nodes.edges import (
-    after_answer,
-    after_expand_tree,
-    after_gate,
-    after_plan,
-    after_route,
-    after_start,
-    after_verify,
-)
+from pagegraph.nodes.edges import fan_out, plan_steps, proceed, repairing
 from pagegraph.nodes.expand_tree import expand_tree
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
@@ -54,17 +46,17 @@ def build_rag_graph(services: Services | None = None, checkpointer: Checkpointer
     builder.add_node("abstain", abstain)
     builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "route")
-    builder.add_conditional_edges("route", after_route, ["route", "plan", "abstain", "basic"])
-    builder.add_conditional_edges("plan", after_plan, ["plan", "retrieve", "basic"])
+    builder.add_conditional_edges("route", *repairing("route", proceed("plan")))
+    builder.add_conditional_edges("plan", *repairing("plan", fan_out("retrieve", plan_steps, abstains=False)))
     builder.add_edge("retrieve", "gate")
     # the tree is navigated only for questions the gate lets through: no judge calls before an abstention
-    builder.add_conditional_edges("gate", after_gate, {"answer": "expand_tree", "abstain": "abstain", "basic": "basic"})
-    builder.add_conditional_edges("expand_tree", after_expand_tree, ["answer", "basic"])
-    builder.add_conditional_edges("answer", after_answer, ["verify", "basic"])
-    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
+    builder.add_conditional_edges("gate", *proceed("expand_tree"))
+    builder.add_conditional_edges("expand_tree", *proceed("answer", abstains=False))
+    builder.add_conditional_edges("answer", *proceed("verify", abstains=False))
+    builder.add_conditional_edges("verify", *proceed(END))
     builder.add_edge("abstain", END)
     builder.add_edge("basic", END)
     return builder.compile(checkpointer=checkpointer, name="rag")

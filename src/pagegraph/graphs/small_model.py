@@ -14,15 +14,7 @@ from pagegraph.config import Context
 from pagegraph.graphs.basic import build_basic_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.delegate import delegate
-from pagegraph.nodes.edges import (
-    after_answer,
-    after_filter,
-    after_plan_search,
-    after_search,
-    after_start,
-    after_verify,
-    dispatch_chunks,
-)
+from pagegraph.nodes.edges import chunk_tasks, fan_out, proceed
 from pagegraph.nodes.filter_facts import filter_facts
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
@@ -54,16 +46,16 @@ def build_small_model_graph(services: Services | None = None, checkpointer: Chec
     builder.add_node("abstain", abstain)
     builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
     builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", after_start, {"route": "rewrite_followup", "abstain": "abstain"})
+    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "plan_search")
-    builder.add_conditional_edges("plan_search", after_plan_search, ["search", "abstain", "basic"])
-    builder.add_conditional_edges("search", after_search, ["gate", "basic"])
-    builder.add_conditional_edges("gate", dispatch_chunks, ["map_chunk", "abstain", "basic"])
+    builder.add_conditional_edges("plan_search", *proceed("search"))
+    builder.add_conditional_edges("search", *proceed("gate", abstains=False))
+    builder.add_conditional_edges("gate", *fan_out("map_chunk", chunk_tasks))
     builder.add_edge("map_chunk", "filter_facts")
-    builder.add_conditional_edges("filter_facts", after_filter, ["reduce", "abstain", "basic"])
-    builder.add_conditional_edges("reduce", after_answer, {"verify": "verify", "basic": "basic"})
-    builder.add_conditional_edges("verify", after_verify, {"end": END, "abstain": "abstain", "basic": "basic"})
+    builder.add_conditional_edges("filter_facts", *proceed("reduce"))
+    builder.add_conditional_edges("reduce", *proceed("verify", abstains=False))
+    builder.add_conditional_edges("verify", *proceed(END))
     builder.add_edge("abstain", END)
     builder.add_edge("basic", END)
     return builder.compile(checkpointer=checkpointer, name="small_model")

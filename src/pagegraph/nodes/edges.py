@@ -1,35 +1,93 @@
-"""Where a run goes next, read from the state the stages left (the graphs wire these as conditional edges)."""
+"""Where a run goes next, read from the state the stages left. One rule serves every stage: a stage that failed
+goes to the `basic` fallback, one that decided to abstain goes to `abstain`, otherwise the run goes on. Each edge
+returns the name of the node it leads to and carries the list of those nodes, so a graph wires it as
+`builder.add_conditional_edges(stage, *edge)`."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 from langgraph.types import Send
 
 from pagegraph.state.graph import ChunkTask, FileTask, RagState, StepTask
+
+BASIC, ABSTAIN = "basic", "abstain"
+
+Path = Callable[[RagState], str | list[Send]]
+
+
+class Edge(NamedTuple):
+    """A conditional edge: the function that picks the next node(s), and every node it can pick."""
+
+    path: Path
+    targets: list[str]
 
 
 def failed(state: RagState) -> bool:
     return state.get("failure") is not None
 
 
-def after_start(state: RagState) -> str:
-    return "abstain" if state.get("abstain_reason") else "route"
+def _stopped(state: RagState, abstains: bool, falls_back: bool) -> str | None:
+    if falls_back and failed(state):
+        return BASIC
+    if abstains and state.get("abstain_reason"):
+        return ABSTAIN
+    return None
 
 
-def after_route(state: RagState) -> str:
-    if failed(state):
-        return "basic"
-    repair = state.get("repair")
-    if repair is not None and repair.stage == "route":
-        return "route"
-    return "abstain" if state.get("abstain_reason") else "plan"
+def _targets(nodes: list[str], abstains: bool, falls_back: bool) -> list[str]:
+    return [*nodes, *([ABSTAIN] if abstains else []), *([BASIC] if falls_back else [])]
 
 
-def after_plan(state: RagState) -> list[Send] | str:
-    if failed(state):
-        return "basic"
-    repair = state.get("repair")
-    if repair is not None and repair.stage == "plan":
-        return "plan"
+def proceed(to: str, *, abstains: bool = True, falls_back: bool = True) -> Edge:
+    """To `to`, unless the stage failed (`falls_back`) or abstained (`abstains`)."""
+
+    def path(state: RagState) -> str:
+        return _stopped(state, abstains, falls_back) or to
+
+    return Edge(path, _targets([to], abstains, falls_back))
+
+
+def fan_out(to: str, tasks: Callable[[RagState], list], *, abstains: bool = True) -> Edge:
+    """One `to` task per item of `tasks(state)`, run in parallel, unless the stage failed or abstained."""
+
+    def path(state: RagState) -> str | list[Send]:
+        return _stopped(state, abstains, True) or [Send(to, task) for task in tasks(state)]
+
+    return Edge(path, _targets([to], abstains, True))
+
+
+def repairing(stage: str, then: Edge) -> Edge:
+    """Back to `stage` while it has a repair pending (its output failed validation), else on along `then`."""
+
+    def path(state: RagState) -> str | list[Send]:
+        if failed(state):
+            return BASIC
+        repair = state.get("repair")
+        return stage if repair is not None and repair.stage == stage else then.path(state)
+
+    return Edge(path, [stage, *then.targets])
+
+
+def reading(again: str, then: str) -> Edge:
+    """Back to `again` when the last reading asks to widen, else to `then` (a failure goes to basic)."""
+
+    def path(state: RagState) -> str:
+        if failed(state):
+            return BASIC
+        return again if state["readings"][-1].widen else then
+
+    return Edge(path, [again, then, BASIC])
+
+
+def chosen(graphs: list[str]) -> Edge:
+    """To the graph the `choose` stage picked."""
+    return Edge(lambda state: state["graph_choice"], graphs)
+
+
+def plan_steps(state: RagState) -> list[StepTask]:
+    """One retrieval task per step of the plan, over the step's documents (else the routed ones)."""
     routed = state["route"].names if state.get("route") else []
     tasks = []
     for number, step in enumerate(state["plan"].steps):
@@ -42,80 +100,15 @@ def after_plan(state: RagState) -> list[Send] | str:
         )
         if state.get("filters"):
             task["filters"] = state["filters"]
-        tasks.append(Send("retrieve", task))
+        tasks.append(task)
     return tasks
 
 
-def after_expand_tree(state: RagState) -> str:
-    return "basic" if failed(state) else "answer"
+def chunk_tasks(state: RagState) -> list[ChunkTask]:
+    """One map task per retrieved chunk."""
+    return [ChunkTask(question=state["question"], evidence=e) for e in state.get("retrieved") or []]
 
 
-def after_gate(state: RagState) -> str:
-    if failed(state):
-        return "basic"
-    return "abstain" if state.get("abstain_reason") else "answer"
-
-
-def after_answer(state: RagState) -> str:
-    return "basic" if failed(state) else "verify"
-
-
-def after_verify(state: RagState) -> str:
-    if failed(state):
-        return "basic"
-    return "abstain" if state.get("abstain_reason") else "end"
-
-
-def after_read(state: RagState) -> str:
-    if failed(state):
-        return "basic"
-    return "read" if state["readings"][-1].widen else "weigh"
-
-
-def after_weigh(state: RagState) -> str:
-    return "abstain" if state.get("abstain_reason") else "verify"
-
-
-def after_plan_search(state: RagState) -> str:
-    if failed(state):
-        return "basic"
-    return "abstain" if state.get("abstain_reason") else "search"
-
-
-def after_search(state: RagState) -> str:
-    return "basic" if failed(state) else "gate"
-
-
-def dispatch_chunks(state: RagState) -> list[Send] | str:
-    """After the small_model gate: one map task per retrieved chunk."""
-    if failed(state):
-        return "basic"
-    if state.get("abstain_reason"):
-        return "abstain"
-    return [Send("map_chunk", ChunkTask(question=state["question"], evidence=e)) for e in state.get("retrieved") or []]
-
-
-def after_filter(state: RagState) -> str:
-    if failed(state):
-        return "basic"
-    return "abstain" if state.get("abstain_reason") else "reduce"
-
-
-def after_choice(state: RagState) -> str:
-    return state["graph_choice"]
-
-
-def dispatch_files(state: RagState) -> list[Send] | str:
-    """After find_files: one section-selection task per file."""
-    if failed(state):
-        return "basic"
-    if state.get("abstain_reason"):
-        return "abstain"
-    names = state["route"].names
-    return [Send("select", FileTask(question=state["question"], document=n, step=i)) for i, n in enumerate(names)]
-
-
-def after_collect(state: RagState) -> str:
-    if failed(state):
-        return "basic"
-    return "abstain" if state.get("abstain_reason") else "answer"
+def file_tasks(state: RagState) -> list[FileTask]:
+    """One section-selection task per routed file."""
+    return [FileTask(question=state["question"], document=n, step=i) for i, n in enumerate(state["route"].names)]
