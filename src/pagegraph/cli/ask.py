@@ -177,9 +177,7 @@ def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool,
     if reuse and exists:
         return
     if force and exists:
-        with Index(folder, settings, write=True) as old:
-            old.vectors.drop()
-        delete_index(folder)
+        delete_index(folder, settings)
     with Index(folder, settings, write=True) as opened:
         summary = ingest_with_progress(opened, [documents])
     print_ingest_summary(summary, folder)

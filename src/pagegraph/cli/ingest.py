@@ -113,9 +113,7 @@ def ingest(
         params = IndexParams.model_validate({**base.model_dump(), **overrides})
         params.chunking()  # validates size against overlap before anything is written or deleted
         if recreate and manifest is not None:
-            with Index(folder, settings, write=True, outdated_ok=True) as old:
-                old.vectors.drop()
-            delete_index(folder)
+            delete_index(folder, settings)
         tags = None
         if any(v is not None for v in (project, source_type, confidentiality, date)) or tag:
             tags = DocumentTags(

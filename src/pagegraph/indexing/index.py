@@ -220,8 +220,11 @@ def _may_precede_index(name: str) -> bool:
     return name in (_LOCK_FILE, SUMMARIZE_LOG) or name.split("-")[0] == THREADS_FILE
 
 
-def delete_index(folder: Path) -> None:
-    """Remove an index folder, refusing anything that does not look like one."""
+def delete_index(folder: Path, settings: Settings) -> None:
+    """Remove an index, its vectors (on a Chroma server too) and its folder, refusing anything that does not look
+    like one. An index of an older recipe can be deleted."""
     if not (folder / MANIFEST_FILE).exists() and not (folder / STORE_FILE).exists():
         raise PagegraphError(f"{folder} holds no pagegraph index; not deleting it")
+    with Index(folder, settings, write=True, outdated_ok=True) as old:
+        old.vectors.drop()
     shutil.rmtree(folder)

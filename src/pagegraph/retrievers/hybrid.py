@@ -1,6 +1,7 @@
-"""Hybrid retrieval: BM25 and dense candidates fused by weighted RRF, optionally reranked, expanded with windows.
-A search whose filter names no documents can first route: rank the documents (retrievers.documents, no model) and
-search only the best few."""
+"""Hybrid retrieval: BM25 and dense candidates fused (convex score fusion, or the weighted rank fusion it first
+landed with), optionally reranked, expanded with windows or ranked by page. A search whose filter names no documents
+can first route: rank the documents (retrievers.documents, no model) and search only the best few.
+`HybridRetriever.for_context` is the retriever the graphs use."""
 
 from __future__ import annotations
 
@@ -114,8 +115,8 @@ class HybridRetriever(BaseRetriever):
         return self.search_with_relevance(query, flt)[0]
 
     def search_with_relevance(self, query: str, flt: RetrievalFilter | None = None) -> tuple[list[ScoredChunk], float]:
-        """Fused hits with their windows, and the best cosine similarity of any chunk to the query: rank fusion
-        scores only order hits, this says whether anything in the filtered documents is close at all."""
+        """Fused hits with their windows, and the best cosine similarity of any chunk to the query: fusion scores
+        only order hits, this says whether anything in the searched documents is close at all."""
         flt = flt or self.filter
         mask = self.index.catalog.mask(flt)
         if self.by_page:
