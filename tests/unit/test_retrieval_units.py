@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from pagegraph.eval.metrics import Gold, RetrievedGroup, gold_for, question_metrics, summarise
+from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.vectors import chunk_metadata
-from pagegraph.retrievers.catalog import ChunkCatalog
 from pagegraph.retrievers.fusion import ALPHA_BY_KIND, adaptive_alpha, convex_fusion, question_kind, weighted_rrf
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.window import expand_window, page_groups

@@ -13,10 +13,10 @@ from langchain_core.language_models import BaseChatModel
 from pagegraph.config import Context
 from pagegraph.eval.baselines import LangChainEnsemble
 from pagegraph.eval.metrics import RetrievedGroup, gold_for, question_metrics, summarise
+from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.index import Index
 from pagegraph.llm.calls import model_label
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
-from pagegraph.retrievers.catalog import ChunkCatalog
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.tree import TreeRetriever, TreeSearch

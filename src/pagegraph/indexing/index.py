@@ -21,13 +21,13 @@ import numpy as np
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, PagegraphError
 from pagegraph.indexing.bm25 import BM25Index
+from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.indexing.profiles import DocumentProfiles
 from pagegraph.indexing.store import STORE_FILE, Store
 from pagegraph.indexing.vectors import VectorStore
-from pagegraph.retrievers.catalog import ChunkCatalog
 from pagegraph.state.records import now_iso
 
 _LOCK_FILE = ".lock"

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 
-QuestionKind = Literal["enumeration", "reasoning", "lookup"]
+from pagegraph.state.answering import QuestionKind
 
 _ENUMERATION = re.compile(
     r"\b(list(ed)?\s+(all|every|each|the)|enumerate|what\s+are\s+(all|the)|which\s+(ones|of\s+the)|how\s+many|"

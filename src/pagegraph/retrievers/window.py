@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pagegraph.retrievers.catalog import ChunkCatalog
+from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.retrievers.results import ScoredChunk
 
 

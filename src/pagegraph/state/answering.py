@@ -9,9 +9,10 @@ from pydantic import BaseModel, Field
 
 from pagegraph.llm.calls import ModelCall
 from pagegraph.llm.structured import Attempt
-from pagegraph.retrievers.fusion import QuestionKind
 
 OutputType = Literal["answer", "blueprint", "pdr", "workflow", "build_plan"]
+# enumeration questions want every matching passage, reasoning ones want meaning, lookups one fact
+QuestionKind = Literal["enumeration", "reasoning", "lookup"]
 
 
 class DocumentSummary(BaseModel):
