@@ -150,8 +150,11 @@ def test_summarize_replaces_section_summaries_and_reuses_them(tmp_path: Path, ca
         Ingestor(index).run([guide])
         assert not model.requests, "ingest calls no model"
     with SummaryRefiner(folder, settings, model, embedder=embedder) as refiner:
+        report = refiner.run(sections=False)  # the document summary only: what the router reads
+        assert report.summaries == 1 and report.sections == 0 and len(model.requests) == 1
+        assert not refiner.pending(sections=False) and refiner.pending()[0].sections > 0
         report = refiner.run()
-        assert report.summaries == 1 and report.sections > 0 and not refiner.pending()
+        assert report.summaries == 0 and report.sections > 0 and not refiner.pending()
     with Index(folder, settings, write=True, embedder=embedder) as index:
         (doc,) = index.store.documents()
         sections = index.store.sections(doc.id)

@@ -46,11 +46,11 @@ def summary_model(model_spec: str | None, settings: Settings) -> BaseChatModel:
 
 
 def summarize_with_progress(
-    folder: Path, settings: Settings, model: BaseChatModel, documents: list[str] | None
+    folder: Path, settings: Settings, model: BaseChatModel, documents: list[str] | None, sections: bool = True
 ) -> RefineReport:
     with progress_bars(TextColumn("left"), TimeRemainingColumn()) as progress:
         with SummaryRefiner(folder, settings, model, _RichRefineProgress(progress)) as refiner:
-            return refiner.run(documents)
+            return refiner.run(documents, sections)
 
 
 def print_refine_report(report: RefineReport) -> None:
@@ -81,6 +81,12 @@ def summarize(
         Optional[float],
         typer.Option(help="keep running: look for documents without model summaries every SECONDS", min=1.0),
     ] = None,
+    documents_only: Annotated[
+        bool,
+        typer.Option(
+            "--documents-only", help="only the document summaries (what the router reads); sections on a later run"
+        ),
+    ] = False,
 ) -> None:
     """Replace the extractive summaries ingest wrote with the model's, one summary at a time: questions can be
     asked meanwhile, another ingest may run, and a stopped run goes on where it left off."""
@@ -92,7 +98,7 @@ def summarize(
             if watch is not None and read_manifest(folder) is None:  # serving before the first ingest
                 time.sleep(watch)
                 continue
-            report = summarize_with_progress(folder, settings, chat_model, document)
+            report = summarize_with_progress(folder, settings, chat_model, document, sections=not documents_only)
             if watch is None or report.model_calls or report.sections or report.summaries:
                 print_refine_report(report)
             if watch is None:

@@ -102,8 +102,9 @@ class SummaryRefiner:
     def writer(self) -> str:
         return self.section_summarizer.key
 
-    def pending(self, names: list[str] | None = None) -> list[Pending]:
-        """Documents (all, or those named) with summaries left to write, in index order."""
+    def pending(self, names: list[str] | None = None, sections: bool = True) -> list[Pending]:
+        """Documents (all, or those named) with summaries left to write, in index order (without `sections`: only
+        the document summaries count)."""
         documents = self.store.documents()
         if names:
             known = {doc.name for doc in documents}
@@ -117,23 +118,26 @@ class SummaryRefiner:
             todo = Pending(
                 doc,
                 summary=stored is None or stored.method != "model",
-                sections=pending_sections(self.store.sections(doc.id), self.writer),
+                sections=pending_sections(self.store.sections(doc.id), self.writer) if sections else 0,
             )
             if todo.count:
                 found.append(todo)
         return found
 
-    def run(self, names: list[str] | None = None) -> RefineReport:
+    def run(self, names: list[str] | None = None, sections: bool = True) -> RefineReport:
+        """Write what `pending` lists. Without `sections`, only the document summaries (what the router reads);
+        the sections wait for a later run."""
         started = time.perf_counter()
         report = RefineReport()
-        todo = self.pending(names)
+        todo = self.pending(names, sections)
         self.progress.start(sum(item.count for item in todo))
         for item in todo:
             self.progress.document_started(item.document.name)
             report.documents += 1
             if item.summary and not self._summary(item.document, report):
                 continue
-            self._sections(item.document, report)
+            if sections:
+                self._sections(item.document, report)
         report.seconds = time.perf_counter() - started
         return report
 
