@@ -82,11 +82,11 @@ class HybridRetriever(BaseRetriever):
         return self._fused(query, flt or self.filter, limit)[0]
 
     def _candidates(
-        self, query: str, vector: np.ndarray, flt: RetrievalFilter
+        self, query: str, vector: np.ndarray, bm25_scores: np.ndarray, flt: RetrievalFilter
     ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-        """The fused candidates (unreranked, uncut) and the dense list."""
+        """The fused candidates (unreranked, uncut) and the dense list; `vector` and `bm25_scores` are the query's
+        embedding and BM25 scores, computed once however many searches a question takes."""
         index, catalog = self.index, self.index.catalog
-        bm25_scores = index.bm25.scores(query)
         lexical = index.bm25.search(query, self.top_k_bm25, catalog.mask(flt), scores=bm25_scores)
         dense = DenseRetriever(index=index).search(query, self.top_k_vector, flt, vector=vector)
         if self.fusion == "rrf":
@@ -100,12 +100,12 @@ class HybridRetriever(BaseRetriever):
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> tuple[list[ScoredChunk], float]:
-        vector = self.index.embedder.embed([query])[0]
-        hits, dense = self._candidates(query, vector, flt)
+        vector, bm25_scores = self.index.embedder.embed([query])[0], self.index.bm25.scores(query)
+        hits, dense = self._candidates(query, vector, bm25_scores, flt)
         if self.route_documents and flt.documents is None and len(self.index.profiles) > self.route_documents:
             ranked = rank_documents(self.index, query, vector, hits, flt, self.routing)
             routed = flt.model_copy(update={"documents": [d.name for d in ranked[: self.route_documents]]})
-            hits, dense = self._candidates(query, vector, routed)
+            hits, dense = self._candidates(query, vector, bm25_scores, routed)
         if self.reranker is not None:
             hits = self._rerank(query, hits[: 2 * self.max_chunks])
         return hits[: limit or self.max_chunks], max((h.score for h in dense), default=0.0)
@@ -129,7 +129,7 @@ class HybridRetriever(BaseRetriever):
         """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""
         flt = flt or self.filter
         vector = self.index.embedder.embed([query])[0]
-        hits, _ = self._candidates(query, vector, flt)
+        hits, _ = self._candidates(query, vector, self.index.bm25.scores(query), flt)
         return rank_documents(self.index, query, vector, hits, flt, self.routing)
 
     def _rerank(self, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:
