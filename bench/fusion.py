@@ -13,10 +13,10 @@ landed rank fusion are printed beside it.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
+
+from tune_check import parse_tune_check
 
 ALPHAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 
@@ -53,14 +53,7 @@ def measure(index_folder: Path, questions_file: Path, scopes: tuple[str, ...]) -
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tune", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
-    parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    for _, questions in (args.tune, args.check):
-        if not questions.exists():
-            sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
+    args = parse_tune_check(__doc__)
     tune = measure(*args.tune, scopes=("document", "corpus"))
     check = measure(*args.check, scopes=("corpus",))
     for name in tune:

@@ -13,11 +13,11 @@ tuning set; ties: the earlier in the grid) on both sets.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
-import sys
 from pathlib import Path
+
+from tune_check import parse_tune_check
 
 KS = (1, 3, 5, 10)
 WEIGHTS = (0.0, 0.5, 1.0, 2.0)
@@ -57,14 +57,7 @@ def scores(rows: list[Question], weights: dict[str, float], rrf_k: int) -> dict[
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tune", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
-    parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    for _, questions in (args.tune, args.check):
-        if not questions.exists():
-            sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
+    args = parse_tune_check(__doc__)
 
     from pagegraph.retrievers.documents import SIGNALS, RoutingWeights
 

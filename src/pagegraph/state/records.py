@@ -275,7 +275,7 @@ class RetrievalFilter(BaseModel):
             return False
         if self.source_types is not None and tags.source_type not in self.source_types:
             return False
-        if (self.date_from or self.date_to) and not self.dates(tags.date):
+        if not self.dates(tags.date):
             return False
         return within_ceiling(tags.confidentiality, self.max_confidentiality)
 

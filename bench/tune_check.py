@@ -1,0 +1,20 @@
+"""The command line of the benches that choose parameters on one question set and check them on another."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def parse_tune_check(description: str) -> argparse.Namespace:
+    """--tune INDEX QUESTIONS, --check INDEX QUESTIONS and --out FILE; exits when a question file is missing."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tune", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
+    parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    for _, questions in (args.tune, args.check):
+        if not questions.exists():
+            sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
+    return args
