@@ -5,7 +5,9 @@ Per-run knobs that Studio shows (`Context`) join this module with the question g
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -104,7 +106,15 @@ class Settings(BaseSettings):
     )
     upload_dir: Path = Field(
         default_factory=lambda: _data_home() / "pagegraph" / "uploads",
-        description="the server's upload folder: where its `ingest` graph reads when ingest_roots is unset",
+        description="the server's shared upload folder: where its `ingest` graph reads when ingest_roots is unset",
+    )
+    user_upload_dir: Path = Field(
+        default_factory=lambda: _data_home() / "pagegraph" / "user-uploads",
+        description="where the web page keeps each server user's uploads, a folder per user; a user's `ingest` "
+        "runs may read their own folder, nobody else's",
+    )
+    max_upload_bytes: int = Field(
+        default=50_000_000, ge=1024, description="largest upload the web page accepts in one request (413 above it)"
     )
     ingest_roots: list[Path] | None = Field(
         default=None,
@@ -140,9 +150,16 @@ class Settings(BaseSettings):
         """The most tokens a question may have for a model with this window."""
         return min(self.max_question_tokens, context_window // 4)
 
-    def ingest_folders(self) -> list[Path]:
-        """Where server-side ingest may read, resolved."""
-        return [Path(root).expanduser().resolve() for root in (self.ingest_roots or [self.upload_dir])]
+    def ingest_folders(self, user: str | None = None) -> list[Path]:
+        """Where server-side ingest may read, resolved: the configured folders, and `user`'s own uploads."""
+        roots = [Path(root).expanduser().resolve() for root in (self.ingest_roots or [self.upload_dir])]
+        return roots + ([self.uploads_of(user)] if user else [])
+
+    def uploads_of(self, user: str) -> Path:
+        """`user`'s upload folder (a name that is not a plain file name is hashed)."""
+        plain = re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}", user) is not None
+        folder = user if plain else "user-" + hashlib.sha256(user.encode()).hexdigest()[:16]
+        return Path(self.user_upload_dir).expanduser().resolve() / folder
 
 
 def get_settings() -> Settings:

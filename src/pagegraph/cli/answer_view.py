@@ -9,24 +9,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
 from pagegraph.state.answering import Highlight
 
-# What the user is told each stage is doing (stages not listed work silently).
-STAGE_LABELS = {
-    "rewrite_followup": "reading the conversation",
-    "choose": "choosing how to answer",
-    "route": "choosing documents",
-    "plan": "planning the search",
-    "plan_search": "planning the search",
-    "retrieve": "searching",
-    "search": "searching",
-    "find_files": "choosing documents",
-    "select": "choosing sections",
-    "expand_tree": "reading the section tree",
-    "map_chunk": "reading passages",
-    "verify": "checking citations",
-}
-ANSWER_NODES = ("answer", "reduce", "read")
 ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
 
 

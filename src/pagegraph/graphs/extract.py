@@ -40,7 +40,7 @@ def build_extract_graph(services: Services | None = None, checkpointer: Checkpoi
     builder.add_node("weigh", weigh_answer)
     builder.add_node("verify", guarded("verify", verify))
     builder.add_node("abstain", abstain)
-    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
+    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services, checkpointer=False)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "search")

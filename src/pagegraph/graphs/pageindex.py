@@ -39,7 +39,7 @@ def build_pageindex_graph(services: Services | None = None, checkpointer: Checkp
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
     builder.add_node("verify", guarded("verify", verify))
     builder.add_node("abstain", abstain)
-    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services)))
+    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services, checkpointer=False)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "highlight")

@@ -7,9 +7,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.nodes.common import StageTimer, usage_update
+from pagegraph.nodes.common import StageTimer, finished_turn, usage_update
 from pagegraph.prompts.abstain import ABSTAIN_MESSAGE, SEARCHED
-from pagegraph.state.answering import Turn
 from pagegraph.state.graph import RagState
 
 
@@ -28,6 +27,6 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "low_confidence": True,
         "evidence": state.get("evidence") or [],
         **usage_update(state.get("trace") or []),
-        "history": [Turn(question=state.get("question", ""), answer=message)],
+        **finished_turn(state, message),
         "trace": [timer.record(reason)],
     }

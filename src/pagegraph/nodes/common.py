@@ -7,7 +7,7 @@ from pathlib import PurePath
 from time import perf_counter
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
@@ -29,9 +29,31 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     return Context.model_validate(context or {})
 
 
+QUESTION_PREFIX_CHARS = 200  # what is kept of a question refused for its length
+
+
 def recent_turns(state: RagState, context: Context) -> list[Turn]:
     """The chat turns before this question that the model is shown (`history_turns` of them, newest last)."""
     return (state.get("history") or [])[-context.history_turns :] if context.history_turns else []
+
+
+def pending_question(state: RagState) -> str | None:
+    """The question a chat client sent as the thread's last message (Agent Chat UI, `useStream`), not yet answered."""
+    messages = state.get("messages") or []
+    return messages[-1].text.strip() if messages and isinstance(messages[-1], HumanMessage) else None
+
+
+def finished_turn(state: RagState, answer: str) -> dict[str, Any]:
+    """What a finished run adds to its thread: the turn that follow-ups read, and the chat messages (the question,
+    unless a chat client sent it as a message, then the answer)."""
+    question = state.get("question", "")
+    pending = pending_question(state)
+    asked = (
+        []
+        if pending is not None and pending[:QUESTION_PREFIX_CHARS] == question[:QUESTION_PREFIX_CHARS]
+        else [HumanMessage(question)]
+    )
+    return {"history": [Turn(question=question, answer=answer)], "messages": [*asked, AIMessage(answer)]}
 
 
 def match_document_names(requested: Sequence[str], known: Sequence[str]) -> list[str]:

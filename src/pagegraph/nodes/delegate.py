@@ -1,6 +1,10 @@
 """Hand the question to another compiled graph and take its output as this run's: how the rag and small_model
 graphs fall back to the basic graph when a stage fails, and how the auto graph runs the graph it picked. The
-trace keeps what came before (the failure, the choice) followed by the other graph's records."""
+trace keeps what came before (the failure, the choice) followed by the other graph's records.
+
+The other graph is compiled with `checkpointer=False`: its result is saved as this node's update, and a graph
+invoked inside a node would otherwise inherit the run's checkpointer, whose LangGraph-server (async) kind cannot be
+called from this synchronous node."""
 
 from __future__ import annotations
 
@@ -11,8 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.nodes.common import context_of, usage_update
-from pagegraph.state.answering import Turn
+from pagegraph.nodes.common import context_of, finished_turn, usage_update
 from pagegraph.state.graph import InputState, RagState
 
 PASSED_ON = ("question", "documents", "filters", "output_type")
@@ -40,5 +43,5 @@ def delegate(
         **{key: result[key] for key in RETURNED if key in result},
         "trace": result["trace"],
         **usage_update([*(state.get("trace") or []), *result["trace"]]),
-        "history": [Turn(question=state["question"], answer=result["answer"])],
+        **finished_turn(state, result["answer"]),
     }

@@ -97,7 +97,7 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
         else:
             if refusal := access.refuse_tags(tags):
                 raise PagegraphError(refusal)
-            roots = services.settings.ingest_folders()
+            roots = services.settings.ingest_folders(access.user)
             found = {item: resolve_in_roots(item, roots) for item in items}
             paths = [path for path in found.values() if path is not None]
             refused = [FileOutcome(str(local_path(i)), "failed", reason=NOT_FOUND) for i, p in found.items() if not p]

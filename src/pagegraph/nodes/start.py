@@ -12,12 +12,10 @@ from pagegraph.access import caller_access
 from pagegraph.config import Context
 from pagegraph.llm.budget import context_window
 from pagegraph.llm.calls import estimate_tokens
-from pagegraph.nodes.common import context_of
+from pagegraph.nodes.common import QUESTION_PREFIX_CHARS, context_of, pending_question
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 from pagegraph.state.records import RetrievalFilter
-
-QUESTION_PREFIX_CHARS = 200
 
 
 def question_refusal(question: str, services: Services, context: Context) -> str | None:
@@ -40,9 +38,20 @@ def question_refusal(question: str, services: Services, context: Context) -> str
     return None
 
 
+def asked_question(state: RagState) -> str:
+    """`question`, unless a chat client sent the question as a message: then `question` is empty or still the
+    previous turn's."""
+    question = state.get("question", "")
+    pending = pending_question(state)
+    turns = state.get("history") or []
+    if pending is not None and (not question or (turns and question == turns[-1].question)):
+        return pending
+    return question
+
+
 def start(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     context = context_of(runtime)
-    question = state.get("question", "").strip()
+    question = asked_question(state).strip()
     refusal = question_refusal(question, services, context)
     if refusal and len(question) > QUESTION_PREFIX_CHARS:
         question = question[:QUESTION_PREFIX_CHARS] + "…"

@@ -10,9 +10,9 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
-from pagegraph.nodes.common import StageTimer, usage_update
+from pagegraph.nodes.common import StageTimer, finished_turn, usage_update
 from pagegraph.prompts.answer import REFUSAL
-from pagegraph.state.answering import Citation, Evidence, Turn
+from pagegraph.state.answering import Citation, Evidence
 from pagegraph.state.graph import RagState
 
 LOW_CONFIDENCE = 0.2
@@ -171,6 +171,6 @@ def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "confidence": confidence,
         "low_confidence": confidence < LOW_CONFIDENCE,
         **usage_update([*(state.get("trace") or []), trace]),
-        "history": [Turn(question=state["question"], answer=text)],
+        **finished_turn(state, text),
         "trace": [trace],
     }

@@ -1,5 +1,6 @@
-"""The HTTP app LangGraph server mounts beside its API (langgraph.json `http.app`). Its middleware bounds every
-request, the API's included: the body size (413), and how many runs one user may have going at once and start per
+"""The HTTP app LangGraph server mounts beside its API (langgraph.json `http.app`): the web page and its routes
+(`pagegraph.server.web`). Its middleware bounds every request, the API's included: the body size (413; uploads to
+the web page have their own limit), and how many runs one user may have going at once and start per
 minute (429, with the limit named and Retry-After)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from starlette.applications import Starlette
 
 from pagegraph.config import Settings, get_settings
 from pagegraph.server.auth import request_access
+from pagegraph.server.web import UPLOAD_PATH, routes
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -86,18 +88,20 @@ class RequestLimits:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.settings.max_request_bytes
+        path = scope.get("path", "")
+        upload = scope.get("method") == "POST" and path == UPLOAD_PATH
+        limit = self.settings.max_upload_bytes if upload else self.settings.max_request_bytes
+        knob = "PAGEGRAPH_MAX_UPLOAD_BYTES" if upload else "PAGEGRAPH_MAX_REQUEST_BYTES"
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length", b"").decode()
         if declared.isdigit() and int(declared) > limit:
-            await refuse(send, 413, too_large(int(declared), limit))
+            await refuse(send, 413, too_large(int(declared), limit, knob))
             return
         body, size = await read_body(receive, limit)
         if body is None:
-            await refuse(send, 413, too_large(size, limit))
+            await refuse(send, 413, too_large(size, limit, knob))
             return
         replay = replayer(body)
-        path = scope.get("path", "")
         if scope.get("method") != "POST" or not RUN_PATH.match(path):
             await self.app(scope, replay, send)
             return
@@ -149,8 +153,8 @@ class RequestLimits:
             self.runs.release(user)
 
 
-def too_large(size: int, limit: int) -> str:
-    return f"request body of {size:,} bytes is over the limit of {limit:,} bytes (PAGEGRAPH_MAX_REQUEST_BYTES)"
+def too_large(size: int, limit: int, knob: str) -> str:
+    return f"request body of {size:,} bytes is over the limit of {limit:,} bytes ({knob})"
 
 
 async def read_body(receive: Receive, limit: int) -> tuple[bytes | None, int]:
@@ -203,5 +207,5 @@ def created_runs(body: bytes) -> list[tuple[str, str]]:
     ]
 
 
-app = Starlette()
+app = Starlette(routes=routes)
 app.add_middleware(RequestLimits)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, NotRequired
 
+from langchain_core.messages import AnyMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from pagegraph.llm.calls import UsageSummary
@@ -55,17 +57,22 @@ def first_failure(current: Failure | None, update: Failure | None) -> Failure | 
     return current or update
 
 
-class InputState(TypedDict):
+class InputState(TypedDict, total=False):
+    """`question`, or a chat client's `messages` ending in the question (LangChain's Agent Chat UI, `useStream`)."""
+
     question: str
-    documents: NotRequired[list[str]]
-    filters: NotRequired[RetrievalFilter]
-    output_type: NotRequired[OutputType]
+    messages: Annotated[list[AnyMessage], add_messages]
+    documents: list[str]
+    filters: RetrievalFilter
+    output_type: OutputType
 
 
 class OutputState(TypedDict):
     """`highlights` are the sentences picked before any answer-model call (shown first); `evidence` is what the
-    answer model read; `trace` has one record per stage."""
+    answer model read; `trace` has one record per stage; `messages` is the thread as a chat: each question and
+    its answer."""
 
+    messages: Annotated[list[AnyMessage], add_messages]
     highlights: list[Highlight]
     answer: str
     citations: list[Citation]

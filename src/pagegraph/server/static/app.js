@@ -1,0 +1,445 @@
+// pagegraph's web page: sign in with an API key, list and upload documents, ask with the run streamed (stages,
+// evidence, answer tokens, then the verified answer and its sources), reopen threads, and check a citation on its
+// page. Runs and threads go through the LangGraph API of the same server; the rest through its /ui routes.
+"use strict";
+
+const KEY = "pagegraph-api-key";
+const $ = (id) => document.getElementById(id);
+const state = { key: sessionStorage.getItem(KEY) || "", me: null, thread: null, view: null, documents: [] };
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
+function showError(message) {
+  const banner = $("banner");
+  banner.textContent = message;
+  banner.hidden = !message;
+}
+
+function headers(extra = {}) {
+  return state.key ? { "x-api-key": state.key, ...extra } : extra;
+}
+
+async function call(path, options = {}) {
+  const reply = await fetch(path, { ...options, headers: headers(options.headers) });
+  if (!reply.ok) {
+    let detail = `${reply.status} ${reply.statusText}`;
+    try {
+      const body = await reply.json();
+      detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail ?? body);
+    } catch (_) { /* not JSON */ }
+    const error = new Error(detail);
+    error.status = reply.status;
+    throw error;
+  }
+  return reply;
+}
+
+const json = async (path, options) => (await call(path, options)).json();
+const post = (path, body) =>
+  json(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+
+// ---- signing in ----
+
+async function signIn() {
+  try {
+    state.me = await json("/ui/me");
+  } catch (error) {
+    if (error.status === 401) {
+      $("app").hidden = true;
+      $("sign-in").hidden = false;
+      $("sign-out").hidden = true;
+      if (state.key) showError(`Sign-in failed: ${error.message}`);
+      return;
+    }
+    showError(`The server did not answer: ${error.message}`);
+    return;
+  }
+  showError("");
+  $("sign-in").hidden = true;
+  $("app").hidden = false;
+  $("sign-out").hidden = !state.key;
+  $("who").textContent = `${state.me.user} · ${state.me.role}` + (state.me.ceiling ? ` · up to ${state.me.ceiling}` : "");
+  fillSelect($("graph"), state.me.graphs);
+  fillSelect($("output-type"), state.me.output_types);
+  fillSelect($("upload-confidentiality"), state.me.confidentiality, "internal");
+  $("upload-files").accept = state.me.upload_types.join(",");
+  $("upload-form").hidden = !state.me.may_upload;
+  await Promise.all([loadDocuments(), loadThreads()]);
+}
+
+function fillSelect(select, values, chosen) {
+  select.replaceChildren(...values.map((value) => element("option", { value }, value)));
+  if (chosen) select.value = chosen;
+}
+
+// ---- documents and uploads ----
+
+async function loadDocuments() {
+  const listed = await json("/ui/documents");
+  state.documents = listed.documents;
+  $("documents").replaceChildren(
+    ...(listed.documents.length ? listed.documents : [null]).map((d) =>
+      d === null
+        ? element("li", { class: "meta" }, "No documents yet.")
+        : element(
+            "li",
+            { "data-name": d.name, title: d.summary },
+            element("div", { class: "name" }, d.name),
+            element("div", { class: "meta" },
+              `${d.type} · ${d.pages} pages · ${d.chunks} chunks · ${d.status}` +
+              (d.project ? ` · ${d.project}` : "") + ` · ${d.confidentiality}` +
+              (d.summary_by === "model" ? " · model summary" : "")),
+            element("div", { class: "summary" }, d.summary),
+          ),
+    ),
+  );
+  $("failures").replaceChildren(
+    ...listed.failures.map((f) => element("li", {}, `${f.name} failed: ${f.reason}`)),
+  );
+  const filter = $("document-filter");
+  const chosen = filter.value;
+  filter.replaceChildren(
+    element("option", { value: "" }, "all I may read"),
+    ...listed.documents.map((d) => element("option", { value: d.name }, d.name)),
+  );
+  filter.value = listed.documents.some((d) => d.name === chosen) ? chosen : "";
+}
+
+async function uploadAndIngest(event) {
+  event.preventDefault();
+  const files = [...$("upload-files").files];
+  const progress = $("upload-progress");
+  const tooLarge = files.find((f) => f.size > state.me.max_upload_bytes);
+  if (tooLarge) {
+    progress.replaceChildren(element("li", { class: "error" },
+      `${tooLarge.name} is ${tooLarge.size.toLocaleString()} bytes; the limit is ${state.me.max_upload_bytes.toLocaleString()}`));
+    return;
+  }
+  const form = new FormData();
+  for (const file of files) form.append("file", file, file.name);
+  const button = event.submitter || $("upload-form").querySelector("button");
+  button.disabled = true;
+  progress.replaceChildren(element("li", { class: "running" }, `uploading ${files.length} file(s)…`));
+  try {
+    const uploaded = await json("/ui/uploads", { method: "POST", body: form });
+    const rows = new Map(uploaded.files.map((f) => [f.name, element("li", {}, `${f.name}: waiting`)]));
+    progress.replaceChildren(...rows.values());
+    const input = {
+      paths: uploaded.files.map((f) => f.path),
+      confidentiality: $("upload-confidentiality").value,
+    };
+    if ($("upload-project").value.trim()) input.project = $("upload-project").value.trim();
+    let outcome = null;
+    await streamRun("/runs/stream", { assistant_id: "ingest", input, stream_mode: ["custom", "updates"] }, {
+      custom(data) {
+        const row = rows.get(data.name);
+        if (!row) return;
+        if (data.event === "file_started") row.textContent = `${data.name}: reading and embedding…`;
+        if (data.event === "file_finished")
+          row.textContent = `${data.name}: ${data.status}` + (data.reason ? ` (${data.reason})` : "");
+      },
+      updates(data) {
+        if (data.ingest) outcome = data.ingest;
+      },
+    });
+    if (outcome && outcome.error) progress.append(element("li", { class: "error" }, outcome.error));
+    $("upload-files").value = "";
+  } catch (error) {
+    progress.append(element("li", { class: "error" }, `Upload failed: ${error.message}`));
+  } finally {
+    button.disabled = false;
+    await loadDocuments();
+  }
+}
+
+// ---- runs ----
+
+// POST a run and hand each server-sent event to handlers[kind] ("updates", "messages", "custom", ...).
+async function streamRun(path, body, handlers) {
+  const reply = await call(path, {
+    method: "POST",
+    body: JSON.stringify({ stream_subgraphs: true, ...body }),
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+  });
+  const reader = reply.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffered += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let end;
+    while ((end = buffered.indexOf("\n\n")) >= 0) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      let kind = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) kind = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+      }
+      if (!data.length) continue;
+      const parsed = JSON.parse(data.join("\n"));
+      kind = kind.split("|")[0];
+      if (kind === "error") throw new Error(parsed.message || parsed.error || "the run failed");
+      handlers[kind]?.(parsed);
+    }
+  }
+}
+
+function turnView(question) {
+  const view = {
+    root: element("div", { class: "turn" }),
+    stages: element("ul", { class: "stages" }),
+    evidence: element("div", { class: "evidence", hidden: "" }),
+    answer: element("div", { class: "answer", hidden: "" }),
+    sources: element("div", { class: "sources", hidden: "" }),
+    footer: element("div", { class: "footer" }),
+    shown: new Set(),
+  };
+  view.root.append(element("div", { class: "question" }, question), view.stages, view.evidence, view.answer,
+    view.sources, view.footer);
+  $("turns").append(view.root);
+  return view;
+}
+
+function stage(view, label) {
+  if (view.shown.has(label)) return;
+  view.shown.add(label);
+  for (const running of view.stages.querySelectorAll(".running")) running.classList.remove("running");
+  view.stages.append(element("li", { class: "running" }, label));
+  scrollDown();
+}
+
+function scrollDown() {
+  $("turns").scrollTop = $("turns").scrollHeight;
+}
+
+function citeLink(label, target) {
+  return element("a", { class: "cite", onclick: () => openView(target) }, label);
+}
+
+function showEvidence(view, highlights) {
+  if (!highlights || !highlights.length || !view.evidence.hidden) return;
+  view.evidence.hidden = false;
+  view.evidence.replaceChildren(element("h4", {}, "Evidence"));
+  for (const h of highlights) {
+    const target = { chunk: h.passage_id, page: h.page, start: h.start, end: h.end };
+    view.evidence.append(element("div", {}, citeLink(h.label, target), " ", h.sentence.replace(/\s+/g, " ")));
+  }
+}
+
+function showAnswer(view, values) {
+  for (const running of view.stages.querySelectorAll(".running")) running.classList.remove("running");
+  showEvidence(view, values.highlights);
+  if (values.abstained && values.highlights && values.highlights.length)
+    view.evidence.append(element("div", { class: "closest" },
+      "These are the closest passages, which do not answer the question."));
+  view.answer.hidden = false;
+  view.answer.classList.toggle("abstained", !!values.abstained);
+  view.answer.textContent = values.answer;
+  const citations = values.citations || [];
+  view.sources.hidden = !citations.length;
+  view.sources.replaceChildren(
+    element("h4", {}, "Sources"),
+    element("ol", {}, ...citations.map((c) =>
+      element("li", {}, citeLink(c.label, { chunk: c.chunk_ids, page: c.start_page }),
+        c.origin === "model" ? "" : " (attributed)"))),
+  );
+  view.footer.replaceChildren();
+  if (!values.abstained && values.usage)
+    view.footer.append(`confidence ${values.confidence.toFixed(2)} · ${values.usage.calls} model calls · ` +
+      `${(values.usage.latency_ms / 1000).toFixed(1)} s in the model`);
+  if (values.low_confidence && !values.abstained)
+    view.footer.append(element("div", { class: "warning" },
+      "Low confidence: little of this answer appears in the cited sources; check them before relying on it."));
+  scrollDown();
+}
+
+async function ask(event) {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question) return;
+  const button = $("ask");
+  button.disabled = true;
+  const view = turnView(question);
+  $("question").value = "";
+  const graph = $("graph").value;
+  try {
+    if (!state.thread) {
+      const thread = await post("/threads", { metadata: { title: question.slice(0, 80), graph } });
+      state.thread = thread.thread_id;
+    }
+    const input = { question, output_type: $("output-type").value };
+    if ($("document-filter").value) input.documents = [$("document-filter").value];
+    let streamed = "";
+    stage(view, "starting");
+    await streamRun(`/threads/${state.thread}/runs/stream`, {
+      assistant_id: graph,
+      input,
+      stream_mode: ["updates", "messages-tuple"],
+    }, {
+      updates(data) {
+        for (const [node, update] of Object.entries(data)) {
+          if (node === "highlight") showEvidence(view, update && update.highlights);
+          const label = state.me.stages[node];
+          if (label && !streamed)
+            stage(view, update && update.retrieved ? `${label}: ${update.retrieved.length} passages` : label);
+        }
+      },
+      messages([chunk, metadata]) {
+        if (!state.me.answer_nodes.includes(metadata.langgraph_node)) return;
+        if (typeof chunk.content !== "string" || !chunk.content) return;
+        if (!streamed) stage(view, "writing");
+        streamed += chunk.content;
+        view.answer.hidden = false;
+        view.answer.textContent = streamed;
+        scrollDown();
+      },
+    });
+    const final = await json(`/threads/${state.thread}/state`);
+    showAnswer(view, final.values);
+  } catch (error) {
+    for (const running of view.stages.querySelectorAll(".running")) running.classList.remove("running");
+    view.footer.replaceChildren(element("div", { class: "error" }, `The run failed: ${error.message}`));
+  } finally {
+    button.disabled = false;
+    loadThreads();
+  }
+}
+
+// ---- threads ----
+
+async function loadThreads() {
+  const threads = await post("/threads/search", { limit: 30, sort_by: "updated_at", sort_order: "desc" });
+  $("threads").replaceChildren(...threads.map((t) => element("li", {
+    class: t.thread_id === state.thread ? "current" : "",
+    onclick: () => openThread(t.thread_id),
+  }, (t.metadata && t.metadata.title) || t.thread_id)));
+}
+
+async function openThread(threadId) {
+  try {
+    const shown = await json(`/threads/${threadId}/state`);
+    state.thread = threadId;
+    $("turns").replaceChildren();
+    const values = shown.values || {};
+    const turns = values.history || [];
+    turns.forEach((turn, i) => {
+      const view = turnView(turn.question);
+      if (i === turns.length - 1) showAnswer(view, values);
+      else { view.answer.hidden = false; view.answer.textContent = turn.answer; }
+    });
+    loadThreads();
+  } catch (error) {
+    showError(`Cannot open that thread: ${error.message}`);
+  }
+}
+
+function newThread() {
+  state.thread = null;
+  $("turns").replaceChildren();
+  loadThreads();
+  $("question").focus();
+}
+
+// ---- the citation viewer ----
+
+async function openView(target) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(target))
+    for (const one of [].concat(value ?? [])) query.append(name, one);
+  let shown;
+  try {
+    shown = await json(`/ui/view?${query}`);
+  } catch (error) {
+    showError(`Cannot show that page: ${error.message}`);
+    return;
+  }
+  showError("");
+  state.view = shown;
+  $("app").classList.add("viewing");
+  $("viewer").hidden = false;
+  $("viewer-title").textContent = `${shown.document.name}, page ${shown.page} of ${shown.document.pages}`;
+  $("page-prev").disabled = shown.page <= 1;
+  $("page-next").disabled = shown.page >= shown.document.pages;
+  const image = $("page-image");
+  const boxes = $("page-boxes");
+  boxes.replaceChildren();
+  const text = $("page-text");
+  if (shown.image) {
+    $("page-frame").hidden = false;
+    text.hidden = true;
+    const blob = await (await call(shown.image)).blob();
+    if (image.src) URL.revokeObjectURL(image.src);
+    image.alt = `page ${shown.page} of ${shown.document.name}`;
+    image.src = URL.createObjectURL(blob);
+    for (const [left, top, right, bottom] of shown.boxes) {
+      boxes.append(element("div", {
+        class: "highlight-box",
+        style: `left:${left * 100}%;top:${top * 100}%;width:${(right - left) * 100}%;height:${(bottom - top) * 100}%`,
+      }));
+    }
+  } else {
+    $("page-frame").hidden = true;
+    image.removeAttribute("src");
+    text.hidden = false;
+    text.replaceChildren();
+    const [start, end] = shown.mark || [0, 0];
+    text.append(shown.text.slice(0, start));
+    if (end > start) text.append(element("mark", {}, shown.text.slice(start, end)));
+    text.append(shown.text.slice(end));
+  }
+  (boxes.firstChild || text.querySelector("mark"))?.scrollIntoView({ block: "center" });
+}
+
+function turnPage(step) {
+  const shown = state.view;
+  if (shown) openView({ document: shown.document.id, page: shown.page + step });
+}
+
+function closeView() {
+  $("viewer").hidden = true;
+  $("app").classList.remove("viewing");
+}
+
+// ---- wiring ----
+
+window.addEventListener("DOMContentLoaded", () => {
+  $("sign-in-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    state.key = $("api-key").value.trim();
+    sessionStorage.setItem(KEY, state.key);
+    signIn();
+  });
+  $("sign-out").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY);
+    state.key = "";
+    state.thread = null;
+    $("turns").replaceChildren();
+    closeView();
+    signIn();
+  });
+  $("ask-form").addEventListener("submit", ask);
+  $("question").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      $("ask-form").requestSubmit();
+    }
+  });
+  $("upload-form").addEventListener("submit", uploadAndIngest);
+  $("new-thread").addEventListener("click", newThread);
+  $("page-prev").addEventListener("click", () => turnPage(-1));
+  $("page-next").addEventListener("click", () => turnPage(1));
+  $("viewer-close").addEventListener("click", closeView);
+  signIn();
+});
