@@ -24,7 +24,8 @@ SELF_CONTAINED = "And what does error E04 mean?"
 
 @pytest.fixture
 def chat(sample_index: Path, cache_dir: Path, embedder: Embedder):
-    """chat(graph, *replies, **context) -> (turn(question) -> output, scripted model): one thread, several turns."""
+    """chat(graph, *replies, **context) -> (turn(question or input) -> output, scripted model): one thread, several
+    turns."""
     index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
 
     def open_thread(graph: str, *replies: Reply, **context):
@@ -36,7 +37,12 @@ def chat(sample_index: Path, cache_dir: Path, embedder: Embedder):
             checkpointer=InMemorySaver(serde=checkpoint_serializer()),
         )
         thread = {"configurable": {"thread_id": "t1"}}
-        return lambda question: compiled.invoke({"question": question}, thread, context=Context(**context)), model
+
+        def turn(asked: str | dict) -> dict:
+            inputs = asked if isinstance(asked, dict) else {"question": asked}
+            return compiled.invoke(inputs, thread, context=Context(**context))
+
+        return turn, model
 
     yield open_thread
     index.close()
@@ -115,3 +121,30 @@ def test_reading_the_rewrite(reply: str, kept: str | None) -> None:
 def test_a_question_without_a_question_mark_may_be_rewritten_without_one() -> None:
     assert usable_rewrite("tell me its height", "Tell me the height of the SB-40")
     assert usable_rewrite("它有多高？", "SB-40 有多高？")
+
+
+def test_chat_clients_may_send_the_question_as_a_message(chat) -> None:
+    """Agent Chat UI and useStream send `messages` ending in the question; `question` callers get the same thread."""
+    turn, model = chat(
+        "basic",
+        "It weighs 98 kg [1].",
+        STANDALONE,
+        "It is 1150 mm high [1].",
+        "What does error E04 mean?",
+        "Error E04 means a fan fault [1].",
+    )
+    first = turn({"messages": [{"type": "human", "content": FIRST}]})
+    assert first["answer"].startswith("It weighs 98 kg") and FIRST in model.requests[0][0][-1].content
+    second = turn(STANDALONE)
+    third = turn({"messages": [{"role": "user", "content": [{"type": "text", "text": SELF_CONTAINED}]}]})
+    asked = [r.details["asked"] for out in (second, third) for r in out["trace"] if r.stage == "rewrite_followup"]
+    assert asked == [STANDALONE, SELF_CONTAINED], "the new message is the question, not the last turn's"
+    said = [(m.type, m.text) for m in third["messages"]]
+    assert said == [
+        ("human", FIRST),
+        ("ai", first["answer"]),
+        ("human", STANDALONE),
+        ("ai", second["answer"]),
+        ("human", SELF_CONTAINED),
+        ("ai", third["answer"]),
+    ]

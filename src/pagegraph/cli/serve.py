@@ -95,6 +95,9 @@ def serve(
     command += [] if reload else ["--no-reload"]
     url = f"http://{'127.0.0.1' if host in LOOPBACK else host}:{port}"
     console.print(f"serving {path} at {url} (index {folder})", highlight=False)
+    console.print(
+        f"web page: {url}/  (works offline; sign in with your API key when a users file is set)", highlight=False
+    )
     console.print(f"Studio: https://smith.langchain.com/studio/?baseUrl={url}  API docs: {url}/docs", highlight=False)
     summarizer = _start_summarizer(folder, env) if settings.ingest_summaries == "model" else None
     try:

@@ -29,9 +29,6 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     return Context.model_validate(context or {})
 
 
-QUESTION_PREFIX_CHARS = 200  # what is kept of a question refused for its length
-
-
 def recent_turns(state: RagState, context: Context) -> list[Turn]:
     """The chat turns before this question that the model is shown (`history_turns` of them, newest last)."""
     return (state.get("history") or [])[-context.history_turns :] if context.history_turns else []
@@ -44,16 +41,9 @@ def pending_question(state: RagState) -> str | None:
 
 
 def finished_turn(state: RagState, answer: str) -> dict[str, Any]:
-    """What a finished run adds to its thread: the turn that follow-ups read, and the chat messages (the question,
-    unless a chat client sent it as a message, then the answer)."""
-    question = state.get("question", "")
-    pending = pending_question(state)
-    asked = (
-        []
-        if pending is not None and pending[:QUESTION_PREFIX_CHARS] == question[:QUESTION_PREFIX_CHARS]
-        else [HumanMessage(question)]
-    )
-    return {"history": [Turn(question=question, answer=answer)], "messages": [*asked, AIMessage(answer)]}
+    """What a finished run adds to its thread: the turn that follow-ups read, and the answer as a chat message (the
+    question's message was added when the run started)."""
+    return {"history": [Turn(question=state.get("question", ""), answer=answer)], "messages": [AIMessage(answer)]}
 
 
 def match_document_names(requested: Sequence[str], known: Sequence[str]) -> list[str]:

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.access import caller_access
 from pagegraph.config import Context
 from pagegraph.llm.budget import context_window
 from pagegraph.llm.calls import estimate_tokens
-from pagegraph.nodes.common import QUESTION_PREFIX_CHARS, context_of, pending_question
+from pagegraph.nodes.common import context_of, pending_question
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 from pagegraph.state.records import RetrievalFilter
+
+QUESTION_PREFIX_CHARS = 200
 
 
 def question_refusal(question: str, services: Services, context: Context) -> str | None:
@@ -38,20 +41,22 @@ def question_refusal(question: str, services: Services, context: Context) -> str
     return None
 
 
-def asked_question(state: RagState) -> str:
-    """`question`, unless a chat client sent the question as a message: then `question` is empty or still the
-    previous turn's."""
-    question = state.get("question", "")
+def asked_question(state: RagState) -> tuple[str, bool]:
+    """This run's question, and whether a chat client sent it as the thread's last message. `question` holds the
+    previous run's question until a caller sends a new one; a question already on the thread is that stale one."""
+    question = state.get("question", "").strip()
     pending = pending_question(state)
+    if pending is None:
+        return question, False
+    earlier = {m.text.strip() for m in state["messages"][:-1] if isinstance(m, HumanMessage)}
     turns = state.get("history") or []
-    if pending is not None and (not question or (turns and question == turns[-1].question)):
-        return pending
-    return question
+    stale = not question or question in earlier or (turns and question == turns[-1].question)
+    return (pending, True) if stale else (question, False)
 
 
 def start(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     context = context_of(runtime)
-    question = asked_question(state).strip()
+    question, from_messages = asked_question(state)
     refusal = question_refusal(question, services, context)
     if refusal and len(question) > QUESTION_PREFIX_CHARS:
         question = question[:QUESTION_PREFIX_CHARS] + "…"
@@ -61,6 +66,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
     if (access := caller_access()) is not None:
         filters = (filters or RetrievalFilter()).within(access)
     return {
+        "messages": [] if from_messages else [HumanMessage(question)],
         "filters": filters,
         "question": question,
         "output_type": state.get("output_type") or context.output_type,
