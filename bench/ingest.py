@@ -5,9 +5,11 @@ summaries: load -> tree -> chunks -> embed -> Chroma + SQLite + BM25), its pages
 embedder's chunks/s on the same chunk texts measured in the same run, and their ratio (target >= 0.8). Medians
 over --rounds (each round alternates the end-to-end and raw runs so machine noise hits both). With
 --summarize N, `pagegraph summarize` (the configured model, PAGEGRAPH_MODEL) then runs on the first N documents
-of the last round's index: its minutes and model calls are what model summaries cost on top.
+of the last round's index: its minutes and model calls are what model summaries cost on top. With --ocr N, the
+documents are also ingested with OCR off and on (pages/s, pages OCR'd), and scans of the first N of them (each page
+rendered to an image at 200 dpi) with OCR on.
 
-    .venv/bin/python bench/ingest.py [--limit N] [--rounds R] [--summarize N] [--out bench/out/ingest.json]
+    .venv/bin/python bench/ingest.py [--limit N] [--rounds R] [--summarize N] [--ocr N] [--out bench/out/ingest.json]
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
+sys.path.insert(0, str(REPO))  # tests.pdf_factory makes the scans
 
 
 def dev_documents(limit: int | None) -> list[Path]:
@@ -34,6 +37,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N dev documents")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--summarize", type=int, default=0, help="then summarize the first N documents with the model")
+    parser.add_argument("--ocr", type=int, default=0, help="compare OCR off and on; then ingest scans of N documents")
     parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
     args = parser.parse_args()
     if not (EVAL / "dev.jsonl").exists():
@@ -112,6 +116,7 @@ def main() -> None:
         "backend": embedder.backend,
         "threads": embedder.threads,
         "summarize": refined,
+        "ocr": ocr_figures(documents, settings, embedder, args.ocr) if args.ocr else None,
     }
     print(f"all {len(documents)} documents searchable after {searchable:.1f} s ({pages / searchable:.1f} pages/s)")
     print(f"median end-to-end / raw embedder throughput: {e2e:.1f} / {raw:.1f} = {e2e / raw:.2f} (target >= 0.8)")
@@ -123,6 +128,46 @@ def main() -> None:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+def ingest_rate(documents: list[Path], settings, embedder, ocr: str) -> tuple[int, int, float]:
+    """(pages, pages read by OCR, seconds) of ingesting `documents` into a new index with OCR `ocr`."""
+    from pagegraph.config import Settings
+    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.pipeline import Ingestor
+
+    with tempfile.TemporaryDirectory() as tmp:
+        configured = Settings(index=Path(tmp) / "index", cache_dir=settings.cache_dir, ocr=ocr)
+        with Index(configured.index, configured, write=True, embedder=embedder) as index:
+            started = time.perf_counter()
+            Ingestor(index).run(documents)
+            seconds = time.perf_counter() - started
+            pages = [page for doc in index.store.documents() for page in index.store.pages(doc.id)]
+    return len(pages), sum(page.ocr_confidence is not None for page in pages), seconds
+
+
+def ocr_figures(documents: list[Path], settings, embedder, scans: int) -> dict:
+    """Ingest pages/s with OCR off and on, and of scans of the first `scans` documents (OCR on every page)."""
+    from tests.pdf_factory import scanned_pdf
+
+    figures = {}
+    for label, ocr in (("off", "off"), ("on", "auto")):
+        pages, read, seconds = ingest_rate(documents, settings, embedder, ocr)
+        figures[f"ocr_{label}"] = {"pages": pages, "ocr_pages": read, "pages_per_s": round(pages / seconds, 2)}
+        print(f"OCR {label}: {pages} pages ({read} read by OCR) in {seconds:.1f} s = {pages / seconds:.2f} pages/s")
+    with tempfile.TemporaryDirectory() as tmp:
+        copies = [scanned_pdf(Path(tmp) / path.name, path, dpi=200) for path in documents[:scans]]
+        pages, read, seconds = ingest_rate(copies, settings, embedder, "auto")
+    figures["scans"] = {
+        "documents": len(copies),
+        "pages": pages,
+        "ocr_pages": read,
+        "pages_per_s": round(pages / seconds, 2),
+    }
+    print(
+        f"scans of {len(copies)} documents: {pages} pages ({read} read by OCR) in {seconds:.1f} s = {pages / seconds:.2f} pages/s"
+    )
+    return figures
 
 
 def summarize(folder: Path, settings, embedder, names: list[str]) -> dict:

@@ -9,6 +9,10 @@ PY="${PYTHON:-python3}"
 # Some machines' pip configuration names package folders that do not exist; pip warns about each one.
 quiet_pip() { grep -v "^WARNING: Location '.*' is ignored" || true; }
 
+# OCR of scanned PDF pages (other languages: tesseract-ocr-LANG and PAGEGRAPH_OCR_LANGUAGES).
+source scripts/apt.sh
+apt_install "Tesseract OCR for scanned pages" tesseract tesseract-ocr tesseract-ocr-eng
+
 if [ ! -x "$VENV/bin/python" ]; then
     echo "==> creating virtual environment in $VENV"
     "$PY" -m venv "$VENV"

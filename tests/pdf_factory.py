@@ -60,3 +60,31 @@ def image_only_pdf(path: Path) -> Path:
         pdf.image(io.BytesIO(png.getvalue()), x=10, y=10, w=150)
     pdf.output(str(path))
     return path
+
+
+def scanned_pdf(path: Path, source: Path, dpi: int = 200, pages: set[int] | None = None) -> Path:
+    """A scan of `source`: each page (or each of `pages`, 1-indexed; the others keep their text) rendered to an image
+    and written back as an image-only page of the same size."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(source)
+    text_pages = PdfReader(source)
+    writer = PdfWriter()
+    try:
+        for index in range(len(document)):
+            if pages is not None and index + 1 not in pages:
+                writer.add_page(text_pages.pages[index])
+                continue
+            width, height = document[index].get_size()
+            image = document[index].render(scale=dpi / 72).to_pil().convert("L")
+            png = io.BytesIO()
+            image.save(png, format="PNG")
+            pdf = FPDF(unit="pt", format=(width, height))
+            pdf.add_page()
+            pdf.image(png, x=0, y=0, w=width, h=height)
+            writer.add_page(PdfReader(io.BytesIO(bytes(pdf.output()))).pages[0])
+    finally:
+        document.close()
+    with path.open("wb") as out:
+        writer.write(out)
+    return path

@@ -51,6 +51,14 @@ class Settings(BaseSettings):
         "then has the model rewrite them (`pagegraph summarize`), and `pagegraph serve` keeps doing so in the "
         "background for documents ingested through the server",
     )
+    ocr: Literal["auto", "off"] = Field(
+        default="auto",
+        description="auto: ingest OCRs PDF pages that have no text layer when Tesseract is installed; off: never "
+        "(`ingest --no-ocr`; an image-only PDF is then refused)",
+    )
+    ocr_languages: str = Field(
+        default="eng", pattern=r"^[a-z_]+(\+[a-z_]+)*$", description="Tesseract languages, joined by '+' (eng+deu)"
+    )
     model: str = Field(
         default="local",
         description="chat model spec: local | local-fast | gguf:PATH | ollama:NAME | openai:NAME | PROVIDER:NAME, "

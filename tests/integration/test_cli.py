@@ -22,9 +22,18 @@ from pagegraph.cli import app
 from pagegraph.cli.serve import server_environment
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
+from pagegraph.indexing.ocr import OcrOptions, ocr_unavailable
 from tests.conftest import SAMPLES
 from tests.fakes import ScriptedChatModel
-from tests.pdf_factory import corrupt_pdf, empty_pdf, image_only_pdf, password_pdf, text_pdf, truncated_pdf
+from tests.pdf_factory import (
+    corrupt_pdf,
+    empty_pdf,
+    image_only_pdf,
+    password_pdf,
+    scanned_pdf,
+    text_pdf,
+    truncated_pdf,
+)
 
 pytestmark = pytest.mark.slow
 PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
@@ -54,7 +63,12 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     docs = {d["name"]: d for d in info["documents"]}
     assert set(docs) == {"sb40-user-manual.pdf", "commissioning-guide.md", "support-call-2024-03-14.vtt"}
     manual = docs["sb40-user-manual.pdf"]
-    assert manual["pages"] == 9 and manual["tree_source"] == "bookmarks" and manual["status"] == "indexed"
+    assert (
+        manual["pages"] == 9
+        and manual["ocr_pages"] == 0
+        and manual["tree_source"] == "bookmarks"
+        and manual["status"] == "indexed"
+    )
     assert manual["summaries"]["document"] == "extractive" and manual["summaries"]["sections_by_model"] == 0
     assert manual["tags"] == {
         "project": "demo",
@@ -302,3 +316,15 @@ def test_version_and_the_server_environment() -> None:
     assert quiet["LANGSMITH_TRACING"] == "false" and quiet["HF_HUB_OFFLINE"] == "1" and quiet["PATH"] == "/bin"
     traced = server_environment({"LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "k"})
     assert traced["LANGSMITH_TRACING"] == "true" and traced["LANGGRAPH_CLI_NO_ANALYTICS"] == "1"
+
+
+@pytest.mark.skipif(ocr_unavailable(OcrOptions()) is not None, reason=str(ocr_unavailable(OcrOptions())))
+def test_a_scanned_pdf_is_ingested_with_ocr_and_refused_without(cli_env: Path, tmp_path: Path) -> None:
+    good = text_pdf(tmp_path / "good.pdf", [("Overview", "The relay board switches four loads at 230 volts.")] * 2)
+    scan = scanned_pdf(tmp_path / "scan.pdf", good)
+    code, out = run("ingest", str(scan), "--no-ocr")
+    assert code == 1 and "image-only PDF" in out and "OCR is off" in " ".join(out.split())
+    code, out = run("ingest", str(scan))
+    assert code == 0 and "1 added" in out, out
+    code, out = run("inspect", "--json")
+    assert json.loads(out)["documents"][0]["ocr_pages"] == 2

@@ -83,10 +83,19 @@ def ingest(
         Optional[str],
         typer.Option(help="with --summaries model: the model that writes them [default: $PAGEGRAPH_MODEL]"),
     ] = None,
+    ocr: Annotated[
+        bool,
+        typer.Option(
+            help="read PDF pages that have no text layer with OCR (Tesseract, when installed); --no-ocr leaves them "
+            "empty and refuses image-only PDFs [default: on unless PAGEGRAPH_OCR=off]"
+        ),
+    ] = True,
 ) -> None:
     """Index documents (PDF, Markdown, TXT, DOCX, VTT/SRT/JSON transcripts). Unchanged files are not re-embedded.
     Each document is searchable once it is committed; model-written summaries come after (--summaries model)."""
     settings = get_settings()
+    if not ocr:
+        settings = settings.model_copy(update={"ocr": "off"})
     folder = index_folder(index, settings)
     summaries = summaries or settings.ingest_summaries
     try:

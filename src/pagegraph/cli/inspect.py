@@ -42,13 +42,14 @@ def _summary_cell(state: dict[str, object]) -> str:
     return f"{document}; {state['sections_by_model']} sections by model" + (f", {left} left" if left else "")
 
 
-def _document_row(doc: DocumentRecord, summaries: dict[str, object]) -> dict[str, object]:
+def _document_row(doc: DocumentRecord, summaries: dict[str, object], ocr_pages: int) -> dict[str, object]:
     return {
         "name": doc.name,
         "path": doc.path,
         "type": doc.source_type.value,
         "title": doc.title,
         "pages": doc.n_pages,
+        "ocr_pages": ocr_pages,
         "chunks": doc.n_chunks,
         "tree_nodes": doc.n_nodes,
         "tree_source": doc.outline_source,
@@ -89,11 +90,12 @@ def inspect(
                 return
             recovery = opened.store.last_recovery()
             stored = opened.store.summaries()
+            ocr_pages = opened.store.ocr_page_counts()
             states = {doc.id: summary_state(stored.get(doc.id), opened.store.sections(doc.id)) for doc in documents}
             info = {
                 "index": str(folder),
                 "manifest": opened.manifest.model_dump(),
-                "documents": [_document_row(doc, states[doc.id]) for doc in documents],
+                "documents": [_document_row(doc, states[doc.id], ocr_pages.get(doc.id, 0)) for doc in documents],
                 "failed": [
                     {"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures
                 ],
@@ -131,7 +133,7 @@ def inspect(
         table.add_row(
             doc.name,
             doc.source_type.value,
-            str(doc.n_pages),
+            f"{doc.n_pages}" + (f" ({ocr_pages[doc.id]} by OCR)" if doc.id in ocr_pages else ""),
             str(doc.n_chunks),
             f"{doc.n_nodes} from {doc.outline_source}",
             _summary_cell(states[doc.id]),

@@ -129,6 +129,12 @@ def chunk_document(
                 index_version=index_version,
             )
             _add_times(chunk, doc)
+            read = [
+                p.ocr_confidence
+                for p in doc.pages[chunk.start_page - 1 : chunk.end_page]
+                if p.ocr_confidence is not None
+            ]
+            chunk.ocr_confidence = min(read) if read else None
             chunks.append(chunk)
     return chunks
 

@@ -19,6 +19,7 @@ from pagegraph.indexing.chunking import chunk_document
 from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.minilm import count_tokens
+from pagegraph.indexing.ocr import OcrOptions
 from pagegraph.indexing.tree import build_tree, section_outline
 from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags, LoadedDocument, TreeNode, now_iso
 
@@ -35,8 +36,10 @@ def document_id(path: str, sha256: str) -> str:
     return hashlib.sha256(f"{path}\0{sha256}".encode()).hexdigest()[:16]
 
 
-def prepare_document(path: Path, sha256: str, tags: DocumentTags, params: IndexParams) -> PreparedDocument:
-    loaded = load_document(path, params.heading_pattern)
+def prepare_document(
+    path: Path, sha256: str, tags: DocumentTags, params: IndexParams, ocr: OcrOptions | None = None
+) -> PreparedDocument:
+    loaded = load_document(path, params.heading_pattern, ocr)
     if tags.date is None and loaded.created is not None:
         tags = tags.model_copy(update={"date": loaded.created})
     doc_id = document_id(str(path), sha256)
@@ -63,12 +66,12 @@ def prepare_document(path: Path, sha256: str, tags: DocumentTags, params: IndexP
 
 
 def timed_prepare(
-    path: Path, sha256: str, tags: DocumentTags, params: IndexParams
+    path: Path, sha256: str, tags: DocumentTags, params: IndexParams, ocr: OcrOptions | None
 ) -> tuple[PreparedDocument | str, float]:
     """prepare_document for a worker: a failure comes back as its reason, with the seconds spent either way."""
     began = time.perf_counter()
     try:
-        return prepare_document(path, sha256, tags, params), time.perf_counter() - began
+        return prepare_document(path, sha256, tags, params, ocr), time.perf_counter() - began
     except DocumentError as exc:
         return exc.reason, time.perf_counter() - began
     except Exception as exc:  # a bug or a file no loader anticipated must not stop the other files
@@ -87,9 +90,9 @@ class ParseWorker:
     def __init__(self) -> None:
         self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
-    def submit(self, path: Path, sha256: str, tags: DocumentTags, params: IndexParams) -> None:
+    def submit(self, path: Path, sha256: str, tags: DocumentTags, params: IndexParams, ocr: OcrOptions | None) -> None:
         try:
-            pickle.dump((path, sha256, tags, params), self._process.stdin)
+            pickle.dump((path, sha256, tags, params, ocr), self._process.stdin)
             self._process.stdin.flush()
         except BrokenPipeError:
             pass  # the worker died; result() reports it as EOFError for the document it was on

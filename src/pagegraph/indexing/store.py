@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS documents (
     tags TEXT NOT NULL, ingested_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS pages (
     document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, number INTEGER NOT NULL,
-    label TEXT, text TEXT NOT NULL, error TEXT, PRIMARY KEY (document_id, number));
+    label TEXT, text TEXT NOT NULL, error TEXT, ocr_confidence REAL, PRIMARY KEY (document_id, number));
 CREATE TABLE IF NOT EXISTS tree_nodes (
     id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     parent_id TEXT, position INTEGER NOT NULL, level INTEGER NOT NULL, title TEXT NOT NULL, title_path TEXT NOT NULL,
@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     position INTEGER NOT NULL, text TEXT NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL,
     start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, section_id TEXT NOT NULL, section_path TEXT NOT NULL,
-    start_time REAL, end_time REAL, speakers TEXT NOT NULL, index_version INTEGER NOT NULL, embedding BLOB NOT NULL);
+    start_time REAL, end_time REAL, speakers TEXT NOT NULL, index_version INTEGER NOT NULL, embedding BLOB NOT NULL,
+    ocr_confidence REAL);
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id, position);
 CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, name TEXT NOT NULL, reason TEXT NOT NULL, failed_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS eval_runs (
@@ -75,6 +76,10 @@ CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
 """
 
 
+# Columns added since the first release, at the end of their tables: a writer adds them to an older store; a reader
+# of one that was not written since reads them as NULL.
+_ADDED_COLUMNS = {"pages": ["ocr_confidence REAL"], "chunks": ["ocr_confidence REAL"]}
+
 # How long a write waits for another process's transaction (an ingest beside `pagegraph summarize`).
 BUSY_TIMEOUT_S = 60.0
 
@@ -90,6 +95,21 @@ class Store:
             self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.row_factory = sqlite3.Row
+        self._columns = {table: self._table_columns(table) for table in _ADDED_COLUMNS}
+        if not read_only:
+            with self._db:
+                for table, columns in _ADDED_COLUMNS.items():
+                    for column in columns:
+                        if column.split()[0] not in self._columns[table]:
+                            self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+            self._columns = {table: self._table_columns(table) for table in _ADDED_COLUMNS}
+
+    def _table_columns(self, table: str) -> set[str]:
+        return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+
+    def _added(self, table: str, column: str) -> str:
+        """`column` of `table` in a SELECT, NULL where this store predates it."""
+        return column if column in self._columns[table] else f"NULL AS {column}"
 
     def close(self) -> None:
         self._db.close()
@@ -117,9 +137,29 @@ class Store:
 
     def pages(self, document_id: str) -> list[Page]:
         rows = self._db.execute(
-            "SELECT number, label, text, error FROM pages WHERE document_id = ? ORDER BY number", (document_id,)
+            f"SELECT number, label, text, error, {self._added('pages', 'ocr_confidence')} FROM pages "
+            "WHERE document_id = ? ORDER BY number",
+            (document_id,),
         ).fetchall()
-        return [Page(number=r["number"], label=r["label"], text=r["text"], error=r["error"]) for r in rows]
+        return [
+            Page(
+                number=r["number"],
+                label=r["label"],
+                text=r["text"],
+                error=r["error"],
+                ocr_confidence=r["ocr_confidence"],
+            )
+            for r in rows
+        ]
+
+    def ocr_page_counts(self) -> dict[str, int]:
+        """How many pages of each document OCR read (documents with none are left out)."""
+        if "ocr_confidence" not in self._columns["pages"]:
+            return {}
+        rows = self._db.execute(
+            "SELECT document_id, COUNT(*) FROM pages WHERE ocr_confidence IS NOT NULL GROUP BY document_id"
+        )
+        return {row[0]: row[1] for row in rows}
 
     def tree(self, document_id: str) -> list[TreeNode]:
         text = PAGE_SEPARATOR.join(page.text for page in self.pages(document_id))
@@ -167,14 +207,15 @@ class Store:
         """Chunks in document and position order, each with its stored vector."""
         where, args = ("WHERE document_id = ?", (document_id,)) if document_id else ("", ())
         documents = {doc.id: doc for doc in self.documents()}
-        for row in self._db.execute(f"SELECT * FROM chunks {where} ORDER BY document_id, position", args):
+        columns = "*" if "ocr_confidence" in self._columns["chunks"] else "*, NULL AS ocr_confidence"
+        for row in self._db.execute(f"SELECT {columns} FROM chunks {where} ORDER BY document_id, position", args):
             yield _chunk(row, documents[row["document_id"]]), np.frombuffer(row["embedding"], dtype=np.float32)
 
     def chunks_by_id(self, chunk_ids: list[str]) -> dict[str, Chunk]:
         """The chunks with these ids (missing ids are left out), without their vectors."""
         columns = (
             "id, document_id, position, text, start_offset, end_offset, start_page, end_page, section_id, "
-            "section_path, start_time, end_time, speakers, index_version"
+            f"section_path, start_time, end_time, speakers, index_version, {self._added('chunks', 'ocr_confidence')}"
         )
         documents: dict[str, DocumentRecord] = {}
         found: dict[str, Chunk] = {}
@@ -245,8 +286,8 @@ class Store:
                 ),
             )
             self._db.executemany(
-                "INSERT INTO pages VALUES (?, ?, ?, ?, ?)",
-                [(record.id, p.number, p.label, p.text, p.error) for p in pages],
+                "INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)",
+                [(record.id, p.number, p.label, p.text, p.error, p.ocr_confidence) for p in pages],
             )
             self._db.executemany(
                 "INSERT INTO tree_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -268,7 +309,7 @@ class Store:
                 ],
             )
             self._db.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         c.id,
@@ -286,6 +327,7 @@ class Store:
                         json.dumps(c.speakers),
                         c.index_version,
                         vector.astype(np.float32).tobytes(),
+                        c.ocr_confidence,
                     )
                     for c, vector in zip(chunks, embeddings, strict=True)
                 ],
@@ -461,6 +503,7 @@ def _chunk(row: sqlite3.Row, document: DocumentRecord) -> Chunk:
         speakers=json.loads(row["speakers"]),
         tags=document.tags,
         index_version=row["index_version"],
+        ocr_confidence=row["ocr_confidence"],
     )
 
 

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 from pathlib import Path
 
 import pypdfium2 as pdfium
 
 from pagegraph.errors import PagegraphError
+from pagegraph.indexing.ocr import PDFIUM_LOCK
 
 RENDER_SCALE = 1.5  # 108 dpi: a page is readable on a laptop screen
 ANCHOR_CHARS = 40
 Box = tuple[float, float, float, float]  # left, top, right, bottom; 0..1 of the page, top-left origin
-
-_render_lock = threading.Lock()  # PDFium is not thread-safe
 
 
 def page_image(pdf: Path, page: int, cache: Path) -> bytes:
@@ -27,7 +25,7 @@ def page_image(pdf: Path, page: int, cache: Path) -> bytes:
     target = cache / f"{page}.png"
     if target.is_file():
         return target.read_bytes()
-    with _render_lock:
+    with PDFIUM_LOCK:
         document = _open(pdf)
         try:
             if not 1 <= page <= len(document):
@@ -45,7 +43,7 @@ def page_image(pdf: Path, page: int, cache: Path) -> bytes:
 def passage_boxes(pdf: Path, page: int, passage: str) -> list[Box]:
     """Where `passage` (text of the page as indexed) lies on the page: one box per line it covers. Empty when it
     cannot be found in the PDF's own text layer (a scanned page, text drawn as curves)."""
-    with _render_lock:
+    with PDFIUM_LOCK:
         document = _open(pdf)
         try:
             if not 1 <= page <= len(document):

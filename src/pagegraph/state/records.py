@@ -34,6 +34,9 @@ class Page(BaseModel):
     label: str | None = Field(default=None, description="printed page label, when the document defines one")
     text: str
     error: str | None = Field(default=None, description="why extraction failed on this page; the page is kept empty")
+    ocr_confidence: float | None = Field(
+        default=None, description="mean word confidence (0-1) when the text was read by OCR; None: the text layer"
+    )
 
 
 def now_iso() -> str:
@@ -178,6 +181,9 @@ class Chunk(BaseModel):
     speakers: list[str] = Field(default_factory=list)
     tags: DocumentTags = Field(default_factory=DocumentTags)
     index_version: int
+    ocr_confidence: float | None = Field(
+        default=None, description="lowest OCR confidence of the pages it covers; None when none was OCR'd"
+    )
 
     def location(self) -> dict[str, str | int]:
         """Where the chunk sits: the fields a citation and a metadata filter need."""

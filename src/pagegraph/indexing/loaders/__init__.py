@@ -10,6 +10,7 @@ from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN, load_ma
 from pagegraph.indexing.loaders.pdf import load_pdf
 from pagegraph.indexing.loaders.text import load_text
 from pagegraph.indexing.loaders.transcript import load_json_transcript, load_srt, load_vtt
+from pagegraph.indexing.ocr import OcrOptions
 from pagegraph.state.records import LoadedDocument
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
@@ -25,8 +26,11 @@ SUPPORTED_EXTENSIONS: dict[str, str] = {
 }
 
 
-def load_document(path: Path, heading_pattern: str = DEFAULT_HEADING_PATTERN) -> LoadedDocument:
-    """Load one file into pages and headings, or raise DocumentError naming the file and the reason."""
+def load_document(
+    path: Path, heading_pattern: str = DEFAULT_HEADING_PATTERN, ocr: OcrOptions | None = None
+) -> LoadedDocument:
+    """Load one file into pages and headings, or raise DocumentError naming the file and the reason. PDF pages
+    without a text layer are read by OCR with `ocr` (None: left empty)."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_EXTENSIONS:
         supported = ", ".join(sorted(SUPPORTED_EXTENSIONS))
@@ -40,7 +44,7 @@ def load_document(path: Path, heading_pattern: str = DEFAULT_HEADING_PATTERN) ->
     if not data.strip():
         raise DocumentError(path, "file is empty")
     if suffix == ".pdf":
-        return load_pdf(path, data)
+        return load_pdf(path, data, ocr)
     if suffix == ".docx":
         return load_docx(path, data)
     text = _decode(path, data)

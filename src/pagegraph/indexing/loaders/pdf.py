@@ -13,32 +13,35 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedErr
 from pypdf.generic import Destination
 
 from pagegraph.errors import DocumentError
+from pagegraph.indexing.ocr import OcrError, OcrOptions, ocr_pages
 from pagegraph.state.records import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, page_starts
 
 log = logging.getLogger(__name__)
 
 # A complete PDF ends with %%EOF; writers may append a few bytes of whitespace or junk after it.
 _EOF_WINDOW = 2048
+# A page with less text than this that holds an image is taken for a scan (a page number alone is not a text layer).
+OCR_BELOW_CHARS = 25
 _RAISED_LIMITS = {"array_maximum_element_count": 1_000_000, "dictionary_maximum_element_count": 1_000_000}
 
 
-def load_pdf(path: Path, data: bytes) -> LoadedDocument:
+def load_pdf(path: Path, data: bytes, ocr: OcrOptions | None = None) -> LoadedDocument:
     try:
-        return _load_pdf(path, data)
+        return _load_pdf(path, data, ocr)
     except LimitReachedError:
         # pypdf's element limits guard against hostile files but also stop some large legitimate ones (big object
         # streams in financial filings); retry once with limits ten times higher.
         log.info("%s: pypdf limit reached, retrying with raised limits", path.name)
         with apply_configuration(**_RAISED_LIMITS):
             try:
-                return _load_pdf(path, data)
+                return _load_pdf(path, data, ocr)
             except LimitReachedError as exc:
                 raise DocumentError(
                     path, f"PDF structure exceeds pypdf's safety limits even when raised ({exc})"
                 ) from exc
 
 
-def _load_pdf(path: Path, data: bytes) -> LoadedDocument:
+def _load_pdf(path: Path, data: bytes, ocr: OcrOptions | None) -> LoadedDocument:
     if not data.lstrip()[:5].startswith(b"%PDF"):
         raise DocumentError(path, "not a PDF (no %PDF header): the file is corrupt or has the wrong extension")
     if b"%%EOF" not in data[-_EOF_WINDOW:]:
@@ -54,14 +57,21 @@ def _load_pdf(path: Path, data: bytes) -> LoadedDocument:
         raise DocumentError(path, "PDF has no pages")
 
     pages = [_extract_page(reader, index, path) for index in range(n_pages)]
+    scanned = [
+        p.number for p in pages if len(p.text.strip()) < OCR_BELOW_CHARS and _page_has_images(reader, p.number - 1)
+    ]
+    if scanned and ocr is not None:
+        pages = _with_ocr(path, data, pages, scanned, ocr)
     labels = _page_labels(reader, n_pages)
     for page, label in zip(pages, labels):
         page.label = label
     if not any(page.text.strip() for page in pages):
-        if any(_page_has_images(reader, index) for index in range(n_pages)):
+        if scanned:
+            why = "OCR read no text on them" if ocr else "OCR is off (--no-ocr) or no OCR engine is installed"
             raise DocumentError(
                 path,
-                f"image-only PDF ({n_pages} pages, no text layer): run OCR first (e.g. ocrmypdf) and ingest the result",
+                f"image-only PDF ({n_pages} pages, no text layer) and {why}: install Tesseract "
+                "(Debian: tesseract-ocr tesseract-ocr-eng), or OCR it yourself (e.g. ocrmypdf) and ingest the result",
             )
         failed = [page for page in pages if page.error]
         if failed:
@@ -79,6 +89,19 @@ def _load_pdf(path: Path, data: bytes) -> LoadedDocument:
         outline_source="bookmarks" if outline else "none",
         created=_created(reader),
     )
+
+
+def _with_ocr(path: Path, data: bytes, pages: list[Page], scanned: list[int], ocr: OcrOptions) -> list[Page]:
+    """`pages` with the scanned ones' text read by OCR (a page OCR cannot read stays as it was)."""
+    try:
+        read = ocr_pages(data, scanned, ocr)
+    except OcrError as exc:
+        log.warning("%s: pages %s kept without text, OCR failed: %s", path.name, scanned, exc)
+        return pages
+    for number, found in read.items():
+        text = re.sub(r"\n{3,}", PAGE_SEPARATOR, found.text.replace("\x00", "").strip())
+        pages[number - 1] = Page(number=number, text=text, ocr_confidence=found.confidence)
+    return pages
 
 
 def _open_reader(path: Path, data: bytes) -> PdfReader:
