@@ -56,6 +56,11 @@ class Settings(BaseSettings):
         description="auto: ingest OCRs PDF pages that have no text layer when Tesseract is installed; off: never "
         "(`ingest --no-ocr`; an image-only PDF is then refused)",
     )
+    pdf_tables: bool = Field(
+        default=True,
+        description="ingest puts the ruled tables of PDF pages that look tabular into the page text as Markdown rows "
+        "(`ingest --no-tables`: pypdf's flat text)",
+    )
     ocr_languages: str = Field(
         default="eng", pattern=r"^[a-z_]+(\+[a-z_]+)*$", description="Tesseract languages, joined by '+' (eng+deu)"
     )

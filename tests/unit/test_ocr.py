@@ -10,7 +10,7 @@ import pytest
 
 from pagegraph.config import Settings
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders import load_document
+from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.ocr import OcrOptions, _words_to_text, ocr_options, ocr_unavailable
 from pagegraph.indexing.prepare import prepare_document
@@ -50,11 +50,11 @@ def test_settings_turn_ocr_off() -> None:
 @needs_tesseract
 def test_a_scanned_pdf_is_read_by_ocr_and_its_chunks_are_flagged(tmp_path: Path) -> None:
     scan = scanned_pdf(tmp_path / "scan.pdf", text_pdf(tmp_path / "manual.pdf", PAGES))
-    loaded = load_document(scan, ocr=OCR)
+    loaded = load_document(scan, read=ReadOptions(ocr=OCR))
     assert [bool(page.text) for page in loaded.pages] == [True, True, True]
     assert "32 A circuit breaker" in " ".join(loaded.pages[1].text.split())
     assert all(0.5 < page.ocr_confidence <= 1 for page in loaded.pages)
-    prepared = prepare_document(scan, "0" * 64, DocumentTags(), IndexParams(), OCR)
+    prepared = prepare_document(scan, "0" * 64, DocumentTags(), IndexParams(), ReadOptions(ocr=OCR))
     assert prepared.chunks and all(chunk.ocr_confidence is not None for chunk in prepared.chunks)
 
 
@@ -63,7 +63,7 @@ def test_an_image_page_inside_a_text_pdf_becomes_searchable(tmp_path: Path) -> N
     mixed = scanned_pdf(tmp_path / "mixed.pdf", text_pdf(tmp_path / "manual.pdf", PAGES), pages={2})
     without = load_document(mixed)
     assert without.pages[1].text == "" and without.pages[0].text
-    loaded = load_document(mixed, ocr=OCR)
+    loaded = load_document(mixed, read=ReadOptions(ocr=OCR))
     assert "tighten the terminals" in " ".join(loaded.pages[1].text.split())
     assert [page.ocr_confidence is not None for page in loaded.pages] == [False, True, False]
     assert loaded.pages[0].text == without.pages[0].text, "pages with a text layer are not OCR'd"

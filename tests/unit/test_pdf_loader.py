@@ -56,9 +56,9 @@ def test_unexpected_loader_errors_become_a_reason_not_a_crash(tmp_path: Path, mo
     from pagegraph.indexing.manifest import IndexParams
     from pagegraph.state.records import DocumentTags
 
-    def explode(path: Path, heading_pattern: str) -> None:
+    def explode(path: Path, heading_pattern: str, read: object) -> None:
         raise RuntimeError("parser bug")
 
     monkeypatch.setattr(prepare, "load_document", explode)
-    result, seconds = prepare.timed_prepare(tmp_path / "x.pdf", "0" * 64, DocumentTags(), IndexParams())
+    result, seconds = prepare.timed_prepare(tmp_path / "x.pdf", "0" * 64, DocumentTags(), IndexParams(), None)
     assert result == "unexpected error while reading (RuntimeError: parser bug)" and seconds >= 0

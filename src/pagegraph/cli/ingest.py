@@ -90,12 +90,21 @@ def ingest(
             "empty and refuses image-only PDFs [default: on unless PAGEGRAPH_OCR=off]"
         ),
     ] = True,
+    tables: Annotated[
+        bool,
+        typer.Option(
+            help="put ruled tables of PDF pages into the text as Markdown rows with their header; --no-tables keeps "
+            "pypdf's flat text [default: on unless PAGEGRAPH_PDF_TABLES=false]"
+        ),
+    ] = True,
 ) -> None:
     """Index documents (PDF, Markdown, TXT, DOCX, VTT/SRT/JSON transcripts). Unchanged files are not re-embedded.
     Each document is searchable once it is committed; model-written summaries come after (--summaries model)."""
     settings = get_settings()
     if not ocr:
         settings = settings.model_copy(update={"ocr": "off"})
+    if not tables:
+        settings = settings.model_copy(update={"pdf_tables": False})
     folder = index_folder(index, settings)
     summaries = summaries or settings.ingest_summaries
     try:

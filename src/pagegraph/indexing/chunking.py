@@ -73,8 +73,25 @@ def chunk_header(label: str, section_path: list[str], speakers: list[str] | None
 
 
 def search_text(chunk: Chunk, label: str) -> str:
-    header = chunk_header(label, chunk.section_path, chunk.speakers)
-    return f"{header}\n{chunk.text}" if header else chunk.text
+    """What BM25 and the embedder index for a chunk: its header line, the header row of the table it continues, its
+    text."""
+    lines = [chunk_header(label, chunk.section_path, chunk.speakers), chunk.table_header or "", chunk.text]
+    return "\n".join(line for line in lines if line)
+
+
+def table_header(text: str, start: int) -> str | None:
+    """The header row of the Markdown table whose body `start` lies in (None outside tables, and at a table's
+    first row, which is the header itself)."""
+    line = text.rfind("\n", 0, start) + 1
+    if not text.startswith("|", line):
+        return None
+    top = line
+    while top > 0 and text.startswith("|", above := text.rfind("\n", 0, top - 1) + 1):
+        top = above
+    header_end = text.find("\n", top)
+    if top == line or not text.startswith("| ---", header_end + 1):
+        return None
+    return text[top:header_end]
 
 
 @dataclass
@@ -108,7 +125,7 @@ def chunk_document(
 
             def counter(start: int, end: int, path: list[str] = path) -> int:
                 header = chunk_header(label, path, _speakers(doc, start, end))
-                return count_tokens(f"{header}\n{text[start:end]}")
+                return count_tokens(f"{header}\n{table_header(text, start) or ''}\n{text[start:end]}")
 
         for start, end in _split(text, piece.start, piece.end, params, counter):
             chunk_text = text[start:end]
@@ -129,6 +146,7 @@ def chunk_document(
                 index_version=index_version,
             )
             _add_times(chunk, doc)
+            chunk.table_header = table_header(text, start)
             read = [
                 p.ocr_confidence
                 for p in doc.pages[chunk.start_page - 1 : chunk.end_page]

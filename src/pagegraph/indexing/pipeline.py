@@ -15,7 +15,7 @@ import numpy as np
 
 from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.index import Index
-from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
+from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS, ReadOptions
 from pagegraph.indexing.ocr import ocr_options
 from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
 from pagegraph.indexing.store import SectionSummaries
@@ -144,7 +144,7 @@ class Ingestor:
         self.roots = roots
         self.summarizer = ExtractiveSummarizer()
         self.section_summarizer = ExtractiveNodeSummarizer()
-        self.ocr = ocr_options(index.settings)
+        self.read = ReadOptions(ocr=ocr_options(index.settings), tables=index.settings.pdf_tables)
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
         """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults).
@@ -204,7 +204,7 @@ class Ingestor:
         of the one being embedded, so a slow-to-parse document rarely keeps the embedder waiting."""
         params = self.index.params
         if len(jobs) < 2:
-            yield from (timed_prepare(job.path, job.sha256, job.tags, params, self.ocr) for job in jobs)
+            yield from (timed_prepare(job.path, job.sha256, job.tags, params, self.read) for job in jobs)
             return
         pending = deque(jobs)
         worker = ParseWorker()
@@ -213,7 +213,7 @@ class Ingestor:
             while pending:
                 while submitted < min(PARSE_AHEAD, len(pending)):
                     job = pending[submitted]
-                    worker.submit(job.path, job.sha256, job.tags, params, self.ocr)
+                    worker.submit(job.path, job.sha256, job.tags, params, self.read)
                     submitted += 1
                 try:
                     result = worker.result()

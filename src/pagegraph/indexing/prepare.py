@@ -16,10 +16,9 @@ from pathlib import Path
 
 from pagegraph.errors import DocumentError
 from pagegraph.indexing.chunking import chunk_document
-from pagegraph.indexing.loaders import load_document
+from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.minilm import count_tokens
-from pagegraph.indexing.ocr import OcrOptions
 from pagegraph.indexing.tree import build_tree, section_outline
 from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags, LoadedDocument, TreeNode, now_iso
 
@@ -37,9 +36,9 @@ def document_id(path: str, sha256: str) -> str:
 
 
 def prepare_document(
-    path: Path, sha256: str, tags: DocumentTags, params: IndexParams, ocr: OcrOptions | None = None
+    path: Path, sha256: str, tags: DocumentTags, params: IndexParams, read: ReadOptions | None = None
 ) -> PreparedDocument:
-    loaded = load_document(path, params.heading_pattern, ocr)
+    loaded = load_document(path, params.heading_pattern, read or ReadOptions())
     if tags.date is None and loaded.created is not None:
         tags = tags.model_copy(update={"date": loaded.created})
     doc_id = document_id(str(path), sha256)
@@ -66,12 +65,12 @@ def prepare_document(
 
 
 def timed_prepare(
-    path: Path, sha256: str, tags: DocumentTags, params: IndexParams, ocr: OcrOptions | None
+    path: Path, sha256: str, tags: DocumentTags, params: IndexParams, read: ReadOptions | None
 ) -> tuple[PreparedDocument | str, float]:
     """prepare_document for a worker: a failure comes back as its reason, with the seconds spent either way."""
     began = time.perf_counter()
     try:
-        return prepare_document(path, sha256, tags, params, ocr), time.perf_counter() - began
+        return prepare_document(path, sha256, tags, params, read), time.perf_counter() - began
     except DocumentError as exc:
         return exc.reason, time.perf_counter() - began
     except Exception as exc:  # a bug or a file no loader anticipated must not stop the other files
@@ -90,9 +89,9 @@ class ParseWorker:
     def __init__(self) -> None:
         self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
-    def submit(self, path: Path, sha256: str, tags: DocumentTags, params: IndexParams, ocr: OcrOptions | None) -> None:
+    def submit(self, path: Path, sha256: str, tags: DocumentTags, params: IndexParams, read: ReadOptions) -> None:
         try:
-            pickle.dump((path, sha256, tags, params, ocr), self._process.stdin)
+            pickle.dump((path, sha256, tags, params, read), self._process.stdin)
             self._process.stdin.flush()
         except BrokenPipeError:
             pass  # the worker died; result() reports it as EOFError for the document it was on

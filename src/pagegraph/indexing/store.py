@@ -58,7 +58,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     position INTEGER NOT NULL, text TEXT NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL,
     start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, section_id TEXT NOT NULL, section_path TEXT NOT NULL,
     start_time REAL, end_time REAL, speakers TEXT NOT NULL, index_version INTEGER NOT NULL, embedding BLOB NOT NULL,
-    ocr_confidence REAL);
+    ocr_confidence REAL, table_header TEXT);
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id, position);
 CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, name TEXT NOT NULL, reason TEXT NOT NULL, failed_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS eval_runs (
@@ -78,7 +78,7 @@ CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
 
 # Columns added since the first release, at the end of their tables: a writer adds them to an older store; a reader
 # of one that was not written since reads them as NULL.
-_ADDED_COLUMNS = {"pages": ["ocr_confidence REAL"], "chunks": ["ocr_confidence REAL"]}
+_ADDED_COLUMNS = {"pages": ["ocr_confidence REAL"], "chunks": ["ocr_confidence REAL", "table_header TEXT"]}
 
 # How long a write waits for another process's transaction (an ingest beside `pagegraph summarize`).
 BUSY_TIMEOUT_S = 60.0
@@ -207,7 +207,8 @@ class Store:
         """Chunks in document and position order, each with its stored vector."""
         where, args = ("WHERE document_id = ?", (document_id,)) if document_id else ("", ())
         documents = {doc.id: doc for doc in self.documents()}
-        columns = "*" if "ocr_confidence" in self._columns["chunks"] else "*, NULL AS ocr_confidence"
+        added = ", ".join(self._added("chunks", c) for c in ("ocr_confidence", "table_header"))
+        columns = f"id, document_id, position, text, start_offset, end_offset, start_page, end_page, section_id, section_path, start_time, end_time, speakers, index_version, embedding, {added}"
         for row in self._db.execute(f"SELECT {columns} FROM chunks {where} ORDER BY document_id, position", args):
             yield _chunk(row, documents[row["document_id"]]), np.frombuffer(row["embedding"], dtype=np.float32)
 
@@ -215,7 +216,8 @@ class Store:
         """The chunks with these ids (missing ids are left out), without their vectors."""
         columns = (
             "id, document_id, position, text, start_offset, end_offset, start_page, end_page, section_id, "
-            f"section_path, start_time, end_time, speakers, index_version, {self._added('chunks', 'ocr_confidence')}"
+            f"section_path, start_time, end_time, speakers, index_version, {self._added('chunks', 'ocr_confidence')}, "
+            f"{self._added('chunks', 'table_header')}"
         )
         documents: dict[str, DocumentRecord] = {}
         found: dict[str, Chunk] = {}
@@ -309,7 +311,7 @@ class Store:
                 ],
             )
             self._db.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         c.id,
@@ -328,6 +330,7 @@ class Store:
                         c.index_version,
                         vector.astype(np.float32).tobytes(),
                         c.ocr_confidence,
+                        c.table_header,
                     )
                     for c, vector in zip(chunks, embeddings, strict=True)
                 ],
@@ -504,6 +507,7 @@ def _chunk(row: sqlite3.Row, document: DocumentRecord) -> Chunk:
         tags=document.tags,
         index_version=row["index_version"],
         ocr_confidence=row["ocr_confidence"],
+        table_header=row["table_header"],
     )
 
 

@@ -184,6 +184,9 @@ class Chunk(BaseModel):
     ocr_confidence: float | None = Field(
         default=None, description="lowest OCR confidence of the pages it covers; None when none was OCR'd"
     )
+    table_header: str | None = Field(
+        default=None, description="the header row of the Markdown table it starts inside, when that row is above it"
+    )
 
     def location(self) -> dict[str, str | int]:
         """Where the chunk sits: the fields a citation and a metadata filter need."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from pagegraph.errors import DocumentError
@@ -26,11 +27,19 @@ SUPPORTED_EXTENSIONS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """How PDFs are read beyond their text layer: OCR for pages without one (None: left empty), and tables as
+    Markdown rows."""
+
+    ocr: OcrOptions | None = None
+    tables: bool = False
+
+
 def load_document(
-    path: Path, heading_pattern: str = DEFAULT_HEADING_PATTERN, ocr: OcrOptions | None = None
+    path: Path, heading_pattern: str = DEFAULT_HEADING_PATTERN, read: ReadOptions | None = None
 ) -> LoadedDocument:
-    """Load one file into pages and headings, or raise DocumentError naming the file and the reason. PDF pages
-    without a text layer are read by OCR with `ocr` (None: left empty)."""
+    """Load one file into pages and headings, or raise DocumentError naming the file and the reason."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_EXTENSIONS:
         supported = ", ".join(sorted(SUPPORTED_EXTENSIONS))
@@ -44,7 +53,8 @@ def load_document(
     if not data.strip():
         raise DocumentError(path, "file is empty")
     if suffix == ".pdf":
-        return load_pdf(path, data, ocr)
+        read = read or ReadOptions()
+        return load_pdf(path, data, read.ocr, read.tables)
     if suffix == ".docx":
         return load_docx(path, data)
     text = _decode(path, data)

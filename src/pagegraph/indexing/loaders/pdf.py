@@ -13,6 +13,7 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedErr
 from pypdf.generic import Destination
 
 from pagegraph.errors import DocumentError
+from pagegraph.indexing.loaders.pdf_tables import looks_tabular, pages_with_tables
 from pagegraph.indexing.ocr import OcrError, OcrOptions, ocr_pages
 from pagegraph.state.records import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, page_starts
 
@@ -25,23 +26,23 @@ OCR_BELOW_CHARS = 25
 _RAISED_LIMITS = {"array_maximum_element_count": 1_000_000, "dictionary_maximum_element_count": 1_000_000}
 
 
-def load_pdf(path: Path, data: bytes, ocr: OcrOptions | None = None) -> LoadedDocument:
+def load_pdf(path: Path, data: bytes, ocr: OcrOptions | None = None, tables: bool = False) -> LoadedDocument:
     try:
-        return _load_pdf(path, data, ocr)
+        return _load_pdf(path, data, ocr, tables)
     except LimitReachedError:
         # pypdf's element limits guard against hostile files but also stop some large legitimate ones (big object
         # streams in financial filings); retry once with limits ten times higher.
         log.info("%s: pypdf limit reached, retrying with raised limits", path.name)
         with apply_configuration(**_RAISED_LIMITS):
             try:
-                return _load_pdf(path, data, ocr)
+                return _load_pdf(path, data, ocr, tables)
             except LimitReachedError as exc:
                 raise DocumentError(
                     path, f"PDF structure exceeds pypdf's safety limits even when raised ({exc})"
                 ) from exc
 
 
-def _load_pdf(path: Path, data: bytes, ocr: OcrOptions | None) -> LoadedDocument:
+def _load_pdf(path: Path, data: bytes, ocr: OcrOptions | None, tables: bool) -> LoadedDocument:
     if not data.lstrip()[:5].startswith(b"%PDF"):
         raise DocumentError(path, "not a PDF (no %PDF header): the file is corrupt or has the wrong extension")
     if b"%%EOF" not in data[-_EOF_WINDOW:]:
@@ -62,6 +63,10 @@ def _load_pdf(path: Path, data: bytes, ocr: OcrOptions | None) -> LoadedDocument
     ]
     if scanned and ocr is not None:
         pages = _with_ocr(path, data, pages, scanned, ocr)
+    if tables:
+        tabular = {p.number: p.text for p in pages if p.ocr_confidence is None and looks_tabular(p.text)}
+        for number, text in pages_with_tables(data, tabular).items():
+            pages[number - 1].text = text
     labels = _page_labels(reader, n_pages)
     for page, label in zip(pages, labels):
         page.label = label
