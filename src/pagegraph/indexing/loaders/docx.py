@@ -16,6 +16,7 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from pagegraph.errors import DocumentError
+from pagegraph.indexing.loaders.tables import markdown
 from pagegraph.state.records import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
@@ -75,11 +76,7 @@ def _breaks(block: Paragraph | Table, query: str) -> int:
 def _block_text(block: Paragraph | Table) -> str:
     if isinstance(block, Paragraph):
         return block.text.strip()
-    rows = []
-    for row in block.rows:
-        cells = [" ".join(cell.text.split()) for cell in row.cells]
-        rows.append(" | ".join(cells))
-    return "\n".join(rows).strip()
+    return markdown([[cell.text for cell in row.cells] for row in block.rows]) if block.rows else ""
 
 
 def _heading_level(block: Paragraph | Table) -> int:

@@ -13,7 +13,7 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedErr
 from pypdf.generic import Destination
 
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders.pdf_tables import looks_tabular, pages_with_tables
+from pagegraph.indexing.loaders.tables import looks_tabular, pages_with_tables
 from pagegraph.indexing.ocr import OcrError, OcrOptions, ocr_pages
 from pagegraph.state.records import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, page_starts
 
@@ -63,8 +63,8 @@ def _load_pdf(path: Path, data: bytes, ocr: OcrOptions | None, tables: bool) -> 
     ]
     if scanned and ocr is not None:
         pages = _with_ocr(path, data, pages, scanned, ocr)
-    if tables:
-        tabular = {p.number: p.text for p in pages if p.ocr_confidence is None and looks_tabular(p.text)}
+    tabular = {p.number: p.text for p in pages if tables and p.ocr_confidence is None and looks_tabular(p.text)}
+    if tabular:
         for number, text in pages_with_tables(data, tabular).items():
             pages[number - 1].text = text
     labels = _page_labels(reader, n_pages)

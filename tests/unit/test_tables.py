@@ -9,7 +9,7 @@ from fpdf import FPDF
 
 from pagegraph.indexing.chunking import search_text, table_header
 from pagegraph.indexing.loaders import ReadOptions, load_document
-from pagegraph.indexing.loaders.pdf_tables import clean_rows, looks_tabular, markdown, place_tables
+from pagegraph.indexing.loaders.tables import clean_rows, looks_tabular, markdown, place_tables
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.prepare import prepare_document
 from pagegraph.state.records import DocumentTags

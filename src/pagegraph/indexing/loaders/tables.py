@@ -1,6 +1,7 @@
-"""Tables of PDF pages as Markdown rows with their header, in place of the flat text pypdf gives for them.
+"""Tables as Markdown rows under their header row: DOCX tables, and the tables of PDF pages in place of the flat
+text pypdf gives for them.
 
-Only pages whose text looks tabular (several lines with two or more numbers) are examined; pdfplumber finds the
+For PDFs, only pages whose text looks tabular (several lines with two or more numbers) are examined; pdfplumber finds the
 ruled tables on them. Each table replaces its own span of the page's text, found by its first and last rows'
 letters and digits (the two libraries space text differently); a table whose span cannot be found is left as
 pypdf read it, so the page's text is never lost."""
@@ -82,6 +83,8 @@ def clean_rows(rows: list[list[str | None]]) -> list[list[str]]:
 
 
 def markdown(rows: list[list[str]]) -> str:
+    """Rows (the first is the header) as a Markdown table."""
+    rows = [[" ".join(cell.split()).replace("|", "/") for cell in row] for row in rows]
     lines = ["| " + " | ".join(row) + " |" for row in rows]
     separator = "| " + " | ".join("---" for _ in rows[0]) + " |"
     return "\n".join([lines[0], separator, *lines[1:]])
