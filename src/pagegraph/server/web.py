@@ -20,6 +20,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from pagegraph import GRAPH_NAMES
 from pagegraph.config import Context, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
@@ -32,7 +33,6 @@ from pagegraph.state.answering import OutputType
 from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Access, DocumentRecord, page_starts
 
 STATIC = Path(__file__).with_name("static")
-ASKING_GRAPHS = ("auto", "rag", "small_model", "pageindex", "basic")
 UPLOAD_PATH = "/ui/uploads"
 NOT_FOUND = "no such document or page"
 
@@ -87,7 +87,7 @@ async def me(request: Request, access: Access) -> Response:
         {
             **access.model_dump(mode="json"),
             "may_upload": access.may_ingest,
-            "graphs": list(ASKING_GRAPHS),
+            "graphs": list(GRAPH_NAMES),
             "output_types": list(get_args(OutputType)),
             "confidentiality": list(CONFIDENTIALITY_LEVELS),
             "stages": STAGE_LABELS,
