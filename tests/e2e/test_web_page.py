@@ -179,6 +179,19 @@ def test_a_cited_passage_is_marked_on_its_page(site: dict) -> None:
     assert get(site, "pub", "/ui/view", chunk=hit["id"], page=2).status_code == 404
 
 
+def test_a_text_source_shows_its_page_text_with_the_passage_marked(site: dict) -> None:
+    reply = asyncio.run(
+        get_client(url=site["server"].url, api_key=site["keys"]["pub"]).runs.wait(
+            None, "basic", input={"question": "By which day of the month are expenses filed?"}
+        )
+    )
+    hit = next(e for e in reply["evidence"] if e["source"] == "handbook.md")
+    shown = get(site, "pub", "/ui/view", chunk=hit["chunk_ids"], page=hit["start_page"]).json()
+    assert shown["image"] is None and shown["boxes"] == []
+    start, end = shown["mark"]
+    assert "fifth day of each month" in shown["text"][start:end]
+
+
 def test_uploads_are_for_editors_and_go_to_their_own_folder(site: dict) -> None:
     note = [("notes.md", b"# Notes\n\nThe kickoff is on Tuesday.\n")]
     refused = upload(site, "rita", note)
