@@ -311,6 +311,23 @@ class Context(BaseModel):
         "this cosine similarity to the question (calibrated with bench/abstain_threshold.py: keeps 98% of "
         "answerable benchmark questions)",
     )
+    low_confidence: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="an answer less of whose words appear in its cited evidence than this share is flagged low "
+        "confidence",
+    )
+    attribution_min_overlap: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="a sentence that cites nothing is attributed to the passage holding at least this share of its "
+        "words",
+    )
+    attribution_min_tokens: int = Field(
+        default=3, ge=1, description="sentences with fewer content words than this are never attributed"
+    )
     max_evidence_tokens: int = Field(
         default=3000,
         ge=200,

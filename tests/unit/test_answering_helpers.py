@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 
+from pagegraph.config import Context
 from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, SummarySource
 from pagegraph.nodes.common import match_document_names
 from pagegraph.nodes.verify import attribute, is_refusal, resolve_citations
@@ -50,15 +51,19 @@ def test_citations_of_missing_evidence_are_removed_and_counted() -> None:
 
 
 def test_attribution_labels_each_run_of_sentences_once() -> None:
+    context = Context()
+    thresholds = (context.attribution_min_tokens, context.attribution_min_overlap)
     text, attributed = attribute(
-        "The weight is 98 kg with 10.2 kWh usable capacity. Usable capacity is 10.2 kWh. Nice.", EVIDENCE
+        "The weight is 98 kg with 10.2 kWh usable capacity. Usable capacity is 10.2 kWh. Nice.", EVIDENCE, *thresholds
     )
     assert attributed == [1]
     assert (
         text
         == "The weight is 98 kg with 10.2 kWh usable capacity. Usable capacity is 10.2 kWh [manual.pdf, Specs, p. 6]. Nice."
     )
-    unrelated, none = attribute("Completely different words appear here.", EVIDENCE)
+    unrelated, none = attribute("Completely different words appear here.", EVIDENCE, *thresholds)
+    strict, nothing = attribute("Usable capacity is 10.2 kWh.", EVIDENCE, 10, 0.3)
+    assert nothing == [] and "[" not in strict, "sentences shorter than the Context's minimum are not attributed"
     assert none == [] and unrelated == "Completely different words appear here."
 
 

@@ -131,7 +131,7 @@ def test_pageindex_graph_reads_the_chosen_sections_and_cites_them(ask) -> None:
     )
     assert output["llm_calls"] == 2 and not output["abstained"]
     first = output["evidence"][0]
-    assert first.section == "5 Technical specifications" and "Weight 98 kg" in first.text
+    assert first.section == "5 Technical specifications" and "| Weight | 98 kg |" in first.text
     assert [e.section for e in output["evidence"]] == [
         "5 Technical specifications",
         "3 Installation",

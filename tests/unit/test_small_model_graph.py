@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -16,7 +17,12 @@ WEIGHT_FACT = '{"facts": ["Weight 98 kg"], "relevant": true}'
 
 def weight_map(messages: list) -> str:
     """The map reply of a model that reads the passages right: the weight fact from the passage that states it."""
-    return WEIGHT_FACT if "Weight 98 kg" in messages[-1].content else IRRELEVANT
+    return WEIGHT_FACT if states_the_weight(messages[-1].content) else IRRELEVANT
+
+
+def states_the_weight(prompt: str) -> bool:
+    """Whether the passage in a map prompt holds the weight row of the manual's specifications table."""
+    return re.search(r"Weight\W+98 kg", prompt) is not None
 
 
 def maps(output: dict) -> list:
@@ -99,7 +105,7 @@ def test_facts_not_in_their_passage_are_dropped(ask) -> None:
     mostly_read = json.dumps({"facts": facts, "relevant": True})
 
     def reply(messages: list) -> str:
-        return mostly_read if "Weight 98 kg" in messages[-1].content else IRRELEVANT
+        return mostly_read if states_the_weight(messages[-1].content) else IRRELEVANT
 
     output, model = ask(QUESTION, PLAN, *[reply] * 5, "It weighs 98 kg [1].", graph="small_model")
     assert [e.text for e in output["evidence"]] == ["Weight 98 kg\nNoise below 30 dB(A)"]

@@ -41,7 +41,7 @@ def test_navigation_finds_the_leaf_that_holds_the_answer(index: Index) -> None:
     retriever = TreeRetriever(index=index, judge=judge, start_nodes=4, max_steps=6)
     search = retriever.navigate("How much does the SB-40 weigh?", RetrievalFilter(documents=[MANUAL]))
     assert search.hits and search.hits[0].title == "5 Technical specifications" and search.hits[0].origin == "tree"
-    assert "Weight 98 kg" in search.hits[0].text and search.hits[0].start_page == 6
+    assert "| Weight | 98 kg |" in search.hits[0].text and search.hits[0].start_page == 6
     assert search.judged <= 6 and len(search.calls) == search.judged == len(judge.requests)
     again = retriever.navigate("How much does the SB-40 weigh?", RetrievalFilter(documents=[MANUAL]))
     assert [h.id for h in again.hits] == [h.id for h in search.hits] and not again.calls, "verdicts are cached"

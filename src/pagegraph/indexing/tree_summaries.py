@@ -13,6 +13,7 @@ from typing import Literal, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from pagegraph.indexing.loaders.tables import plain_rows
 from pagegraph.llm.calls import invoke_model, message_text, model_label
 from pagegraph.llm.structured import reply_cap
 from pagegraph.prompts.tree import NODE_SUMMARY_REQUEST, NODE_SUMMARY_SYSTEM
@@ -46,7 +47,7 @@ class ExtractiveNodeSummarizer:
     key = EXTRACTIVE_WRITER
 
     def summarize(self, title: str, content: str, language: Language) -> str:
-        text = " ".join(content.split())
+        text = " ".join(plain_rows(content).split())
         summary = ""
         for sentence in _SENTENCE_END.split(text):
             if summary and len(summary) + len(sentence) > EXTRACT_CHARS:
@@ -111,7 +112,7 @@ class TreeSummarizer:
                     written = {c: summaries[c].summary for c in node.children_ids if c in summaries}
                     content = section_content(node, by_id, written)
                     if len(content) < self.min_chars:
-                        summaries[node.id] = section_record(node, content, TEXT_WRITER)
+                        summaries[node.id] = section_record(node, plain_rows(content), TEXT_WRITER)
                         continue
                     language = detect_language(content)
                     key = cache_key(self.summarizer, language, node.title, content)
@@ -133,7 +134,7 @@ def section_content(node: TreeNode, by_id: Mapping[str, TreeNode], child_summari
 
 
 def section_record(node: TreeNode, summary: str, writer: str) -> NodeSummary:
-    """The stored record of a section; `writer` TEXT_WRITER: its content kept as it is."""
+    """The stored record of a section; `writer` TEXT_WRITER: its content kept as it is (tables as plain rows)."""
     return NodeSummary(
         node_id=node.id,
         parent_id=node.parent_id,

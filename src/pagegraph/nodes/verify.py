@@ -1,5 +1,5 @@
 """Verifier: keep only citations of evidence the answer model was given, write them as labels, and score how much
-of the answer the evidence supports (token overlap; below 0.2 is flagged)."""
+of the answer the evidence supports (token overlap; below `Context.low_confidence` is flagged)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
-from pagegraph.nodes.common import StageTimer, finished_turn, usage_update
+from pagegraph.nodes.common import StageTimer, context_of, finished_turn, usage_update
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.state.answering import Citation, Evidence
 from pagegraph.state.graph import RagState
 
-LOW_CONFIDENCE = 0.2
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,300})\]")
 _NUMBERS = re.compile(r"^\s*\d+(?:\s*(?:,|;|and|-|–)\s*\d+)*\s*$")
 _PAGE = re.compile(r"p{1,2}\.\s*(\d+)")
@@ -84,12 +83,11 @@ def overlap(answer_tokens: set[str], text: str) -> float:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?![^\[]*\])")  # not inside a [label, p. 3]
-ATTRIBUTION_MIN_OVERLAP = 0.3
-ATTRIBUTION_MIN_TOKENS = 3
 
 
-def attribute(text: str, evidence: list[Evidence]) -> tuple[str, list[int]]:
-    """Cite, for each sentence that cites nothing, the evidence sharing most of its words (at least 30%).
+def attribute(text: str, evidence: list[Evidence], min_tokens: int, min_overlap: float) -> tuple[str, list[int]]:
+    """Cite, for each sentence of at least `min_tokens` content words that cites nothing, the evidence sharing most
+    of its words (at least `min_overlap` of them).
 
     Small models often answer correctly from a passage without writing its number; the label then comes from the
     evidence the sentence's words were taken from."""
@@ -103,10 +101,10 @@ def attribute(text: str, evidence: list[Evidence]) -> tuple[str, list[int]]:
         for sentence in _SENTENCE_END.split(line):
             tokens = content_tokens(sentence)
             best = None
-            if not _BRACKETS.search(sentence) and len(tokens) >= ATTRIBUTION_MIN_TOKENS and evidence:
+            if not _BRACKETS.search(sentence) and len(tokens) >= min_tokens and evidence:
                 scores = [overlap(tokens, e.text) for e in evidence]
                 best = max(range(len(evidence)), key=scores.__getitem__)
-                best = best if scores[best] >= ATTRIBUTION_MIN_OVERLAP else None
+                best = best if scores[best] >= min_overlap else None
             parts.append((sentence, best))
             if best is not None and best + 1 not in attributed:
                 attributed.append(best + 1)
@@ -145,13 +143,14 @@ def citation(evidence: Evidence, origin: str) -> Citation:
 
 def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("verify")
+    context = context_of(runtime)
     evidence = state.get("evidence") or []
     draft = state.get("draft", "")
     text, cited, invalid = resolve_citations(draft, evidence)
     if is_refusal(text, cited):
         reason = "the answer model found no answer in the retrieved passages"
         return {"abstain_reason": reason, "trace": [timer.record(reason)]}
-    text, attributed = attribute(text, evidence)
+    text, attributed = attribute(text, evidence, context.attribution_min_tokens, context.attribution_min_overlap)
     answer_tokens = content_tokens(text)
     attributed = [n for n in attributed if n not in cited]
     supporting = " ".join(evidence[n - 1].text for n in [*cited, *attributed])
@@ -160,7 +159,7 @@ def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     citations += [citation(evidence[n - 1], "attributed") for n in attributed]
     trace = timer.record(
         f"{len(cited)} cited by the model, {len(attributed)} attributed, {invalid} invalid removed; "
-        f"confidence {confidence:.2f}" + (" (low)" if confidence < LOW_CONFIDENCE else ""),
+        f"confidence {confidence:.2f}" + (" (low)" if confidence < context.low_confidence else ""),
         ids=[c.label for c in citations],
     )
     return {
@@ -169,7 +168,7 @@ def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "abstained": False,
         "abstain_reason": None,
         "confidence": confidence,
-        "low_confidence": confidence < LOW_CONFIDENCE,
+        "low_confidence": confidence < context.low_confidence,
         **usage_update([*(state.get("trace") or []), trace]),
         **finished_turn(state, text),
         "trace": [trace],

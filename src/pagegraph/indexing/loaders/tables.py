@@ -90,6 +90,23 @@ def markdown(rows: list[list[str]]) -> str:
     return "\n".join([lines[0], separator, *lines[1:]])
 
 
+_SEPARATOR_ROW = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+$")
+
+
+def plain_rows(text: str) -> str:
+    """`text` with its Markdown tables as plain lines of cells (no bars, no `| --- |` rows): for extracts that are
+    read as prose."""
+    lines = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if _SEPARATOR_ROW.match(stripped):
+            continue
+        if stripped.startswith("|") and stripped.endswith("|"):
+            line = " ".join(cell.strip() for cell in stripped.strip("|").split("|"))
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def place_tables(text: str, tables: list[list[list[str]]]) -> str:
     """`text` with each table's span replaced by its Markdown; spans that cannot be found, or overlap one already
     placed, are left alone."""
