@@ -16,7 +16,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pagegraph.indexing.loaders.tables import plain_rows
 from pagegraph.llm.calls import invoke_model, message_text, model_label
 from pagegraph.llm.structured import reply_cap
-from pagegraph.prompts.tree import NODE_SUMMARY_REQUEST, NODE_SUMMARY_SYSTEM
+from pagegraph.prompts.summaries import NODE_SUMMARY_REQUEST, NODE_SUMMARY_SYSTEM
 from pagegraph.state.records import NodeSummary, TreeNode
 
 Language = Literal["en", "zh"]

@@ -19,14 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pagegraph.indexing.index import Index
 from pagegraph.llm.calls import ModelCall
 from pagegraph.llm.structured import structured_call
-from pagegraph.prompts.pageindex import JUDGE_REQUEST, JUDGE_SYSTEM
+from pagegraph.prompts.tree import JUDGE_REQUEST, JUDGE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree, page_span
 from pagegraph.state.answering import Evidence
 from pagegraph.state.records import DocumentRecord, RetrievalFilter
-
-JUDGE_MAX_TOKENS = 24
-
 
 class Relevance(BaseModel):
     relevant: bool = Field(description="whether the section (or one of its subsections) likely holds the answer")
@@ -66,6 +63,7 @@ class TreeRetriever(BaseRetriever):
     max_steps: int = Field(default=8, ge=1, description="the most sections judged per question")
     max_chars: int = Field(default=3000, ge=100, description="characters of a section's text returned")
     chunk_hits: int = Field(default=5, ge=1, description="chunks per search of a document without an outline")
+    judge_max_tokens: int = Field(default=24, ge=8, description="reply cap of one judgement (`{\"relevant\": true}`)")
     chunk_search: HybridRetriever | None = Field(
         default=None, description="how documents without an outline are searched (default: HybridRetriever's own)"
     )
@@ -164,7 +162,7 @@ class TreeRetriever(BaseRetriever):
             default=Relevance(relevant=False),
             purpose="judge_section",
             repair=False,
-            max_tokens=JUDGE_MAX_TOKENS,
+            max_tokens=self.judge_max_tokens,
         )
         call = next((a.call for a in reversed(result.attempts) if a.call is not None), None)
         with self._lock:
