@@ -25,6 +25,7 @@ from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_ou
 from pagegraph.state.answering import Evidence
 from pagegraph.state.records import DocumentRecord, RetrievalFilter
 
+
 class Relevance(BaseModel):
     relevant: bool = Field(description="whether the section (or one of its subsections) likely holds the answer")
 
@@ -63,7 +64,7 @@ class TreeRetriever(BaseRetriever):
     max_steps: int = Field(default=8, ge=1, description="the most sections judged per question")
     max_chars: int = Field(default=3000, ge=100, description="characters of a section's text returned")
     chunk_hits: int = Field(default=5, ge=1, description="chunks per search of a document without an outline")
-    judge_max_tokens: int = Field(default=24, ge=8, description="reply cap of one judgement (`{\"relevant\": true}`)")
+    judge_max_tokens: int = Field(default=24, ge=8, description='reply cap of one judgement (`{"relevant": true}`)')
     chunk_search: HybridRetriever | None = Field(
         default=None, description="how documents without an outline are searched (default: HybridRetriever's own)"
     )
