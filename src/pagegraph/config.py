@@ -61,6 +61,9 @@ class Settings(BaseSettings):
         description="ingest puts the ruled tables of PDF pages that look tabular into the page text as Markdown rows "
         "(`ingest --no-tables`: pypdf's flat text)",
     )
+    pdf_table_seconds: float = Field(
+        default=60.0, gt=0, description="most seconds table detection spends on one PDF; later pages keep pypdf's text"
+    )
     ocr_languages: str = Field(
         default="eng", pattern=r"^[a-z_]+(\+[a-z_]+)*$", description="Tesseract languages, joined by '+' (eng+deu)"
     )

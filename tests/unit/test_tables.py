@@ -9,7 +9,7 @@ from fpdf import FPDF
 
 from pagegraph.indexing.chunking import search_text, table_header
 from pagegraph.indexing.loaders import ReadOptions, load_document
-from pagegraph.indexing.loaders.tables import clean_rows, looks_tabular, markdown, place_tables
+from pagegraph.indexing.loaders.tables import clean_rows, looks_tabular, markdown, pages_with_tables, place_tables
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.prepare import prepare_document
 from pagegraph.state.records import DocumentTags
@@ -77,6 +77,7 @@ def test_a_ruled_pdf_table_becomes_rows_and_its_chunks_keep_the_header(tmp_path:
         assert text[chunk.start_offset : chunk.end_offset] == chunk.text, "offsets stay exact"
         for line in chunk.text.splitlines():
             assert not line.startswith("|") or line.endswith("|"), f"a row was cut: {line!r}"
+    assert pages_with_tables(pdf.read_bytes(), {1: flat.pages[0].text}, seconds=0) == {}, "out of time: left flat"
     for chunk in continued:
         assert chunk.table_header == "| Item | 2023 | 2022 |" and chunk.table_header in search_text(chunk, "report")
         assert chunk.table_header == table_header(text, chunk.start_offset)

@@ -144,7 +144,8 @@ class Ingestor:
         self.roots = roots
         self.summarizer = ExtractiveSummarizer()
         self.section_summarizer = ExtractiveNodeSummarizer()
-        self.read = ReadOptions(ocr=ocr_options(index.settings), tables=index.settings.pdf_tables)
+        settings = index.settings
+        self.read = ReadOptions(ocr_options(settings), settings.pdf_tables, settings.pdf_table_seconds)
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
         """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults).

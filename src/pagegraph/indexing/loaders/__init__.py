@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from pagegraph.errors import DocumentError
 from pagegraph.indexing.loaders.docx import load_docx
 from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN, load_markdown
-from pagegraph.indexing.loaders.pdf import load_pdf
+from pagegraph.indexing.loaders.pdf import ReadOptions, load_pdf
 from pagegraph.indexing.loaders.text import load_text
 from pagegraph.indexing.loaders.transcript import load_json_transcript, load_srt, load_vtt
-from pagegraph.indexing.ocr import OcrOptions
 from pagegraph.state.records import LoadedDocument
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
@@ -25,15 +23,6 @@ SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".srt": "SRT transcript",
     ".json": "JSON transcript",
 }
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """How PDFs are read beyond their text layer: OCR for pages without one (None: left empty), and tables as
-    Markdown rows."""
-
-    ocr: OcrOptions | None = None
-    tables: bool = False
 
 
 def load_document(
@@ -54,7 +43,7 @@ def load_document(
         raise DocumentError(path, "file is empty")
     if suffix == ".pdf":
         read = read or ReadOptions()
-        return load_pdf(path, data, read.ocr, read.tables)
+        return load_pdf(path, data, read)
     if suffix == ".docx":
         return load_docx(path, data)
     text = _decode(path, data)

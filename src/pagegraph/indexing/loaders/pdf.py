@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -26,23 +27,33 @@ OCR_BELOW_CHARS = 25
 _RAISED_LIMITS = {"array_maximum_element_count": 1_000_000, "dictionary_maximum_element_count": 1_000_000}
 
 
-def load_pdf(path: Path, data: bytes, ocr: OcrOptions | None = None, tables: bool = False) -> LoadedDocument:
+@dataclass(frozen=True)
+class ReadOptions:
+    """How PDFs are read beyond their text layer: OCR for pages without one (None: left empty), and tables as
+    Markdown rows, looked for during at most `table_seconds` per document."""
+
+    ocr: OcrOptions | None = None
+    tables: bool = False
+    table_seconds: float = 60.0
+
+
+def load_pdf(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
     try:
-        return _load_pdf(path, data, ocr, tables)
+        return _load_pdf(path, data, read)
     except LimitReachedError:
         # pypdf's element limits guard against hostile files but also stop some large legitimate ones (big object
         # streams in financial filings); retry once with limits ten times higher.
         log.info("%s: pypdf limit reached, retrying with raised limits", path.name)
         with apply_configuration(**_RAISED_LIMITS):
             try:
-                return _load_pdf(path, data, ocr, tables)
+                return _load_pdf(path, data, read)
             except LimitReachedError as exc:
                 raise DocumentError(
                     path, f"PDF structure exceeds pypdf's safety limits even when raised ({exc})"
                 ) from exc
 
 
-def _load_pdf(path: Path, data: bytes, ocr: OcrOptions | None, tables: bool) -> LoadedDocument:
+def _load_pdf(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
     if not data.lstrip()[:5].startswith(b"%PDF"):
         raise DocumentError(path, "not a PDF (no %PDF header): the file is corrupt or has the wrong extension")
     if b"%%EOF" not in data[-_EOF_WINDOW:]:
@@ -61,18 +72,18 @@ def _load_pdf(path: Path, data: bytes, ocr: OcrOptions | None, tables: bool) -> 
     scanned = [
         p.number for p in pages if len(p.text.strip()) < OCR_BELOW_CHARS and _page_has_images(reader, p.number - 1)
     ]
-    if scanned and ocr is not None:
-        pages = _with_ocr(path, data, pages, scanned, ocr)
-    tabular = {p.number: p.text for p in pages if tables and p.ocr_confidence is None and looks_tabular(p.text)}
+    if scanned and read.ocr is not None:
+        pages = _with_ocr(path, data, pages, scanned, read.ocr)
+    tabular = {p.number: p.text for p in pages if read.tables and p.ocr_confidence is None and looks_tabular(p.text)}
     if tabular:
-        for number, text in pages_with_tables(data, tabular).items():
+        for number, text in pages_with_tables(data, tabular, read.table_seconds).items():
             pages[number - 1].text = text
     labels = _page_labels(reader, n_pages)
     for page, label in zip(pages, labels):
         page.label = label
     if not any(page.text.strip() for page in pages):
         if scanned:
-            why = "OCR read no text on them" if ocr else "OCR is off (--no-ocr) or no OCR engine is installed"
+            why = "OCR read no text on them" if read.ocr else "OCR is off (--no-ocr) or no OCR engine is installed"
             raise DocumentError(
                 path,
                 f"image-only PDF ({n_pages} pages, no text layer) and {why}: install Tesseract "

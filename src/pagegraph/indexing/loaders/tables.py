@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import time
 
 log = logging.getLogger(__name__)
 
@@ -26,15 +27,22 @@ def looks_tabular(text: str) -> bool:
     return sum(len(_NUMBER.findall(line)) >= 2 for line in text.splitlines()) >= TABULAR_LINES
 
 
-def pages_with_tables(data: bytes, texts: dict[int, str]) -> dict[int, str]:
+def pages_with_tables(data: bytes, texts: dict[int, str], seconds: float) -> dict[int, str]:
     """The pages (1-indexed, with their pypdf text) on which at least one table was put in Markdown, with the new
-    text. Pages where nothing was found or placed are left out."""
+    text. Pages where nothing was found or placed are left out, and so are the pages left when `seconds` have been
+    spent (a pathological file must not hold up an ingest)."""
     import pdfplumber
 
     rewritten = {}
+    started = time.perf_counter()
     try:
         with pdfplumber.open(io.BytesIO(data)) as pdf:
             for number, text in texts.items():
+                if time.perf_counter() - started > seconds:
+                    log.info(
+                        "table detection stopped at page %d after %.0f s; the rest keep their text", number, seconds
+                    )
+                    break
                 try:
                     tables = [clean_rows(table.extract()) for table in pdf.pages[number - 1].find_tables()]
                 except Exception as exc:  # pdfminer raises many types on odd pages; the page keeps pypdf's text
