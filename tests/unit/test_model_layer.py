@@ -13,11 +13,12 @@ from pydantic import BaseModel
 
 from pagegraph.config import Settings
 from pagegraph.errors import ModelError, ModelUnavailableError
-from pagegraph.llm import UsageSummary, fit_evidence, get_chat_model, invoke_model, structured_call
+from pagegraph.llm import fit_evidence, get_chat_model, invoke_model, structured_call
 from pagegraph.llm.budget import context_window, evidence_budget, reply_reserve, token_counter
 from pagegraph.llm.calls import estimate_tokens
 from pagegraph.llm.factory import resolve_spec
 from pagegraph.llm.weights import LocalModelError, PackagedWeights, ensure_weights
+from pagegraph.state.usage import UsageSummary
 from tests.fakes import ScriptedChatModel
 
 

@@ -9,7 +9,6 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
@@ -21,11 +20,10 @@ from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prep
 from pagegraph.indexing.store import SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import ExtractiveNodeSummarizer, TreeSummarizer, embedding_text
+from pagegraph.state.ingest import Status
 from pagegraph.state.records import Access, Chunk, DocumentRecord, DocumentTags, TreeNode
 
 PARSE_AHEAD = 2
-
-Status = Literal["added", "updated", "unchanged", "retagged", "failed", "skipped", "removed"]
 
 NOT_FOUND = "no such file"
 

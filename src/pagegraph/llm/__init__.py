@@ -1,16 +1,13 @@
 """Chat models: the factory, one call helper with usage accounting, structured output with repair, context budget."""
 
 from pagegraph.llm.budget import BudgetFit, evidence_budget, fit_evidence, token_counter
-from pagegraph.llm.calls import ModelCall, UsageSummary, invoke_model
+from pagegraph.llm.calls import invoke_model
 from pagegraph.llm.factory import get_chat_model
-from pagegraph.llm.structured import Attempt, StructuredResult, parse_structured, repair_messages, structured_call
+from pagegraph.llm.structured import StructuredResult, parse_structured, repair_messages, structured_call
 
 __all__ = [
-    "Attempt",
     "BudgetFit",
-    "ModelCall",
     "StructuredResult",
-    "UsageSummary",
     "evidence_budget",
     "fit_evidence",
     "get_chat_model",

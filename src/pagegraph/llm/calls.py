@@ -8,46 +8,11 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from pydantic import BaseModel, Field
 
 from pagegraph.errors import ModelUnavailableError
+from pagegraph.state.usage import ModelCall
 
 CHARS_PER_TOKEN_ESTIMATE = 3.5
-
-
-class ModelCall(BaseModel):
-    """What one model call cost."""
-
-    model: str
-    purpose: str = Field(description="the stage or step that made the call")
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_ms: float = 0.0
-    estimated: bool = Field(default=False, description="token counts estimated from characters: the model gave none")
-    finish_reason: str | None = None
-
-
-class UsageSummary(BaseModel):
-    """Model usage of a whole graph run, added up from its calls."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_ms: float = 0.0
-    by_model: dict[str, int] = Field(default_factory=dict, description="calls per model")
-
-    @classmethod
-    def from_calls(cls, calls: Sequence[ModelCall]) -> UsageSummary:
-        by_model: dict[str, int] = {}
-        for call in calls:
-            by_model[call.model] = by_model.get(call.model, 0) + 1
-        return cls(
-            calls=len(calls),
-            prompt_tokens=sum(c.prompt_tokens for c in calls),
-            completion_tokens=sum(c.completion_tokens for c in calls),
-            latency_ms=round(sum(c.latency_ms for c in calls), 1),
-            by_model=by_model,
-        )
 
 
 def model_label(model: BaseChatModel) -> str:

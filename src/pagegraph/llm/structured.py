@@ -21,30 +21,19 @@ import json_repair
 from annotated_types import MaxLen
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from pagegraph.errors import ModelUnavailableError
-from pagegraph.llm.calls import ModelCall, invoke_model, message_text
+from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.prompts.structured import JSON_INSTRUCTION, REPAIR_REQUEST
+from pagegraph.state.usage import Attempt, ParseStage
 
 T = TypeVar("T", bound=BaseModel)
-ParseStage = Literal["json", "extract", "lenient", "salvage"]
 
 RAW_KEPT_CHARS = 4000
 _MAX_JSON_STARTS = 8
-
-
-class Attempt(BaseModel):
-    """One model reply and how it was read; graph nodes put these in the trace."""
-
-    step: Literal["initial", "repair"]
-    constrained: bool = Field(description="whether the backend was asked to constrain decoding to the schema")
-    raw: str = Field(description="the reply, cut to RAW_KEPT_CHARS")
-    parsed_by: ParseStage | None = Field(default=None, description="the stage that produced a valid object")
-    error: str | None = None
-    call: ModelCall | None = None
 
 
 @dataclass

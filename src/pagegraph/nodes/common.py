@@ -13,12 +13,12 @@ from pydantic import BaseModel
 
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
-from pagegraph.llm.calls import ModelCall, UsageSummary
-from pagegraph.llm.structured import Attempt, StructuredResult, repair_messages
+from pagegraph.llm.structured import StructuredResult, repair_messages
 from pagegraph.services import Services
 from pagegraph.state.answering import RepairRequest, TraceRecord, Turn
 from pagegraph.state.graph import RagState
 from pagegraph.state.records import DocumentRecord, RetrievalFilter
+from pagegraph.state.usage import Attempt, ModelCall, UsageSummary
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:

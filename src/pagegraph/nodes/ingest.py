@@ -20,7 +20,7 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import NOT_FOUND, FileOutcome, Ingestor, IngestProgress, IngestSummary, inside
 from pagegraph.nodes.common import context_of
 from pagegraph.services import Services
-from pagegraph.state.ingest import IngestReport, IngestState
+from pagegraph.state.ingest import IngestedFile, IngestReport, IngestState
 from pagegraph.state.records import DocumentTags
 
 
@@ -111,4 +111,14 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
             summary.outcomes = [replace(o, path=shown_path(o.path, roots)) for o in summary.outcomes]
     except PagegraphError as exc:
         return {"report": None, "error": str(exc)}
-    return {"report": IngestReport.from_summary(str(folder), summary), "error": None}
+    return {"report": ingest_report(str(folder), summary), "error": None}
+
+
+def ingest_report(index: str, summary: IngestSummary) -> IngestReport:
+    files = [
+        IngestedFile(name=o.name, path=o.path, status=o.status, pages=o.pages, chunks=o.chunks, reason=o.reason)
+        for o in summary.outcomes
+    ]
+    return IngestReport(
+        index=index, files=files, seconds=round(summary.seconds, 2), chunks_embedded=summary.chunks_embedded
+    )

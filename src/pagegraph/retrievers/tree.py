@@ -17,13 +17,13 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from pagegraph.indexing.index import Index
-from pagegraph.llm.calls import ModelCall
 from pagegraph.llm.structured import structured_call
 from pagegraph.prompts.tree import JUDGE_REQUEST, JUDGE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree, page_span
 from pagegraph.state.answering import Evidence
 from pagegraph.state.records import DocumentRecord, RetrievalFilter
+from pagegraph.state.usage import ModelCall
 
 
 class Relevance(BaseModel):

@@ -7,8 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pagegraph.llm.calls import ModelCall
-from pagegraph.llm.structured import Attempt
+from pagegraph.state.usage import Attempt, ModelCall
 
 OutputType = Literal["answer", "blueprint", "pdr", "workflow", "build_plan"]
 # enumeration questions want every matching passage, reasoning ones want meaning, lookups one fact

@@ -14,7 +14,6 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from pagegraph.llm.calls import UsageSummary
 from pagegraph.state.answering import (
     Citation,
     Evidence,
@@ -32,6 +31,7 @@ from pagegraph.state.answering import (
 )
 from pagegraph.state.ingest import IngestedFile, IngestReport
 from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.usage import UsageSummary
 
 
 def extend_or_reset(current: list | None, update: list | None) -> list:

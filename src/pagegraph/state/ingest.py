@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from pagegraph.indexing.pipeline import IngestSummary, Status
 from pagegraph.state.records import Confidentiality
+
+Status = Literal["added", "updated", "unchanged", "retagged", "failed", "skipped", "removed"]
 
 
 class IngestInput(TypedDict, total=False):
@@ -34,14 +37,6 @@ class IngestReport(BaseModel):
     files: list[IngestedFile] = Field(default_factory=list)
     seconds: float = 0.0
     chunks_embedded: int = 0
-
-    @classmethod
-    def from_summary(cls, index: str, summary: IngestSummary) -> IngestReport:
-        files = [
-            IngestedFile(name=o.name, path=o.path, status=o.status, pages=o.pages, chunks=o.chunks, reason=o.reason)
-            for o in summary.outcomes
-        ]
-        return cls(index=index, files=files, seconds=round(summary.seconds, 2), chunks_embedded=summary.chunks_embedded)
 
 
 class IngestOutput(TypedDict, total=False):
