@@ -6,8 +6,8 @@ embedder's chunks/s on the same chunk texts measured in the same run, and their 
 over --rounds (each round alternates the end-to-end and raw runs so machine noise hits both). With
 --summarize N, `pagegraph summarize` (the configured model, PAGEGRAPH_MODEL) then runs on the first N documents
 of the last round's index: its minutes and model calls are what model summaries cost on top. With --ocr N, the
-documents are also ingested with OCR off and on (pages/s, pages OCR'd), and scans of the first N of them (each page
-rendered to an image at 200 dpi) with OCR on.
+documents are also ingested with tables and OCR both off and both on (pages/s, pages OCR'd), and scans of the first
+N of them (each page rendered to an image at 200 dpi) with OCR on.
 
     .venv/bin/python bench/ingest.py [--limit N] [--rounds R] [--summarize N] [--ocr N] [--out bench/out/ingest.json]
 """
@@ -37,7 +37,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N dev documents")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--summarize", type=int, default=0, help="then summarize the first N documents with the model")
-    parser.add_argument("--ocr", type=int, default=0, help="compare OCR off and on; then ingest scans of N documents")
+    parser.add_argument(
+        "--ocr", type=int, default=0, help="compare tables + OCR off and on; then ingest scans of N documents"
+    )
     parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
     args = parser.parse_args()
     if not (EVAL / "dev.jsonl").exists():
@@ -130,14 +132,15 @@ def main() -> None:
         args.out.write_text(json.dumps(figures, indent=2) + "\n")
 
 
-def ingest_rate(documents: list[Path], settings, embedder, ocr: str) -> tuple[int, int, float]:
-    """(pages, pages read by OCR, seconds) of ingesting `documents` into a new index with OCR `ocr`."""
+def ingest_rate(documents: list[Path], settings, embedder, ocr: str, tables: bool) -> tuple[int, int, float]:
+    """(pages, pages read by OCR, seconds) of ingesting `documents` into a new index with OCR `ocr` and tables on or
+    off."""
     from pagegraph.config import Settings
     from pagegraph.indexing.index import Index
     from pagegraph.indexing.pipeline import Ingestor
 
     with tempfile.TemporaryDirectory() as tmp:
-        configured = Settings(index=Path(tmp) / "index", cache_dir=settings.cache_dir, ocr=ocr)
+        configured = Settings(index=Path(tmp) / "index", cache_dir=settings.cache_dir, ocr=ocr, pdf_tables=tables)
         with Index(configured.index, configured, write=True, embedder=embedder) as index:
             started = time.perf_counter()
             Ingestor(index).run(documents)
@@ -147,17 +150,24 @@ def ingest_rate(documents: list[Path], settings, embedder, ocr: str) -> tuple[in
 
 
 def ocr_figures(documents: list[Path], settings, embedder, scans: int) -> dict:
-    """Ingest pages/s with OCR off and on, and of scans of the first `scans` documents (OCR on every page)."""
+    """Ingest pages/s with tables and OCR off and on, and of scans of the first `scans` documents (OCR on every
+    page)."""
     from tests.pdf_factory import scanned_pdf
 
     figures = {}
-    for label, ocr in (("off", "off"), ("on", "auto")):
-        pages, read, seconds = ingest_rate(documents, settings, embedder, ocr)
-        figures[f"ocr_{label}"] = {"pages": pages, "ocr_pages": read, "pages_per_s": round(pages / seconds, 2)}
-        print(f"OCR {label}: {pages} pages ({read} read by OCR) in {seconds:.1f} s = {pages / seconds:.2f} pages/s")
+    for label, ocr, tables in (("off", "off", False), ("on", "auto", True)):
+        pages, read, seconds = ingest_rate(documents, settings, embedder, ocr, tables)
+        figures[f"tables_and_ocr_{label}"] = {
+            "pages": pages,
+            "ocr_pages": read,
+            "pages_per_s": round(pages / seconds, 2),
+        }
+        print(
+            f"tables + OCR {label}: {pages} pages ({read} read by OCR) in {seconds:.1f} s = {pages / seconds:.2f} pages/s"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         copies = [scanned_pdf(Path(tmp) / path.name, path, dpi=200) for path in documents[:scans]]
-        pages, read, seconds = ingest_rate(copies, settings, embedder, "auto")
+        pages, read, seconds = ingest_rate(copies, settings, embedder, "auto", True)
     figures["scans"] = {
         "documents": len(copies),
         "pages": pages,

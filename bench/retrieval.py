@@ -1,13 +1,17 @@
-"""Hybrid query latency at 20k and 200k chunks (1M on request).
+"""Hybrid query latency at 20k and 200k chunks (1M on request), on an index folder and in PostgreSQL + pgvector.
 
 The corpus is a synthetic replication of an ingested index (by default the 52 mmlongbench documents): every document
 is copied under a new name, its chunk vectors jittered slightly so that the vector index holds no exact duplicates.
 Queries are the dev questions, run unfiltered, filtered to one document and filtered to one document and a page
 range. Prints p50/p95 of the whole search (query embedding, BM25, Chroma, fusion) for the retriever the graphs use
 (`default`: convex fusion, document routing when unfiltered, page ranking and windows) and for the hybrid retriever
-as it first landed (`landed`: rank fusion, no routing), and of BM25 and dense search alone.
+as it first landed (`landed`: rank fusion, no routing), and of BM25 and dense search alone. With --backend postgres
+(or both) the replicas are also written into a database (--database-url, default a private pgserver under
+--workdir): the build rate is chunks/s written (pages, tree, chunks and vectors; no parsing or embedding), and a
+replica is timed once the process has its BM25 index and matrix (rebuilt from the database).
 
     .venv/bin/python bench/retrieval.py [--source-index DIR] [--sizes 20000,200000,1000000] [--queries 100]
+        [--backend folder|postgres|both] [--database-url URL]
 """
 
 from __future__ import annotations
@@ -76,9 +80,7 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
                         "name": f"copy{copy:03d}-{doc.name}",
                     }
                 )
-                replica.store.add_to_journal(record.id)
-                replica.vectors.add(chunks, vectors)
-                replica.store.commit_document(record, source.store.pages(doc.id), nodes, chunks, vectors, None)
+                replica.commit_document(record, source.store.pages(doc.id), nodes, chunks, vectors, None)
                 written += len(chunks)
         replica.refresh_bm25()
     (folder / "replica-complete").write_text(str(written))
@@ -96,12 +98,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--workdir", type=Path, default=REPO / "bench" / "out")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--backend", choices=["folder", "postgres", "both"], default="folder")
+    parser.add_argument("--database-url", default=None, help="default: a private pgserver under --workdir")
     args = parser.parse_args()
     if not (EVAL / "dev.jsonl").exists():
         sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
 
     from pagegraph.config import Context, Settings
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import Index, delete_index
     from pagegraph.retrievers.bm25 import BM25ChunkRetriever
     from pagegraph.retrievers.hybrid import HybridRetriever
     from pagegraph.retrievers.vector import DenseRetriever
@@ -115,15 +119,28 @@ def main() -> None:
         )
     rows = [json.loads(line) for line in (EVAL / "dev.jsonl").open()][: args.queries]
     figures = {}
+    backends = ["folder", "postgres"] if args.backend == "both" else [args.backend]
+    database_url = args.database_url
+    if "postgres" in backends and database_url is None:
+        import pgserver
+
+        database_url = pgserver.get_server(args.workdir / "postgres", cleanup_mode=None).get_uri()
     with Index(args.source_index, settings) as source:
-        for size in [int(s) for s in args.sizes.split(",")]:
-            folder = args.workdir / f"replica-{size}"
+        for backend, size in [(b, int(s)) for s in args.sizes.split(",") for b in backends]:
+            on = settings if backend == "folder" else settings.model_copy(update={"database_url": database_url})
+            folder = args.workdir / (f"replica-{size}" if backend == "folder" else f"pg-replica-{size}")
             if not (folder / "replica-complete").exists():
+                if backend == "postgres":
+                    delete_index(folder, on)  # what an unfinished build left in the database
                 shutil.rmtree(folder, ignore_errors=True)
                 started = time.perf_counter()
-                build_replica(source, folder, size, settings)
-                print(f"  built in {time.perf_counter() - started:.0f} s")
-            with Index(folder, settings, embedder=source.embedder) as replica:
+                build_replica(source, folder, size, on)
+                seconds = time.perf_counter() - started
+                figures[f"{backend}/{size}/build_chunks_per_s"] = round(size / seconds, 1)
+                print(f"  built in {seconds:.0f} s = {size / seconds:.0f} chunks/s written")
+            started = time.perf_counter()
+            with Index(folder, on, embedder=source.embedder) as replica:
+                print(f"  {backend}: opened in {time.perf_counter() - started:.1f} s")
                 retrievers = {
                     "default": HybridRetriever.for_context(replica, Context()),
                     "landed": HybridRetriever(index=replica, window=1),
@@ -148,7 +165,7 @@ def main() -> None:
                 for row in rows[:5]:  # warm-up
                     for search in searches.values():
                         search(row["question"], flt=None)
-                print(f"{size} chunks ({len(replica.catalog)} in BM25, {len(replica.profiles)} documents):")
+                print(f"{backend}, {size} chunks ({len(replica.catalog)} in BM25, {len(replica.profiles)} documents):")
                 for mode, make_filter in modes.items():
                     timings: dict[str, list[float]] = {name: [] for name in searches}
                     for row in rows:
@@ -158,7 +175,7 @@ def main() -> None:
                             search(row["question"], flt=flt)
                             timings[name].append((time.perf_counter() - started) * 1000)
                     print(f"  {mode}: " + " | ".join(f"{n} {percentiles(t)}" for n, t in timings.items()))
-                    figures[f"{size}/{mode}"] = {
+                    figures[f"{backend}/{size}/{mode}"] = {
                         name: {
                             "p50_ms": round(statistics.median(t), 2),
                             "p95_ms": round(float(np.percentile(t, 95)), 2),

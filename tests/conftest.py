@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,29 @@ def settings(tmp_path: Path, cache_dir: Path) -> Settings:
 @pytest.fixture(scope="session")
 def embedder(cache_dir: Path) -> Embedder:
     return Embedder(Settings(cache_dir=cache_dir))
+
+
+BACKENDS = ["folder", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory):
+    """A private PostgreSQL 16 with pgvector (pgserver, a dev dependency), for the whole session."""
+    pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed: pip install -e '.[dev]'")
+    server = pgserver.get_server(tmp_path_factory.mktemp("postgres"), cleanup_mode="stop")
+    yield server.get_uri()
+    server.cleanup()
+
+
+def on_backend(settings: Settings, backend: str, request: pytest.FixtureRequest) -> Settings:
+    """`settings` for an index in its folder, or in the session's database."""
+    if backend == "folder":
+        return settings
+    index = settings.index.with_name(f"index-{uuid.uuid4().hex[:12]}")  # its own schema in the shared database
+    return settings.model_copy(update={"database_url": request.getfixturevalue("database_url"), "index": index})
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_settings(request: pytest.FixtureRequest, settings: Settings) -> Settings:
+    """The test runs on a folder index and on a database index (its schema named after the test's own folder)."""
+    return on_backend(settings, request.param, request)

@@ -41,6 +41,13 @@ class Settings(BaseSettings):
         default=0, ge=0, description="CPU threads for embedding; 0 uses every core the process may run on"
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024)
+    database_url: str | None = Field(
+        default=None,
+        description="postgresql://USER:PASSWORD@HOST:PORT/DB with pgvector: the index lives there (one schema per "
+        "index, named after the --index folder's name, which then keeps only this machine's caches); unset keeps "
+        "the index in its folder",
+    )
+    database_pool_size: int = Field(default=4, ge=1, le=64, description="connections one process keeps open")
     chroma_url: str | None = Field(
         default=None, description="http://HOST:PORT of a `chroma run` server; unset keeps vectors in the index folder"
     )

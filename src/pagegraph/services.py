@@ -15,8 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from pagegraph.access import caller_access
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.manifest import read_manifest
+from pagegraph.indexing.index import Index, stored_manifest
 
 
 class Services:
@@ -26,7 +25,7 @@ class Services:
         self.settings = settings or get_settings()
         self._chat_model = chat_model
         self._index = index
-        self._indexes: dict[Path, tuple[Index, int]] = {}
+        self._indexes: dict[Path, Index] = {}
         self._replaced: list[Index] = []  # a run may still read one; closed with the rest
         self._models: dict[tuple[str | None, float], BaseChatModel] = {}
         self._lock = threading.Lock()
@@ -43,7 +42,7 @@ class Services:
         return folder
 
     def has_index(self, context: Context) -> bool:
-        return self._index is not None or read_manifest(self.index_folder(context)) is not None
+        return self._index is not None or stored_manifest(self.index_folder(context), self.settings) is not None
 
     def index(self, context: Context) -> Index:
         """The run's index, read-only; reopened when an ingest has changed it since it was opened."""
@@ -53,11 +52,11 @@ class Services:
         with self._lock:
             cached = self._indexes.get(folder)
             if cached is not None:
-                if cached[0].store.generation() == cached[1]:
-                    return cached[0]
-                self._replaced.append(cached[0])
+                if cached.store.generation() == cached.generation:
+                    return cached
+                self._replaced.append(cached)
             index = Index(folder, self.settings)
-            self._indexes[folder] = (index, index.store.generation())
+            self._indexes[folder] = index
             return index
 
     def chat_model(self, context: Context, temperature: float | None = None) -> BaseChatModel:
@@ -76,7 +75,7 @@ class Services:
     def close(self) -> None:
         """Close the indexes this object opened (not one it was given), those an ingest replaced included."""
         with self._lock:
-            for index in [*self._replaced, *(index for index, _ in self._indexes.values())]:
+            for index in [*self._replaced, *self._indexes.values()]:
                 index.close()
             self._indexes.clear()
             self._replaced.clear()

@@ -24,7 +24,7 @@ from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams
 from pagegraph.indexing.minilm import count_tokens
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.prepare import prepare_document
-from pagegraph.state.records import DocumentTags
+from pagegraph.state.records import DocumentTags, RetrievalFilter
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.slow
@@ -72,24 +72,25 @@ def test_encrypted_pdf_with_empty_password_ingests(settings: Settings, embedder:
 
 
 def test_reingest_unchanged_embeds_nothing_and_changed_file_is_replaced(
-    settings: Settings, embedder: Embedder, tmp_path: Path
+    backend_settings: Settings, embedder: Embedder, tmp_path: Path
 ) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(SAMPLES, docs, ignore=shutil.ignore_patterns("*.py"))
-    with open_index(settings, embedder) as index:
+    query = embedder.embed(["self-test"])[0]
+    with open_index(backend_settings, embedder) as index:
         first = Ingestor(index).run([docs])
         assert first.count("added") == 3 and first.chunks_embedded > 0
-        vectors = index.vectors.count()
+        vectors = index.vector_count()
 
         again = Ingestor(index).run([docs])
         assert again.count("unchanged") == 3 and again.chunks_embedded == 0
-        assert index.vectors.count() == vectors
+        assert index.vector_count() == vectors
 
         retagged = Ingestor(index).run([docs], tags=DocumentTags(project="apollo", confidentiality="confidential"))
         assert retagged.count("retagged") == 3 and retagged.chunks_embedded == 0
-        found = index.vectors._collection.get(where={"project": "apollo"}, include=["metadatas"])
-        assert len(found["ids"]) == vectors
-        assert {m["confidentiality_rank"] for m in found["metadatas"]} == {2}
+        assert len(index.nearest(query, 500, RetrievalFilter(projects=["apollo"]))) == vectors
+        assert len(index.nearest(query, 500, RetrievalFilter(max_confidentiality="confidential"))) == vectors
+        assert not index.nearest(query, 500, RetrievalFilter(max_confidentiality="internal"))
 
         guide = docs / "commissioning-guide.md"
         old = index.store.document_by_path(str(guide.resolve()))
@@ -100,18 +101,20 @@ def test_reingest_unchanged_embeds_nothing_and_changed_file_is_replaced(
         assert new.id != old.id
         assert changed.chunks_embedded == new.n_chunks
         assert any("two minutes" in c.text for c in index.store.chunks(new.id))
-        assert index.vectors.count() == sum(d.n_chunks for d in index.store.documents())
-        assert not index.vectors.search(embedder.embed(["self-test"])[0], 50, where={"document_id": old.id})
+        assert index.vector_count() == sum(d.n_chunks for d in index.store.documents())
+        current = {chunk.id for chunk in index.store.chunks()}
+        assert {chunk_id for chunk_id, _ in index.nearest(query, 500, RetrievalFilter())} == current
 
         (docs / "support-call-2024-03-14.vtt").unlink()
         pruned = Ingestor(index).run([], prune=True)
         assert [o.status for o in pruned.outcomes] == ["removed"]
         assert len(index.store.documents()) == 2
-        assert index.vectors.count() == sum(d.n_chunks for d in index.store.documents())
+        assert index.vector_count() == sum(d.n_chunks for d in index.store.documents())
         assert index.bm25.chunk_ids == [c.id for c in index.store.chunks()]
 
 
-def test_parameter_mismatch_is_refused_naming_the_parameter(settings: Settings, embedder: Embedder) -> None:
+def test_parameter_mismatch_is_refused_naming_the_parameter(backend_settings: Settings, embedder: Embedder) -> None:
+    settings = backend_settings
     with open_index(settings, embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
     with pytest.raises(IndexMismatchError) as error:
@@ -124,25 +127,25 @@ def test_parameter_mismatch_is_refused_naming_the_parameter(settings: Settings, 
         assert len(index.store.documents()) == 1
 
 
-def test_rebuild_indexes_reproduces_search_results(settings: Settings, embedder: Embedder) -> None:
+def test_rebuild_indexes_reproduces_search_results(backend_settings: Settings, embedder: Embedder) -> None:
     queries = [
         "What does error E04 mean?",
         "warranty registration deadline",
         "how to pair the app",
         "Dana ticket number",
     ]
-    with open_index(settings, embedder) as index:
+    with open_index(backend_settings, embedder) as index:
         Ingestor(index).run([SAMPLES])
 
         def results() -> list:
-            dense = [index.vectors.search(embedder.embed([q])[0], 8) for q in queries]
+            dense = [index.nearest(embedder.embed([q])[0], 8, RetrievalFilter()) for q in queries]
             lexical = [index.bm25.search(q, 8) for q in queries]
             return [[(i, round(s, 5)) for i, s in hits] for hits in dense + lexical]
 
         before = results()
         assert all(before)
         total = index.rebuild_derived()
-        assert total == index.vectors.count() == sum(d.n_chunks for d in index.store.documents())
+        assert total == index.vector_count() == sum(d.n_chunks for d in index.store.documents())
         assert results() == before
 
 

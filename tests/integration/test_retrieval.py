@@ -18,15 +18,22 @@ from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.records import DocumentTags, RetrievalFilter
-from tests.conftest import SAMPLES
+from tests.conftest import BACKENDS, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow
 PAPER, MANUAL = "2303.05039v2.pdf", "watch_d.pdf"
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder, shared_docs: Path):
-    settings = Settings(index=tmp_path_factory.mktemp("retrieval") / "index", cache_dir=cache_dir)
+@pytest.fixture(scope="module", params=BACKENDS)
+def index(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    cache_dir: Path,
+    embedder: Embedder,
+    shared_docs: Path,
+):
+    folder = Settings(index=tmp_path_factory.mktemp("retrieval") / "index", cache_dir=cache_dir)
+    settings = on_backend(folder, request.param, request)
     with Index(settings.index, settings, write=True, embedder=embedder) as opened:
         Ingestor(opened).run(
             [shared_docs / PAPER], tags=DocumentTags(project="research", confidentiality="confidential")
@@ -57,6 +64,9 @@ def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -
     retrievers = {
         "bm25": lambda q: [h.chunk_id for h in BM25ChunkRetriever(index=index).search(q, 40, flt)],
         "dense": lambda q: [h.chunk_id for h in DenseRetriever(index=index).search(q, 40, flt)],
+        "dense by HNSW": lambda q: [
+            h.chunk_id for h in DenseRetriever(index=index, exact_search_limit=0).search(q, 40, flt)
+        ],
         "hybrid": lambda q: [h.chunk_id for h in HybridRetriever(index=index, window=2).search(q, flt)],
         "routed by page": lambda q: [
             h.chunk_id for h in HybridRetriever(index=index, window=2, by_page=True, route_documents=1).search(q, flt)
@@ -200,7 +210,7 @@ def test_eval_command_end_to_end(tmp_path: Path, cache_dir: Path, monkeypatch: p
     assert [run.summary for run in runs] == [report["summary"]]
 
 
-def test_exact_filtered_search_matches_chroma(index: Index) -> None:
+def test_exact_filtered_search_matches_the_hnsw_search(index: Index) -> None:
     flt = RetrievalFilter(documents=[MANUAL], pages=(2, 20))
     exact = DenseRetriever(index=index)
     approximate = DenseRetriever(index=index, exact_search_limit=0)

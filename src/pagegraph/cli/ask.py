@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from pagegraph.cli.answer_view import StreamedAnswer, print_answer
 from pagegraph.cli.common import (
+    DatabaseOption,
     IndexOption,
     SinceOption,
     UntilOption,
@@ -26,8 +27,7 @@ from pagegraph.cli.common import (
 )
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index, delete_index
-from pagegraph.indexing.manifest import read_manifest
+from pagegraph.indexing.index import Index, delete_index, stored_manifest
 from pagegraph.services import Services
 from pagegraph.state.records import RetrievalFilter
 
@@ -115,6 +115,7 @@ def _answer_question(
 def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     index: IndexOption = None,
+    database_url: DatabaseOption = None,
     graph: GraphOption = "auto",
     model: Annotated[
         Optional[str],
@@ -173,7 +174,7 @@ def _date_range(since: datetime | None, until: datetime | None) -> dict[str, Ret
 def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool, settings: Settings) -> None:
     """Index the chat's documents: incrementally by default, not at all with --reuse (when an index exists), from
     scratch with --force."""
-    exists = read_manifest(folder) is not None
+    exists = stored_manifest(folder, settings) is not None
     if reuse and exists:
         return
     if force and exists:
@@ -202,6 +203,7 @@ def chat(
         Optional[Path], typer.Argument(help="folder (or file) to index first, into --index, if needed")
     ] = None,
     index: IndexOption = None,
+    database_url: DatabaseOption = None,
     graph: GraphOption = "auto",
     model: Annotated[Optional[str], typer.Option(help="model spec [default: $PAGEGRAPH_MODEL]")] = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="with DOCUMENTS: use the existing index as it is")] = False,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Optional
@@ -41,6 +42,25 @@ err = Console(stderr=True)
 IndexOption = Annotated[
     Optional[Path],
     typer.Option("--index", help="index folder (default: $PAGEGRAPH_INDEX, else ~/.local/share/pagegraph/index)"),
+]
+
+
+def _use_database(url: str | None) -> str | None:
+    """--database-url sets PAGEGRAPH_DATABASE_URL for this process and what it starts (a server, a summarizer)."""
+    if url:
+        os.environ["PAGEGRAPH_DATABASE_URL"] = url
+    return url
+
+
+DatabaseOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--database-url",
+        callback=_use_database,
+        show_default=False,
+        help="postgresql://USER@HOST:PORT/DB with pgvector: use the index --index names in that database (default: "
+        "$PAGEGRAPH_DATABASE_URL, which keeps the password out of your shell history; unset: the index folder)",
+    ),
 ]
 DAY_FORMATS = ["%Y-%m-%d"]
 SinceOption = Annotated[

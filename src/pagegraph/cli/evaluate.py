@@ -14,7 +14,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pagegraph import GRAPH_NAMES
-from pagegraph.cli.common import IndexOption, app, console, err, fail, index_folder, ingest_with_progress
+from pagegraph.cli.common import (
+    DatabaseOption,
+    IndexOption,
+    app,
+    console,
+    err,
+    fail,
+    index_folder,
+    ingest_with_progress,
+)
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import ModelUnavailableError, PagegraphError
 from pagegraph.eval.answers import (
@@ -29,8 +38,7 @@ from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
 from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, write_json
 from pagegraph.eval.retrieval import RETRIEVERS, TREE_RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.store import STORE_FILE, Store
+from pagegraph.indexing.index import Index, open_store
 from pagegraph.state.records import EvalQuestion, EvalRun
 
 ANSWER_METRICS = (
@@ -56,6 +64,7 @@ def evaluate(
         Optional[Path], typer.Argument(help="question set (JSONL rows: id, question, answerable, documents, ...)")
     ] = None,
     index: IndexOption = None,
+    database_url: DatabaseOption = None,
     docs: Annotated[
         Optional[Path], typer.Option(help="folder of the documents; ingested into --index when needed")
     ] = None,
@@ -120,7 +129,7 @@ def evaluate(
     folder = index_folder(index, settings)
     try:
         if list_runs or show:
-            _stored_runs(folder, show, out, plot)
+            _stored_runs(folder, settings, show, out, plot)
             return
         if questions is None:
             raise PagegraphError("name a question file (or use --list, or --show ID)")
@@ -202,7 +211,7 @@ def _retrieval_run(
         with _progress() as progress:
             task = progress.add_task("questions", total=len(rows), metrics="")
             run = run_retrieval_eval(opened, rows, config, on_question=lambda n: progress.update(task, completed=n))
-    _save_run(folder, run)
+    _save_run(folder, settings, run)
     return run
 
 
@@ -296,7 +305,7 @@ def _answer_run(
             finally:
                 services.close()
         run = snapshot(stopped)
-    _save_run(folder, run)
+    _save_run(folder, settings, run)
     write_json(run, report)
     if stopped:
         err.print(
@@ -343,8 +352,8 @@ def _ingest_docs(folder: Path, settings: Settings, docs: Path | None) -> None:
         err.print(f"[yellow]{len(summary.failed)} documents failed to ingest; their questions score 0[/yellow]")
 
 
-def _save_run(folder: Path, run: EvalRun) -> None:
-    store = Store(folder)
+def _save_run(folder: Path, settings: Settings, run: EvalRun) -> None:
+    store = open_store(folder, settings)
     try:
         store.save_eval_run(run)
     finally:
@@ -372,10 +381,8 @@ def _read_report(path: Path) -> EvalRun:
         raise PagegraphError(f"{path}: not an evaluation report ({exc})") from None
 
 
-def _stored_runs(folder: Path, show: str | None, out: Path | None, plot: Path | None) -> None:
-    if not (folder / STORE_FILE).exists():
-        raise PagegraphError(f"{folder}: no index here (ingest documents first)")
-    store = Store(folder, read_only=True)
+def _stored_runs(folder: Path, settings: Settings, show: str | None, out: Path | None, plot: Path | None) -> None:
+    store = open_store(folder, settings)
     try:
         runs = store.eval_runs()
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Optional
@@ -11,6 +12,7 @@ import typer
 
 from pagegraph.cli.common import (
     DAY_FORMATS,
+    DatabaseOption,
     IndexOption,
     app,
     console,
@@ -20,13 +22,15 @@ from pagegraph.cli.common import (
     ingest_with_progress,
     outcome_line,
     print_ingest_summary,
+    progress_bars,
 )
 from pagegraph.cli.summarize import print_refine_report, summarize_with_progress, summary_model
-from pagegraph.config import get_settings
+from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
-from pagegraph.indexing.index import Index, delete_index
-from pagegraph.indexing.manifest import IndexParams, read_manifest
-from pagegraph.state.records import DocumentTags
+from pagegraph.indexing.index import Index, delete_index, stored_manifest
+from pagegraph.indexing.manifest import IndexParams
+from pagegraph.indexing.transfer import copy_index
+from pagegraph.state.records import DocumentRecord, DocumentTags
 
 
 def _parse_tags(tags: list[str]) -> dict[str, str]:
@@ -43,6 +47,7 @@ def _parse_tags(tags: list[str]) -> dict[str, str]:
 def ingest(
     paths: Annotated[Optional[list[Path]], typer.Argument(help="files or folders to index", show_default=False)] = None,
     index: IndexOption = None,
+    database_url: DatabaseOption = None,
     strategy: Annotated[
         Optional[str], typer.Option(help="page: chunks never cross pages; document: they may [default: page]")
     ] = None,
@@ -66,8 +71,19 @@ def ingest(
         ),
     ] = None,
     prune: Annotated[bool, typer.Option(help="drop indexed documents whose file no longer exists")] = False,
+    from_index: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="copy this index folder's documents (with their vectors, summaries and eval runs) into --index "
+            "without re-reading or re-embedding them, e.g. into a database (--database-url)",
+            show_default=False,
+        ),
+    ] = None,
     rebuild_indexes: Annotated[
-        bool, typer.Option(help="rebuild the vector and BM25 indexes from store.sqlite")
+        bool,
+        typer.Option(
+            help="rebuild the vector and BM25 indexes from store.sqlite (with a database: this machine's BM25)"
+        ),
     ] = False,
     recreate: Annotated[
         bool, typer.Option(help="delete the index and build it again with this run's parameters")
@@ -108,49 +124,60 @@ def ingest(
     folder = index_folder(index, settings)
     summaries = summaries or settings.ingest_summaries
     try:
-        if summaries not in ("extractive", "model"):
-            raise PagegraphError(f"--summaries {summaries!r}: choose extractive or model")
-        if strategy is not None and strategy not in ("page", "document"):
-            raise PagegraphError(f"--strategy {strategy!r}: choose page or document")
-        if confidentiality is not None and confidentiality not in ("public", "internal", "confidential"):
-            raise PagegraphError(f"--confidentiality {confidentiality!r}: choose public, internal or confidential")
-        if not paths and not (prune or rebuild_indexes):
-            raise PagegraphError("name at least one file or folder to ingest (or use --prune / --rebuild-indexes)")
-        overrides = {
-            key: value
-            for key, value in {
-                "chunk_strategy": strategy,
-                "chunk_size": chunk_size,
-                "chunk_overlap": chunk_overlap,
-                "heading_pattern": heading_pattern,
-            }.items()
-            if value is not None
-        }
-        manifest = read_manifest(folder)
-        base = manifest.params if manifest and not recreate else IndexParams()
-        params = IndexParams.model_validate({**base.model_dump(), **overrides})
-        params.chunking()  # validates size against overlap before anything is written or deleted
-        if recreate and manifest is not None:
-            delete_index(folder, settings)
-        tags = None
-        if any(v is not None for v in (project, source_type, confidentiality, date)) or tag:
-            tags = DocumentTags(
-                project=project,
-                source_type=source_type,
-                confidentiality=confidentiality or "internal",
-                date=date.date() if date else None,
-                extra=_parse_tags(tag or []),
-            )
-        with Index(folder, settings, params, write=True) as opened:
-            if rebuild_indexes:
-                started = time.perf_counter()
-                total = opened.rebuild_derived()
-                console.print(
-                    f"Rebuilt vector and BM25 indexes of {folder} from store.sqlite: {total} chunks in {time.perf_counter() - started:.1f} s"
+        with ExitStack() as stack:
+            if summaries not in ("extractive", "model"):
+                raise PagegraphError(f"--summaries {summaries!r}: choose extractive or model")
+            if strategy is not None and strategy not in ("page", "document"):
+                raise PagegraphError(f"--strategy {strategy!r}: choose page or document")
+            if confidentiality is not None and confidentiality not in ("public", "internal", "confidential"):
+                raise PagegraphError(f"--confidentiality {confidentiality!r}: choose public, internal or confidential")
+            if not paths and not (prune or rebuild_indexes or from_index):
+                raise PagegraphError(
+                    "name at least one file or folder to ingest (or use --from-index / --prune / --rebuild-indexes)"
                 )
-            if not paths and not prune:
-                return
-            summary = ingest_with_progress(opened, paths or [], tags, prune)
+            overrides = {
+                key: value
+                for key, value in {
+                    "chunk_strategy": strategy,
+                    "chunk_size": chunk_size,
+                    "chunk_overlap": chunk_overlap,
+                    "heading_pattern": heading_pattern,
+                }.items()
+                if value is not None
+            }
+            manifest = stored_manifest(folder, settings)
+            base = manifest.params if manifest and not recreate else IndexParams()
+            source = None
+            if from_index is not None:
+                if overrides:
+                    raise PagegraphError("--from-index keeps the parameters the copied index was built with")
+                source = stack.enter_context(_source_index(from_index, folder, settings))
+                base = source.params
+            params = IndexParams.model_validate({**base.model_dump(), **overrides})
+            params.chunking()  # validates size against overlap before anything is written or deleted
+            if recreate and manifest is not None:
+                delete_index(folder, settings)
+            tags = None
+            if any(v is not None for v in (project, source_type, confidentiality, date)) or tag:
+                tags = DocumentTags(
+                    project=project,
+                    source_type=source_type,
+                    confidentiality=confidentiality or "internal",
+                    date=date.date() if date else None,
+                    extra=_parse_tags(tag or []),
+                )
+            with Index(folder, settings, params, write=True) as opened:
+                if source is not None:
+                    _copy_from(source, opened)
+                if rebuild_indexes:
+                    started = time.perf_counter()
+                    total = opened.rebuild_derived()
+                    console.print(
+                        f"Rebuilt vector and BM25 indexes of {folder} from its store: {total} chunks in {time.perf_counter() - started:.1f} s"
+                    )
+                if not paths and not prune:
+                    return
+                summary = ingest_with_progress(opened, paths or [], tags, prune)
     except (PagegraphError, ValueError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -181,3 +208,26 @@ def ingest(
             raise typer.Exit(130) from None
     if summary.failed:
         raise typer.Exit(1)
+
+
+def _source_index(folder: Path, target: Path, settings: Settings) -> Index:
+    """The index folder --from-index names, opened read-only as a folder whatever the target is."""
+    source = folder.expanduser().resolve()
+    if source == target and not settings.database_url:
+        raise PagegraphError(f"--from-index {folder}: that is the index being written")
+    return Index(source, settings.model_copy(update={"database_url": None}))
+
+
+def _copy_from(source: Index, target: Index) -> None:
+    with progress_bars() as bars:
+        task = bars.add_task("copying", total=len(source.store.documents()), detail="")
+
+        def copied(document: DocumentRecord, written: bool) -> None:
+            bars.update(task, advance=1, detail=document.name if written else f"{document.name} (already there)")
+
+        report = copy_index(source, target, copied)
+    console.print(
+        f"Copied {report.copied} documents ({report.chunks} chunks, vectors included) from {source.folder}; "
+        f"{report.unchanged} were already there; {report.eval_runs} eval runs.",
+        highlight=False,
+    )

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from pagegraph.cli.common import (
+    DatabaseOption,
     IndexOption,
     app,
     console,
@@ -63,6 +64,7 @@ def _document_row(doc: DocumentRecord, summaries: dict[str, object], ocr_pages: 
 @app.command()
 def inspect(
     index: IndexOption = None,
+    database_url: DatabaseOption = None,
     document: Annotated[Optional[str], typer.Option(help="one document, by file name (or part of it)")] = None,
     tree: Annotated[bool, typer.Option("--tree", help="show the document's section tree")] = False,
     summaries: Annotated[
@@ -93,13 +95,13 @@ def inspect(
             ocr_pages = opened.store.ocr_page_counts()
             states = {doc.id: summary_state(stored.get(doc.id), opened.store.sections(doc.id)) for doc in documents}
             info = {
-                "index": str(folder),
+                "index": opened.location,
                 "manifest": opened.manifest.model_dump(),
                 "documents": [_document_row(doc, states[doc.id], ocr_pages.get(doc.id, 0)) for doc in documents],
                 "failed": [
                     {"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures
                 ],
-                "vectors": opened.vectors.count(),
+                "vectors": opened.vector_count(),
                 "bm25": "current" if not opened.bm25_is_stale() else "stale (rebuilt by the next ingest)",
                 "last_recovery": dict(zip(("at", "what"), recovery)) if recovery else None,
             }
@@ -110,7 +112,7 @@ def inspect(
         return
     params = opened.params
     console.print(
-        f"[bold]{folder}[/bold]  {len(documents)} documents, {sum(d.n_chunks for d in documents)} chunks, "
+        f"[bold]{opened.location}[/bold]  {len(documents)} documents, {sum(d.n_chunks for d in documents)} chunks, "
         f"{info['vectors']} vectors, BM25 {info['bm25']}",
         highlight=False,
     )

@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 import typer
 
 import pagegraph
-from pagegraph.cli.common import IndexOption, app, console, fail, index_folder
+from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, fail, index_folder
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import SUMMARIZE_LOG
@@ -62,6 +62,7 @@ def serve(
         str, typer.Option(help="interface to bind; other than loopback only with auth configured")
     ] = "127.0.0.1",
     index: IndexOption = None,
+    database_url: DatabaseOption = None,
     config: Annotated[Optional[Path], typer.Option(help="langgraph.json to serve [default: the checkout's]")] = None,
     reload: Annotated[bool, typer.Option(help="restart when the code changes (development)")] = False,
     jobs: Annotated[

@@ -15,10 +15,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from pagegraph.cli.common import IndexOption, app, console, err, fail, index_folder, progress_bars
+from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, err, fail, index_folder, progress_bars
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
-from pagegraph.indexing.manifest import read_manifest
+from pagegraph.indexing.index import stored_manifest
 from pagegraph.indexing.refine import RefineProgress, RefineReport, SummaryRefiner
 
 
@@ -71,6 +71,7 @@ def print_refine_report(report: RefineReport) -> None:
 @app.command()
 def summarize(
     index: IndexOption = None,
+    database_url: DatabaseOption = None,
     document: Annotated[
         Optional[list[str]], typer.Option(help="only this document (its file name); repeatable")
     ] = None,
@@ -95,7 +96,7 @@ def summarize(
     try:
         chat_model = summary_model(model, settings)
         while True:
-            if watch is not None and read_manifest(folder) is None:  # serving before the first ingest
+            if watch is not None and stored_manifest(folder, settings) is None:  # serving before the first ingest
                 time.sleep(watch)
                 continue
             report = summarize_with_progress(folder, settings, chat_model, document, sections=not documents_only)

@@ -7,7 +7,8 @@ import warnings
 
 from langchain_core.documents import Document
 
-from pagegraph.indexing.index import Index
+from pagegraph.errors import PagegraphError
+from pagegraph.indexing.index import DatabaseIndex, Index
 from pagegraph.state.records import RetrievalFilter
 
 with warnings.catch_warnings():
@@ -19,6 +20,11 @@ with warnings.catch_warnings():
 
 class LangChainEnsemble:
     def __init__(self, index: Index) -> None:
+        if isinstance(index, DatabaseIndex):
+            raise PagegraphError(
+                "the LangChain baseline (retriever `ensemble`) searches the index's Chroma collection; an index in "
+                "a database has none: compare against it on a folder index"
+            )
         self._chunks = index.store.chunks()
         self._vectorstore = Chroma(
             client=index.vectors.client,

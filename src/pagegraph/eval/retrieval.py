@@ -168,7 +168,7 @@ def run_retrieval_eval(
         "scope": config.scope,
         "ks": ks,
         "window": config.window,
-        "index": str(index.folder),
+        "index": index.location,
         "index_params": index.params.model_dump(),
         "questions": len(questions),
         "dropped_gold_pages": dropped,

@@ -20,33 +20,61 @@ import numpy as np
 
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, PagegraphError
-from pagegraph.indexing.bm25 import BM25Index
+from pagegraph.indexing.bm25 import BM25_DIR, BM25Index
 from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
+from pagegraph.indexing.postgres import PostgresStore, index_schema, redacted
 from pagegraph.indexing.profiles import DocumentProfiles
-from pagegraph.indexing.store import STORE_FILE, Store
+from pagegraph.indexing.store import STORE_FILE, SectionSummaries, Store
 from pagegraph.indexing.vectors import VectorStore
-from pagegraph.state.records import now_iso
+from pagegraph.state.answering import StoredSummary
+from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags, Page, RetrievalFilter, TreeNode, now_iso
 
 _LOCK_FILE = ".lock"
+_BM25_LOCK_FILE = ".bm25.lock"
 THREADS_FILE = "checkpoints.sqlite"  # LangGraph server threads (pagegraph.server.checkpointer), kept beside the index
 SUMMARIZE_LOG = "summarize.log"  # what `pagegraph serve`'s background `pagegraph summarize` prints
 _REBUILD_BATCH = 1000
 
 
-def describe_mismatch(folder: Path, built: IndexParams, requested: IndexParams) -> str:
-    diffs = built.differences(requested)
-    listed = ", ".join(f"{key}: index has {old!r}, this run asks for {new!r}" for key, (old, new) in diffs.items())
-    return (
-        f"index {folder} was built with other parameters ({listed}). Nothing was changed. "
-        f"Rebuild it with these parameters: `pagegraph ingest PATH... --index {folder} --recreate` plus your options "
-        f"(re-reads and re-embeds every document), or use another --index."
-    )
+def check_manifest(
+    where: str, folder: Path, manifest: Manifest | None, params: IndexParams | None, outdated_ok: bool
+) -> None:
+    """Refuse an index (`where` names it) built with another chunk text recipe (unless `outdated_ok`) or with other
+    parameters than `params`."""
+    if manifest is None:
+        return
+    if manifest.params.chunk_header != CHUNK_HEADER and not outdated_ok:
+        raise IndexMismatchError(
+            f"{where} was built by an older pagegraph whose chunk search text had no document and "
+            f"section header (chunk_header {manifest.params.chunk_header!r}, now {CHUNK_HEADER!r}). Nothing was "
+            f"changed. Rebuild it: `pagegraph ingest PATH... --index {folder} --recreate` (re-reads and "
+            f"re-embeds every document), or use another --index."
+        )
+    if params is not None and manifest.params != params:
+        diffs = manifest.params.differences(params)
+        listed = ", ".join(f"{key}: index has {old!r}, this run asks for {new!r}" for key, (old, new) in diffs.items())
+        raise IndexMismatchError(
+            f"{where} was built with other parameters ({listed}). Nothing was changed. "
+            f"Rebuild it with these parameters: `pagegraph ingest PATH... --index {folder} --recreate` plus your "
+            f"options (re-reads and re-embeds every document), or use another --index."
+        )
+
+
+def _no_index(where: str, folder: Path) -> PagegraphError:
+    return PagegraphError(f"no {where}: create one with `pagegraph ingest PATH... --index {folder}`")
 
 
 class Index:
+    """An index folder; with Settings.database_url set, `Index(...)` opens a `DatabaseIndex` instead."""
+
+    def __new__(cls, folder: Path, settings: Settings, *args: object, **kwargs: object) -> Index:
+        if cls is Index and settings.database_url:
+            return super().__new__(DatabaseIndex)
+        return super().__new__(cls)
+
     def __init__(
         self,
         folder: Path,
@@ -65,22 +93,12 @@ class Index:
         manifest = read_manifest(folder)
         if manifest is None:
             if not write:
-                raise PagegraphError(
-                    f"no index at {folder}: create one with `pagegraph ingest PATH... --index {folder}`"
-                )
+                raise _no_index(f"index at {folder}", folder)
             if folder.exists() and any(not _may_precede_index(entry.name) for entry in folder.iterdir()):
                 raise PagegraphError(
                     f"{folder} is not empty and holds no {MANIFEST_FILE}: refusing to use it as an index"
                 )
-        elif manifest.params.chunk_header != CHUNK_HEADER and not outdated_ok:
-            raise IndexMismatchError(
-                f"index {folder} was built by an older pagegraph whose chunk search text had no document and "
-                f"section header (chunk_header {manifest.params.chunk_header!r}, now {CHUNK_HEADER!r}). Nothing was "
-                f"changed. Rebuild it: `pagegraph ingest PATH... --index {folder} --recreate` (re-reads and "
-                f"re-embeds every document), or use another --index."
-            )
-        elif params is not None and manifest.params != params:
-            raise IndexMismatchError(describe_mismatch(folder, manifest.params, params))
+        check_manifest(f"index {folder}", folder, manifest, params, outdated_ok)
         if write:
             folder.mkdir(parents=True, exist_ok=True)
             self._acquire_lock()
@@ -100,6 +118,7 @@ class Index:
             self._recover()
         elif self.bm25_is_stale():
             self._recover_for_reading()
+        self.generation = self.bm25.built_generation()
 
     def _acquire_lock(self) -> None:
         self._lock = open(self.folder / _LOCK_FILE, "w")
@@ -160,6 +179,7 @@ class Index:
         return self.bm25.built_generation() != self.store.generation()
 
     def refresh_bm25(self) -> None:
+        generation = self.store.generation()  # read first: a document committed meanwhile makes it stale again
         labels = {doc.id: document_label(doc.name, doc.title) for doc in self.store.documents()}
         ids, texts, vectors = [], [], []
         for chunk, vector in self.store.iter_chunks():
@@ -167,7 +187,8 @@ class Index:
             texts.append(search_text(chunk, labels[chunk.document_id]))
             vectors.append(vector)
         matrix = np.stack(vectors) if vectors else np.zeros((0, self.params.embedding_dimension), dtype=np.float32)
-        self.bm25.build(ids, texts, matrix, self.store.generation())
+        self.bm25.build(ids, texts, matrix, generation)
+        self.generation = generation
         self._forget_derived()
 
     def _forget_derived(self) -> None:
@@ -184,6 +205,50 @@ class Index:
         """Document-level representations for routing, in step with the catalog."""
         vectors = self.bm25.vectors if self.bm25.has_vectors else np.zeros((0, self.params.embedding_dimension))
         return DocumentProfiles(self.store, self.catalog.document_ids, vectors)
+
+    def commit_document(
+        self,
+        record: DocumentRecord,
+        pages: list[Page],
+        nodes: list[TreeNode],
+        chunks: list[Chunk],
+        embeddings: np.ndarray,
+        replaces: str | None,
+        summary: StoredSummary | None = None,
+        sections: SectionSummaries | None = None,
+    ) -> bool:
+        """Store a whole document with its vectors, replacing the stored version `replaces`; False when nothing was
+        written because another process committed the same content first (never, for a folder: it has one writer).
+        Chroma is written first under a journal entry, so a run killed in between leaves vectors that the next
+        opening removes."""
+        self.store.add_to_journal(record.id)
+        self.vectors.add(chunks, embeddings)
+        self.store.commit_document(record, pages, nodes, chunks, embeddings, replaces, summary, sections)
+        if replaces:
+            self.vectors.delete_document(replaces)
+            self.store.clear_journal([replaces])
+        return True
+
+    def remove_document(self, document_id: str) -> None:
+        self.store.remove_document(document_id)
+        self.vectors.delete_document(document_id)
+        self.store.clear_journal([document_id])
+
+    def retag(self, document_id: str, tags: DocumentTags) -> None:
+        self.store.update_tags(document_id, tags)
+        self.vectors.update_metadata(self.store.chunks(document_id))
+
+    def nearest(self, vector: np.ndarray, k: int, flt: RetrievalFilter) -> list[tuple[str, float]]:
+        """Chunk ids and cosine distances of the k nearest chunks the filter lets through (approximate: HNSW)."""
+        return self.vectors.search(vector, k, where=flt.chroma_where())
+
+    def vector_count(self) -> int:
+        return self.vectors.count()
+
+    @property
+    def location(self) -> str:
+        """Where the index is, for people: its folder, or its schema in a database."""
+        return str(self.folder)
 
     def rebuild_derived(self) -> int:
         """Recreate the vector and BM25 indexes from store.sqlite alone; returns the number of chunks."""
@@ -222,9 +287,136 @@ def _may_precede_index(name: str) -> bool:
 
 def delete_index(folder: Path, settings: Settings) -> None:
     """Remove an index, its vectors (on a Chroma server too) and its folder, refusing anything that does not look
-    like one. An index of an older recipe can be deleted."""
+    like one; in a database, its schema and the folder of local caches. An index of an older recipe can be
+    deleted."""
+    if settings.database_url:
+        with DatabaseIndex(folder, settings, write=True, outdated_ok=True) as old:
+            old.store.drop()
+        shutil.rmtree(folder, ignore_errors=True)
+        return
     if not (folder / MANIFEST_FILE).exists() and not (folder / STORE_FILE).exists():
         raise PagegraphError(f"{folder} holds no pagegraph index; not deleting it")
     with Index(folder, settings, write=True, outdated_ok=True) as old:
         old.vectors.drop()
     shutil.rmtree(folder)
+
+
+def stored_manifest(folder: Path, settings: Settings) -> Manifest | None:
+    """The manifest of the index `folder` names (in the database when one is configured); None when there is none."""
+    if not settings.database_url:
+        return read_manifest(folder)
+    store = PostgresStore(settings.database_url, index_schema(folder), 1, write=False)
+    try:
+        return store.manifest()
+    finally:
+        store.close()
+
+
+def open_store(folder: Path, settings: Settings) -> Store | PostgresStore:
+    """The records of an existing index, writable, without its search indexes or its writer lock: for writers of
+    summaries and eval runs, which may work beside an ingest."""
+    if settings.database_url:
+        store = PostgresStore(settings.database_url, index_schema(folder), settings.database_pool_size, write=True)
+        if store.manifest() is None:
+            store.close()
+            raise _no_index(f"index {folder.name!r} in the database", folder)
+        return store
+    if read_manifest(folder) is None:
+        raise _no_index(f"index at {folder}", folder)
+    return Store(folder)
+
+
+class DatabaseIndex(Index):
+    """An index in PostgreSQL (indexing.postgres), schema named after the folder; the folder only keeps this
+    machine's BM25 index and vector matrix, rebuilt from the database whenever its generation has moved on. Many
+    processes may write at once: each document commits in one transaction, writers of one path take turns."""
+
+    def __init__(
+        self,
+        folder: Path,
+        settings: Settings,
+        params: IndexParams | None = None,
+        *,
+        write: bool = False,
+        embedder: Embedder | None = None,
+        outdated_ok: bool = False,
+    ) -> None:
+        self.folder = folder
+        self.settings = settings
+        self._lock = None
+        self._private_bm25 = None
+        self.store = PostgresStore(
+            settings.database_url, index_schema(folder), settings.database_pool_size, write=write
+        )
+        where = f"index {folder.name!r} in the database {redacted(settings.database_url)}"
+        try:
+            manifest = self.store.manifest()
+            if manifest is None and not write:
+                raise _no_index(where, folder)
+            check_manifest(where, folder, manifest, params, outdated_ok)
+            self.embedder = embedder or Embedder(settings)
+            if manifest is None:
+                manifest = self.store.create(
+                    Manifest(embedding_backend=self.embedder.backend, params=params or IndexParams())
+                )
+                check_manifest(where, folder, manifest, params, outdated_ok)  # another process created it first
+        except BaseException:
+            self.store.close()
+            raise
+        self.manifest = manifest
+        self.params = manifest.params
+        folder.mkdir(parents=True, exist_ok=True)
+        self._bm25_folder = folder / f"{BM25_DIR}-{manifest.index_id[:12]}"
+        self.bm25 = BM25Index(folder, self.params, at=self._bm25_folder)
+        self.refresh_bm25()
+
+    def refresh_bm25(self) -> None:
+        """Bring this machine's BM25 index and matrix up to the database, and load them with the catalog and the
+        document profiles from one snapshot, so that all four describe the same committed documents. Processes on
+        one machine share the folder and take turns."""
+        with open(self.folder / _BM25_LOCK_FILE, "w") as lock, self.store.snapshot():
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if self.bm25_is_stale():
+                super().refresh_bm25()
+            else:
+                self.generation = self.store.generation()
+                self._forget_derived()
+            _ = self.catalog, self.profiles
+
+    def commit_document(
+        self,
+        record: DocumentRecord,
+        pages: list[Page],
+        nodes: list[TreeNode],
+        chunks: list[Chunk],
+        embeddings: np.ndarray,
+        replaces: str | None,
+        summary: StoredSummary | None = None,
+        sections: SectionSummaries | None = None,
+    ) -> bool:
+        return self.store.commit_document(record, pages, nodes, chunks, embeddings, replaces, summary, sections)
+
+    def remove_document(self, document_id: str) -> None:
+        self.store.remove_document(document_id)
+
+    def retag(self, document_id: str, tags: DocumentTags) -> None:
+        self.store.update_tags(document_id, tags)
+
+    def nearest(self, vector: np.ndarray, k: int, flt: RetrievalFilter) -> list[tuple[str, float]]:
+        return self.store.nearest(vector, k, flt, self.generation)
+
+    def vector_count(self) -> int:
+        return self.store.chunk_count()
+
+    @property
+    def location(self) -> str:
+        return f"schema {self.store.schema} in {redacted(self.store.url)}"
+
+    def rebuild_derived(self) -> int:
+        """Rebuild this machine's BM25 index and matrix (the vectors live in the database)."""
+        shutil.rmtree(self._bm25_folder, ignore_errors=True)
+        self.refresh_bm25()
+        return len(self.catalog)
+
+    def close(self) -> None:
+        self.store.close()

@@ -240,10 +240,8 @@ class Ingestor:
             SummarySource.from_parts(record.name, record.title, record.source_type, loaded.pages, prepared.nodes)
         )
         sections = self._sections(prepared.nodes)
-        store, existing = self.index.store, job.existing
-        store.add_to_journal(prepared.record.id)
-        self.index.vectors.add(prepared.chunks, embeddings)
-        store.commit_document(
+        existing = job.existing
+        written = self.index.commit_document(
             prepared.record,
             prepared.loaded.pages,
             prepared.nodes,
@@ -253,9 +251,14 @@ class Ingestor:
             summary=document_summary,
             sections=sections,
         )
-        if existing:
-            self.index.vectors.delete_document(existing.id)
-            store.clear_journal([existing.id])
+        if not written:
+            return FileOutcome(
+                str(job.path),
+                "unchanged",
+                prepared.record.n_pages,
+                len(prepared.chunks),
+                "ingested meanwhile by another process",
+            )
         return FileOutcome(
             str(job.path), "updated" if existing else "added", prepared.record.n_pages, len(prepared.chunks)
         )
@@ -307,8 +310,7 @@ class Ingestor:
                 store.set_sections(doc.id, self._sections(nodes))
 
     def _retag(self, existing: DocumentRecord, tags: DocumentTags) -> None:
-        self.index.store.update_tags(existing.id, tags)
-        self.index.vectors.update_metadata(self.index.store.chunks(existing.id))
+        self.index.retag(existing.id, tags)
 
     def _failed(self, path: Path, reason: str) -> FileOutcome:
         self.index.store.record_failure(str(path), path.name, reason)
@@ -321,9 +323,7 @@ class Ingestor:
             if self.access is not None and not self.access.may_write(doc.tags):
                 continue
             if not Path(doc.path).exists():
-                self.index.store.remove_document(doc.id)
-                self.index.vectors.delete_document(doc.id)
-                self.index.store.clear_journal([doc.id])
+                self.index.remove_document(doc.id)
                 removed.append(FileOutcome(doc.path, "removed", doc.n_pages, doc.n_chunks))
         for path, _, _ in self.index.store.failures():
             if self.roots is not None and not inside(Path(path), self.roots):

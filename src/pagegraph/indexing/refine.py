@@ -19,8 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.manifest import read_manifest
-from pagegraph.indexing.store import Store
+from pagegraph.indexing.index import open_store
 from pagegraph.indexing.summaries import ModelSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import (
     TEXT_WRITER,
@@ -80,9 +79,7 @@ class SummaryRefiner:
         progress: RefineProgress | None = None,
         embedder: Embedder | None = None,
     ) -> None:
-        if read_manifest(folder) is None:
-            raise PagegraphError(f"no index at {folder}: create one with `pagegraph ingest PATH... --index {folder}`")
-        self.store = Store(folder)
+        self.store = open_store(folder, settings)
         self.settings = settings
         self.embedder = embedder or Embedder(settings)
         self.summarizer = ModelSummarizer(model, settings.summary_max_tokens)

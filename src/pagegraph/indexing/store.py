@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,7 +133,7 @@ class Store:
                 FROM documents d {where} ORDER BY d.name, d.path""",
             args,
         ).fetchall()
-        return [_document(row) for row in rows]
+        return [document_from_row(row) for row in rows]
 
     def pages(self, document_id: str) -> list[Page]:
         rows = self._db.execute(
@@ -166,28 +166,7 @@ class Store:
         rows = self._db.execute(
             "SELECT * FROM tree_nodes WHERE document_id = ? ORDER BY position", (document_id,)
         ).fetchall()
-        nodes = [
-            TreeNode(
-                id=r["id"],
-                document_id=r["document_id"],
-                parent_id=r["parent_id"],
-                position=r["position"],
-                level=r["level"],
-                title=r["title"],
-                title_path=json.loads(r["title_path"]),
-                start_page=r["start_page"],
-                end_page=r["end_page"],
-                start_offset=r["start_offset"],
-                end_offset=r["end_offset"],
-                text=text[r["start_offset"] : r["end_offset"]].strip(),
-            )
-            for r in rows
-        ]
-        by_id = {node.id: node for node in nodes}
-        for node in nodes:
-            if node.parent_id in by_id:
-                by_id[node.parent_id].children_ids.append(node.id)
-        return nodes
+        return tree_from_rows(rows, text)
 
     def section_titles(self, max_level: int) -> dict[str, list[str]]:
         """Titles of every document's sections down to `max_level` (the root, level 0, is the title), in order."""
@@ -210,7 +189,7 @@ class Store:
         added = ", ".join(self._added("chunks", c) for c in ("ocr_confidence", "table_header"))
         columns = f"id, document_id, position, text, start_offset, end_offset, start_page, end_page, section_id, section_path, start_time, end_time, speakers, index_version, embedding, {added}"
         for row in self._db.execute(f"SELECT {columns} FROM chunks {where} ORDER BY document_id, position", args):
-            yield _chunk(row, documents[row["document_id"]]), np.frombuffer(row["embedding"], dtype=np.float32)
+            yield chunk_from_row(row, documents[row["document_id"]]), np.frombuffer(row["embedding"], dtype=np.float32)
 
     def chunks_by_id(self, chunk_ids: list[str]) -> dict[str, Chunk]:
         """The chunks with these ids (missing ids are left out), without their vectors."""
@@ -227,7 +206,7 @@ class Store:
             for row in self._db.execute(f"SELECT {columns} FROM chunks WHERE id IN ({marks})", part):
                 if row["document_id"] not in documents:
                     documents[row["document_id"]] = self._documents("WHERE d.id = ?", (row["document_id"],))[0]
-                found[row["id"]] = _chunk(row, documents[row["document_id"]])
+                found[row["id"]] = chunk_from_row(row, documents[row["document_id"]])
         return found
 
     def chunk_count(self) -> int:
@@ -272,68 +251,14 @@ class Store:
             if replaces:
                 self._db.execute("DELETE FROM documents WHERE id = ?", (replaces,))
                 self._db.execute("INSERT OR IGNORE INTO vector_journal VALUES (?)", (replaces,))
-            self._db.execute(
-                "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.path,
-                    record.name,
-                    record.sha256,
-                    record.source_type.value,
-                    record.title,
-                    record.n_pages,
-                    record.outline_source,
-                    record.tags.model_dump_json(),
-                    record.ingested_at,
-                ),
-            )
+            self._db.execute("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", document_row(record))
+            self._db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)", page_rows(record.id, pages))
             self._db.executemany(
-                "INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)",
-                [(record.id, p.number, p.label, p.text, p.error, p.ocr_confidence) for p in pages],
-            )
-            self._db.executemany(
-                "INSERT INTO tree_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        n.id,
-                        record.id,
-                        n.parent_id,
-                        n.position,
-                        n.level,
-                        n.title,
-                        json.dumps(n.title_path),
-                        n.start_page,
-                        n.end_page,
-                        n.start_offset,
-                        n.end_offset,
-                    )
-                    for n in nodes
-                ],
+                "INSERT INTO tree_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", node_rows(record.id, nodes)
             )
             self._db.executemany(
                 "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        c.id,
-                        record.id,
-                        c.position,
-                        c.text,
-                        c.start_offset,
-                        c.end_offset,
-                        c.start_page,
-                        c.end_page,
-                        c.section_id,
-                        json.dumps(c.section_path),
-                        c.start_time,
-                        c.end_time,
-                        json.dumps(c.speakers),
-                        c.index_version,
-                        vector.astype(np.float32).tobytes(),
-                        c.ocr_confidence,
-                        c.table_header,
-                    )
-                    for c, vector in zip(chunks, embeddings, strict=True)
-                ],
+                chunk_rows(record.id, chunks, [_blob(vector) for vector in embeddings]),
             )
             if summary is not None:
                 self._db.execute("INSERT INTO summaries VALUES (?, ?)", (record.id, summary.model_dump_json()))
@@ -356,8 +281,8 @@ class Store:
         self._db.executemany(
             "INSERT INTO node_summaries VALUES (?, ?, ?, ?, ?)",
             [
-                (document_id, node.node_id, position, node.model_dump_json(), vector.astype(np.float32).tobytes())
-                for position, (node, vector) in enumerate(zip(sections.nodes, sections.vectors, strict=True))
+                (document_id, node_id, position, record, _blob(vector))
+                for document_id, node_id, position, record, vector in section_rows(document_id, sections)
             ],
         )
         self._db.executemany("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", sections.new_cache_entries.items())
@@ -370,7 +295,7 @@ class Store:
         with self._db:
             updated = self._db.execute(
                 "UPDATE node_summaries SET record = ?, vector = ? WHERE document_id = ? AND node_id = ?",
-                (node.model_dump_json(), vector.astype(np.float32).tobytes(), document_id, node.node_id),
+                (node.model_dump_json(), _blob(vector), document_id, node.node_id),
             ).rowcount
             if updated and cache_entry is not None:
                 self._db.execute("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", cache_entry)
@@ -407,6 +332,13 @@ class Store:
     def cached_section_summary(self, key: str) -> str | None:
         row = self._db.execute("SELECT summary FROM summary_cache WHERE key = ?", (key,)).fetchone()
         return row["summary"] if row else None
+
+    def summary_cache(self) -> dict[str, str]:
+        return {row["key"]: row["summary"] for row in self._db.execute("SELECT key, summary FROM summary_cache")}
+
+    def add_to_summary_cache(self, entries: dict[str, str]) -> None:
+        with self._db:
+            self._db.executemany("INSERT OR IGNORE INTO summary_cache VALUES (?, ?)", entries.items())
 
     def summaries(self) -> dict[str, StoredSummary]:
         """Summaries by document id; empty for an index written before summaries existed and opened read-only."""
@@ -488,7 +420,108 @@ class Store:
         )
 
 
-def _chunk(row: sqlite3.Row, document: DocumentRecord) -> Chunk:
+def _blob(vector: np.ndarray) -> bytes:
+    return vector.astype(np.float32).tobytes()
+
+
+# Rows as both stores write them (the vectors in each store's own encoding).
+def document_row(record: DocumentRecord) -> tuple:
+    return (
+        record.id,
+        record.path,
+        record.name,
+        record.sha256,
+        record.source_type.value,
+        record.title,
+        record.n_pages,
+        record.outline_source,
+        record.tags.model_dump_json(),
+        record.ingested_at,
+    )
+
+
+def page_rows(document_id: str, pages: list[Page]) -> list[tuple]:
+    return [(document_id, p.number, p.label, p.text, p.error, p.ocr_confidence) for p in pages]
+
+
+def node_rows(document_id: str, nodes: list[TreeNode]) -> list[tuple]:
+    return [
+        (
+            n.id,
+            document_id,
+            n.parent_id,
+            n.position,
+            n.level,
+            n.title,
+            json.dumps(n.title_path),
+            n.start_page,
+            n.end_page,
+            n.start_offset,
+            n.end_offset,
+        )
+        for n in nodes
+    ]
+
+
+def chunk_rows(document_id: str, chunks: list[Chunk], vectors: list) -> list[tuple]:
+    return [
+        (
+            c.id,
+            document_id,
+            c.position,
+            c.text,
+            c.start_offset,
+            c.end_offset,
+            c.start_page,
+            c.end_page,
+            c.section_id,
+            json.dumps(c.section_path),
+            c.start_time,
+            c.end_time,
+            json.dumps(c.speakers),
+            c.index_version,
+            vector,
+            c.ocr_confidence,
+            c.table_header,
+        )
+        for c, vector in zip(chunks, vectors, strict=True)
+    ]
+
+
+def section_rows(document_id: str, sections: SectionSummaries) -> list[tuple[str, str, int, str, np.ndarray]]:
+    return [
+        (document_id, node.node_id, position, node.model_dump_json(), vector)
+        for position, (node, vector) in enumerate(zip(sections.nodes, sections.vectors, strict=True))
+    ]
+
+
+def tree_from_rows(rows: list[Mapping], text: str) -> list[TreeNode]:
+    """Tree nodes from their stored rows (in position order), their text cut from the document's `text`."""
+    nodes = [
+        TreeNode(
+            id=r["id"],
+            document_id=r["document_id"],
+            parent_id=r["parent_id"],
+            position=r["position"],
+            level=r["level"],
+            title=r["title"],
+            title_path=json.loads(r["title_path"]),
+            start_page=r["start_page"],
+            end_page=r["end_page"],
+            start_offset=r["start_offset"],
+            end_offset=r["end_offset"],
+            text=text[r["start_offset"] : r["end_offset"]].strip(),
+        )
+        for r in rows
+    ]
+    by_id = {node.id: node for node in nodes}
+    for node in nodes:
+        if node.parent_id in by_id:
+            by_id[node.parent_id].children_ids.append(node.id)
+    return nodes
+
+
+def chunk_from_row(row: Mapping, document: DocumentRecord) -> Chunk:
     return Chunk(
         id=row["id"],
         document_id=row["document_id"],
@@ -511,7 +544,7 @@ def _chunk(row: sqlite3.Row, document: DocumentRecord) -> Chunk:
     )
 
 
-def _document(row: sqlite3.Row) -> DocumentRecord:
+def document_from_row(row: Mapping) -> DocumentRecord:
     return DocumentRecord(
         id=row["id"],
         path=row["path"],

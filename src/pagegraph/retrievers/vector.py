@@ -1,5 +1,5 @@
-"""Dense retrieval with the packaged MiniLM embedder. Unfiltered queries and large filtered subsets search Chroma
-(HNSW, with the filter as its `where`); a filter that leaves few chunks is answered exactly, by cosine over just
+"""Dense retrieval with the packaged MiniLM embedder. Unfiltered queries and large filtered subsets search the
+index's HNSW (Chroma with the filter as its `where`, or pgvector with it in SQL); a filter that leaves few chunks is answered exactly, by cosine over just
 those chunks' vectors, which is both faster and exact."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class DenseRetriever(BaseRetriever):
             best = np.argsort(-similarities, kind="stable")[:k]
             ids = self.index.catalog.ids
             return [ScoredChunk(ids[rows[i]], float(similarities[i]), "dense") for i in best]
-        hits = self.index.vectors.search(vector, k, where=flt.chroma_where())
+        hits = self.index.nearest(vector, k, flt)
         return [ScoredChunk(chunk_id, 1.0 - distance, "dense") for chunk_id, distance in hits]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:

@@ -1,5 +1,6 @@
-"""The LangGraph server's checkpointer: threads kept in a SQLite file (default INDEX/checkpoints.sqlite), so that a
-restarted server finds them again; pagegraph's records are allow-listed for deserialisation."""
+"""The LangGraph server's checkpointer: threads kept in a SQLite file (default INDEX/checkpoints.sqlite), or with
+PAGEGRAPH_DATABASE_URL in the database beside the index (schema `pagegraph_NAME_threads`), so that a restarted
+server finds them again; pagegraph's records are allow-listed for deserialisation."""
 
 from __future__ import annotations
 
@@ -10,10 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg import AsyncConnection, sql
+from psycopg.rows import dict_row
 
 from pagegraph.config import Settings, get_settings
+from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import THREADS_FILE
+from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.state.graph import checkpoint_serializer
 
 
@@ -21,8 +28,8 @@ def checkpoint_path(settings: Settings) -> Path:
     return (settings.checkpoint_db or settings.index / THREADS_FILE).expanduser().resolve()
 
 
-class ThreadSaver(AsyncSqliteSaver):
-    """AsyncSqliteSaver whose thread deletion returns without yielding to the event loop and deletes in a task.
+class DeferredDeletes:
+    """A checkpointer whose thread deletion returns without yielding to the event loop and deletes in a task.
 
     langgraph-runtime-inmem (0.36.7) finds a thread's position in its list, awaits the checkpointer's
     `adelete_thread`, then pops that position: when stateless runs (whose threads are deleted as they end) finish
@@ -43,12 +50,54 @@ class ThreadSaver(AsyncSqliteSaver):
             await asyncio.gather(*self._deletions, return_exceptions=True)
 
 
+class ThreadSaver(DeferredDeletes, AsyncSqliteSaver):
+    pass
+
+
+class DatabaseThreadSaver(DeferredDeletes, AsyncPostgresSaver):
+    pass
+
+
+def threads_schema(settings: Settings) -> str:
+    return f"{index_schema(settings.index.expanduser())}_threads"
+
+
 @asynccontextmanager
-async def checkpointer() -> AsyncIterator[AsyncSqliteSaver]:
-    path = checkpoint_path(get_settings())
+async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
+    settings = get_settings()
+    if settings.database_url:
+        async with _database_threads(settings) as saver:
+            yield saver
+        return
+    path = checkpoint_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     async with aiosqlite.connect(path) as connection:
         saver = ThreadSaver(connection, serde=checkpoint_serializer())
+        await saver.setup()
+        try:
+            yield saver
+        finally:
+            await saver.drain()
+
+
+@asynccontextmanager
+async def _database_threads(settings: Settings) -> AsyncIterator[DatabaseThreadSaver]:
+    schema = threads_schema(settings)
+    try:
+        connection = await AsyncConnection.connect(
+            settings.database_url,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            options=f"-c search_path={schema}",
+        )
+    except Exception as exc:
+        raise PagegraphError(
+            f"server threads: cannot connect to the database at {redacted(settings.database_url)} ({type(exc).__name__})"
+        ) from exc
+    async with connection:
+        await connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        saver = DatabaseThreadSaver(connection, serde=checkpoint_serializer())
         await saver.setup()
         try:
             yield saver

@@ -1,0 +1,537 @@
+"""The index in PostgreSQL with pgvector (PAGEGRAPH_DATABASE_URL): the same records as `store.sqlite`, one schema per
+named index, the chunk vectors in the chunks table itself (HNSW, cosine). A document commits in one transaction with
+its vectors, so there is no derived vector index to keep in step; many processes may write and read at once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from pagegraph.errors import PagegraphError
+from pagegraph.indexing.manifest import Manifest
+from pagegraph.indexing.store import (
+    SectionSummaries,
+    chunk_from_row,
+    chunk_rows,
+    document_from_row,
+    document_row,
+    node_rows,
+    page_rows,
+    section_rows,
+    tree_from_rows,
+)
+from pagegraph.state.answering import StoredSummary
+from pagegraph.state.records import (
+    CONFIDENTIALITY_LEVELS,
+    PAGE_SEPARATOR,
+    Chunk,
+    DocumentRecord,
+    DocumentTags,
+    EvalRun,
+    NodeSummary,
+    Page,
+    RetrievalFilter,
+    TreeNode,
+    now_iso,
+)
+
+SCHEMA_PREFIX = "pagegraph_"
+_CONNECT_TIMEOUT_S = 10
+# HNSW candidates a filtered search looks at (pgvector's ceiling); a filter that still leaves fewer than k is answered
+# by an exact scan of the rows it allows.
+_FILTERED_EF_SEARCH = 1000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, path TEXT NOT NULL UNIQUE, name TEXT NOT NULL, sha256 TEXT NOT NULL,
+    source_type TEXT NOT NULL, title TEXT NOT NULL, n_pages INTEGER NOT NULL, outline_source TEXT NOT NULL,
+    tags JSONB NOT NULL, ingested_at TEXT NOT NULL, generation BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS documents_name ON documents (name);
+CREATE TABLE IF NOT EXISTS pages (
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, number INTEGER NOT NULL,
+    label TEXT, text TEXT NOT NULL, error TEXT, ocr_confidence REAL, PRIMARY KEY (document_id, number));
+CREATE TABLE IF NOT EXISTS tree_nodes (
+    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    parent_id TEXT, position INTEGER NOT NULL, level INTEGER NOT NULL, title TEXT NOT NULL, title_path TEXT NOT NULL,
+    start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS tree_nodes_document ON tree_nodes (document_id, position);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL, text TEXT NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL,
+    start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, section_id TEXT NOT NULL, section_path TEXT NOT NULL,
+    start_time REAL, end_time REAL, speakers TEXT NOT NULL, index_version INTEGER NOT NULL,
+    embedding vector({dimension}) NOT NULL, ocr_confidence REAL, table_header TEXT);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id, position);
+CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops);
+CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, name TEXT NOT NULL, reason TEXT NOT NULL, failed_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS eval_runs (
+    id TEXT PRIMARY KEY, created_at TEXT NOT NULL, mode TEXT NOT NULL, config TEXT NOT NULL, summary TEXT NOT NULL,
+    per_question TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS summaries (
+    document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE, summary TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS node_summaries (
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, node_id TEXT NOT NULL,
+    position INTEGER NOT NULL, record TEXT NOT NULL, vector vector({dimension}) NOT NULL,
+    PRIMARY KEY (document_id, node_id));
+CREATE TABLE IF NOT EXISTS summary_cache (key TEXT PRIMARY KEY, summary TEXT NOT NULL);
+"""
+
+_CHUNK_COLUMNS = (
+    "c.id, c.document_id, c.position, c.text, c.start_offset, c.end_offset, c.start_page, c.end_page, c.section_id, "
+    "c.section_path, c.start_time, c.end_time, c.speakers, c.index_version, c.ocr_confidence, c.table_header"
+)
+_DOCUMENT_COLUMNS = """d.id, d.path, d.name, d.sha256, d.source_type, d.title, d.n_pages, d.outline_source,
+    d.tags::text AS tags, d.ingested_at,
+    (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks,
+    (SELECT COUNT(*) FROM tree_nodes t WHERE t.document_id = d.id) AS n_nodes"""
+
+
+def index_schema(folder: Path) -> str:
+    """The schema that holds the index named by the --index folder's name (the folder keeps local caches only)."""
+    name = re.sub(r"[^a-z0-9_]+", "_", folder.name.lower()).strip("_") or "index"
+    if len(name) > 40:  # identifiers end at 63 bytes; long names keep a digest of the rest
+        name = f"{name[:31]}_{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+    return SCHEMA_PREFIX + name
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+class PostgresStore:
+    """The records of one index, in schema `schema` of the database at `url`; a small pool of connections."""
+
+    def __init__(self, url: str, schema: str, pool_size: int, *, write: bool) -> None:
+        self.url, self.schema = url, schema
+        self._write = write
+        self._vector_ready = self._prepare_database()
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"connect_timeout": _CONNECT_TIMEOUT_S, "options": f"-c search_path={schema},public"},
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            open=False,
+            name="pagegraph",
+        )
+        try:
+            self._pool.open(wait=True, timeout=_CONNECT_TIMEOUT_S * 2)
+        except PoolTimeout as exc:
+            raise PagegraphError(f"the database at {redacted(url)} is not reachable: {_reason(exc)}") from exc
+        self._pinned = threading.local()
+
+    def _prepare_database(self) -> bool:
+        """Whether pgvector is installed; a writer installs it when it may. Fails clearly when the server is down."""
+        try:
+            with psycopg.connect(self.url, connect_timeout=_CONNECT_TIMEOUT_S, autocommit=True) as conn:
+                if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+                    return True
+                if not self._write:
+                    return False
+                try:
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                except psycopg.Error as exc:
+                    raise PagegraphError(
+                        f"the database at {redacted(self.url)} lacks the pgvector extension and this user may not "
+                        f"install it ({_reason(exc)}): have an administrator run `CREATE EXTENSION vector;` in it "
+                        "(pgvector 0.5 or later; managed services list it as `vector`)"
+                    ) from exc
+                return True
+        except psycopg.OperationalError as exc:
+            raise PagegraphError(f"cannot connect to the database at {redacted(self.url)}: {_reason(exc)}") from exc
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        if self._vector_ready:
+            register_vector(conn)
+        conn.commit()
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection (committed when the block ends), or the one `snapshot` pinned to this thread."""
+        pinned = getattr(self._pinned, "conn", None)
+        if pinned is not None:
+            yield pinned
+            return
+        with self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside the block on this thread see one consistent state of the database."""
+        with self._pool.connection() as conn:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            self._pinned.conn = conn
+            try:
+                yield
+            finally:
+                self._pinned.conn = None
+
+    def _rows(self, query: str, args: tuple | list = ()) -> list[dict]:
+        with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(query, args).fetchall()
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # -- the index itself ----------------------------------------------------------------------------------------
+    def manifest(self) -> Manifest | None:
+        with self._connection() as conn:
+            if conn.execute("SELECT to_regclass(%s)", (f"{self.schema}.meta",)).fetchone()[0] is None:
+                return None
+            row = conn.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()
+        return Manifest.model_validate_json(row[0]) if row else None
+
+    def create(self, manifest: Manifest) -> Manifest:
+        """Create the schema and its tables for `manifest`; the manifest stored first wins when two processes race."""
+        with self._connection() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.schema,))
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
+            conn.execute(_SCHEMA.format(dimension=int(manifest.params.embedding_dimension)))
+            conn.execute(
+                "INSERT INTO meta VALUES ('manifest', %s) ON CONFLICT (key) DO NOTHING", (manifest.model_dump_json(),)
+            )
+        return self.manifest()
+
+    def drop(self) -> None:
+        with self._connection() as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(self.schema)))
+
+    def generation(self) -> int:
+        row = self._rows("SELECT value FROM meta WHERE key = 'generation'")
+        return int(row[0]["value"]) if row else 0
+
+    # -- documents -----------------------------------------------------------------------------------------------
+    def documents(self) -> list[DocumentRecord]:
+        return self._documents("", ())
+
+    def document_by_path(self, path: str) -> DocumentRecord | None:
+        found = self._documents("WHERE d.path = %s", (path,))
+        return found[0] if found else None
+
+    def _documents(self, where: str, args: tuple) -> list[DocumentRecord]:
+        rows = self._rows(f"SELECT {_DOCUMENT_COLUMNS} FROM documents d {where} ORDER BY d.name, d.path", args)
+        return [document_from_row(row) for row in rows]
+
+    def pages(self, document_id: str) -> list[Page]:
+        rows = self._rows(
+            "SELECT number, label, text, error, ocr_confidence FROM pages WHERE document_id = %s ORDER BY number",
+            (document_id,),
+        )
+        return [Page(**row) for row in rows]
+
+    def ocr_page_counts(self) -> dict[str, int]:
+        rows = self._rows(
+            "SELECT document_id, COUNT(*) AS n FROM pages WHERE ocr_confidence IS NOT NULL GROUP BY document_id"
+        )
+        return {row["document_id"]: row["n"] for row in rows}
+
+    def tree(self, document_id: str) -> list[TreeNode]:
+        text = PAGE_SEPARATOR.join(page.text for page in self.pages(document_id))
+        rows = self._rows("SELECT * FROM tree_nodes WHERE document_id = %s ORDER BY position", (document_id,))
+        return tree_from_rows(rows, text)
+
+    def section_titles(self, max_level: int) -> dict[str, list[str]]:
+        titles: dict[str, list[str]] = {}
+        rows = self._rows(
+            "SELECT document_id, title FROM tree_nodes WHERE level BETWEEN 1 AND %s ORDER BY document_id, position",
+            (max_level,),
+        )
+        for row in rows:
+            titles.setdefault(row["document_id"], []).append(row["title"])
+        return titles
+
+    def chunks(self, document_id: str | None = None) -> list[Chunk]:
+        return [chunk for chunk, _ in self.iter_chunks(document_id=document_id)]
+
+    def iter_chunks(self, document_id: str | None = None) -> Iterator[tuple[Chunk, np.ndarray]]:
+        """Chunks in document and position order, each with its stored vector (streamed with a server cursor)."""
+        where, args = ("WHERE c.document_id = %s", (document_id,)) if document_id else ("", ())
+        documents = {doc.id: doc for doc in self.documents()}
+        with self._connection() as conn:
+            with conn.cursor(name="pagegraph_chunks", row_factory=dict_row, binary=True) as cur:
+                cur.itersize = 2000
+                cur.execute(
+                    f"SELECT {_CHUNK_COLUMNS}, c.embedding FROM chunks c {where} ORDER BY c.document_id, c.position",
+                    args,
+                )
+                for row in cur:
+                    yield chunk_from_row(row, documents[row["document_id"]]), row["embedding"].to_numpy()
+
+    def chunks_by_id(self, chunk_ids: list[str]) -> dict[str, Chunk]:
+        rows = self._rows(f"SELECT {_CHUNK_COLUMNS} FROM chunks c WHERE c.id = ANY(%s)", (list(chunk_ids),))
+        documents = {
+            doc.id: doc
+            for doc in self._documents("WHERE d.id = ANY(%s)", (list({row["document_id"] for row in rows}),))
+        }
+        return {row["id"]: chunk_from_row(row, documents[row["document_id"]]) for row in rows}
+
+    def chunk_count(self) -> int:
+        return self._rows("SELECT COUNT(*) AS n FROM chunks")[0]["n"]
+
+    def chunk_catalog(self) -> list[tuple[str, str, str, int, int, int, str]]:
+        rows = self._rows(
+            """SELECT c.id, c.document_id, d.name, c.position, c.start_page, c.end_page, d.tags::text AS tags
+               FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.document_id, c.position"""
+        )
+        return [tuple(row.values()) for row in rows]
+
+    def nearest(
+        self, vector: np.ndarray, k: int, flt: RetrievalFilter | None, generation: int
+    ) -> list[tuple[str, float]]:
+        """Chunk ids and cosine distances of the k nearest chunks the filter lets through, nearest first, among
+        the documents committed up to `generation` (what the caller's BM25 index and catalog hold)."""
+        where, args = _filter_sql(flt)
+        query = (
+            "SELECT c.id, c.embedding <=> %s AS distance FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE d.generation <= %s {'AND ' + where if where else ''} ORDER BY c.embedding <=> %s LIMIT %s"
+        )
+        params = (vector.astype(np.float32), generation, *args, vector.astype(np.float32), k)
+        with self._connection() as conn:
+            ef_search = _FILTERED_EF_SEARCH if where else max(40, min(k, _FILTERED_EF_SEARCH))
+            conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+            found = conn.execute(query, params).fetchall()
+            if len(found) < k:
+                conn.execute("SET LOCAL enable_indexscan = off")
+                found = conn.execute(query, params).fetchall()
+        return [(chunk_id, float(distance)) for chunk_id, distance in found]
+
+    # -- writes --------------------------------------------------------------------------------------------------
+    def commit_document(
+        self,
+        record: DocumentRecord,
+        pages: list[Page],
+        nodes: list[TreeNode],
+        chunks: list[Chunk],
+        embeddings: np.ndarray,
+        replaces: str | None,
+        summary: StoredSummary | None = None,
+        sections: SectionSummaries | None = None,
+    ) -> bool:
+        """Write a whole document, replacing whatever version of its path is stored, in one transaction; False when
+        another process committed this very content meanwhile (nothing is written then). Writers of one path take
+        turns; `replaces` is what this process found when it started."""
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (record.path,))
+            stored = cur.execute("SELECT id, sha256 FROM documents WHERE path = %s", (record.path,)).fetchone()
+            if stored is not None and stored[1] == record.sha256 and stored[0] != replaces:
+                return False
+            cur.execute("DELETE FROM documents WHERE path = %s OR id = %s", (record.path, replaces or record.id))
+            generation = self._bump_generation(cur)
+            cur.execute(
+                "INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (*document_row(record), generation),
+            )
+            cur.executemany("INSERT INTO pages VALUES (%s, %s, %s, %s, %s, %s)", page_rows(record.id, pages))
+            cur.executemany(
+                "INSERT INTO tree_nodes VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                node_rows(record.id, nodes),
+            )
+            cur.executemany(
+                "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                chunk_rows(record.id, chunks, [v.astype(np.float32) for v in embeddings]),
+            )
+            if summary is not None:
+                cur.execute("INSERT INTO summaries VALUES (%s, %s)", (record.id, summary.model_dump_json()))
+            if sections is not None:
+                self._write_sections(cur, record.id, sections)
+            cur.execute("DELETE FROM failures WHERE path = %s", (record.path,))
+        return True
+
+    def set_summary(self, document_id: str, summary: StoredSummary) -> None:
+        self.refine_summary(document_id, summary)
+
+    def set_sections(self, document_id: str, sections: SectionSummaries) -> None:
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.execute("DELETE FROM node_summaries WHERE document_id = %s", (document_id,))
+            self._write_sections(cur, document_id, sections)
+
+    @staticmethod
+    def _write_sections(cur: psycopg.Cursor, document_id: str, sections: SectionSummaries) -> None:
+        rows = [
+            (document_id, node_id, position, record, vector.astype(np.float32))
+            for document_id, node_id, position, record, vector in section_rows(document_id, sections)
+        ]
+        cur.executemany("INSERT INTO node_summaries VALUES (%s, %s, %s, %s, %s)", rows)
+        cur.executemany(
+            "INSERT INTO summary_cache VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET summary = EXCLUDED.summary",
+            list(sections.new_cache_entries.items()),
+        )
+
+    def refine_section(
+        self, document_id: str, node: NodeSummary, vector: np.ndarray, cache_entry: tuple[str, str] | None
+    ) -> bool:
+        with self._connection() as conn:
+            updated = conn.execute(
+                "UPDATE node_summaries SET record = %s, vector = %s WHERE document_id = %s AND node_id = %s",
+                (node.model_dump_json(), vector.astype(np.float32), document_id, node.node_id),
+            ).rowcount
+            if updated and cache_entry is not None:
+                conn.execute(
+                    "INSERT INTO summary_cache VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET summary = EXCLUDED.summary",
+                    cache_entry,
+                )
+        return bool(updated)
+
+    def refine_summary(self, document_id: str, summary: StoredSummary) -> bool:
+        with self._connection() as conn:
+            written = conn.execute(
+                """INSERT INTO summaries SELECT id, %s FROM documents WHERE id = %s
+                   ON CONFLICT (document_id) DO UPDATE SET summary = EXCLUDED.summary""",
+                (summary.model_dump_json(), document_id),
+            ).rowcount
+        return bool(written)
+
+    def sections(self, document_id: str) -> list[NodeSummary]:
+        rows = self._rows("SELECT record FROM node_summaries WHERE document_id = %s ORDER BY position", (document_id,))
+        return [NodeSummary.model_validate_json(row["record"]) for row in rows]
+
+    def section_vectors(self, document_id: str) -> tuple[list[str], np.ndarray]:
+        rows = self._rows(
+            "SELECT node_id, vector FROM node_summaries WHERE document_id = %s ORDER BY position", (document_id,)
+        )
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r["node_id"] for r in rows], np.stack([r["vector"].astype(np.float32) for r in rows])
+
+    def documents_with_sections(self) -> set[str]:
+        return {row["document_id"] for row in self._rows("SELECT DISTINCT document_id FROM node_summaries")}
+
+    def cached_section_summary(self, key: str) -> str | None:
+        rows = self._rows("SELECT summary FROM summary_cache WHERE key = %s", (key,))
+        return rows[0]["summary"] if rows else None
+
+    def summary_cache(self) -> dict[str, str]:
+        return {row["key"]: row["summary"] for row in self._rows("SELECT key, summary FROM summary_cache")}
+
+    def add_to_summary_cache(self, entries: dict[str, str]) -> None:
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO summary_cache VALUES (%s, %s) ON CONFLICT (key) DO NOTHING", list(entries.items())
+            )
+
+    def summaries(self) -> dict[str, StoredSummary]:
+        rows = self._rows("SELECT document_id, summary FROM summaries")
+        return {row["document_id"]: StoredSummary.model_validate_json(row["summary"]) for row in rows}
+
+    def remove_document(self, document_id: str) -> None:
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.execute("DELETE FROM documents WHERE id = %s", (document_id,))
+            self._bump_generation(cur)
+
+    def update_tags(self, document_id: str, tags: DocumentTags) -> None:
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.execute("UPDATE documents SET tags = %s WHERE id = %s", (tags.model_dump_json(), document_id))
+            self._bump_generation(cur)
+
+    def last_recovery(self) -> tuple[str, str] | None:
+        """Never: a database index has no derived vectors to recover (each document commits with its vectors)."""
+        return None
+
+    def record_failure(self, path: str, name: str, reason: str) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                """INSERT INTO failures VALUES (%s, %s, %s, %s) ON CONFLICT (path) DO UPDATE
+                   SET name = EXCLUDED.name, reason = EXCLUDED.reason, failed_at = EXCLUDED.failed_at""",
+                (path, name, reason, now_iso()),
+            )
+
+    def failures(self) -> list[tuple[str, str, str]]:
+        return [(r["path"], r["name"], r["reason"]) for r in self._rows("SELECT * FROM failures ORDER BY name")]
+
+    def forget_failure(self, path: str) -> None:
+        with self._connection() as conn:
+            conn.execute("DELETE FROM failures WHERE path = %s", (path,))
+
+    def save_eval_run(self, run: EvalRun) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                """INSERT INTO eval_runs VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE
+                   SET config = EXCLUDED.config, summary = EXCLUDED.summary, per_question = EXCLUDED.per_question""",
+                (
+                    run.id,
+                    run.created_at,
+                    run.mode,
+                    json.dumps(run.config),
+                    json.dumps(run.summary),
+                    json.dumps(run.per_question),
+                ),
+            )
+
+    def eval_runs(self) -> list[EvalRun]:
+        rows = self._rows("SELECT * FROM eval_runs ORDER BY created_at")
+        return [
+            EvalRun(
+                id=r["id"],
+                created_at=r["created_at"],
+                mode=r["mode"],
+                config=json.loads(r["config"]),
+                summary=json.loads(r["summary"]),
+                per_question=json.loads(r["per_question"]),
+            )
+            for r in rows
+        ]
+
+    @staticmethod
+    def _bump_generation(cur: psycopg.Cursor) -> int:
+        """The next generation; its row stays locked until the transaction ends, so commits take turns and a
+        snapshot at generation G holds exactly the documents committed at G or before."""
+        return int(
+            cur.execute(
+                """INSERT INTO meta VALUES ('generation', '1')
+                   ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text RETURNING value"""
+            ).fetchone()[0]
+        )
+
+
+def _filter_sql(flt: RetrievalFilter | None) -> tuple[str, list]:
+    """Conditions over chunks `c` joined to documents `d` that let through what the filter allows, and their
+    arguments (the same rules as the chunk catalog's masks)."""
+    if flt is None:
+        return "", []
+    clauses, args = [], []
+    for column, wanted in (
+        ("d.name", flt.documents),
+        ("d.tags->>'project'", flt.projects),
+        ("d.tags->>'source_type'", flt.source_types),
+    ):
+        if wanted is not None:
+            clauses.append(f"{column} = ANY(%s)")
+            args.append(list(wanted))
+    if flt.max_confidentiality is not None:
+        allowed = CONFIDENTIALITY_LEVELS[: CONFIDENTIALITY_LEVELS.index(flt.max_confidentiality) + 1]
+        clauses.append("d.tags->>'confidentiality' = ANY(%s)")
+        args.append(list(allowed))
+    if flt.pages is not None:
+        clauses.append("c.end_page >= %s AND c.start_page <= %s")
+        args.extend(flt.pages)
+    if flt.date_from is not None:
+        clauses.append("(d.tags->>'date')::date >= %s")
+        args.append(flt.date_from)
+    if flt.date_to is not None:
+        clauses.append("(d.tags->>'date')::date <= %s")
+        args.append(flt.date_to)
+    return " AND ".join(clauses), args

@@ -1,0 +1,81 @@
+"""Copy an index into another without re-reading or re-embedding (`pagegraph ingest --from-index DIR`): e.g. a
+folder index into a database. Each document commits whole in the target; one already there with the same content
+is left alone, so a stopped copy goes on where it stopped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pagegraph.errors import IndexMismatchError
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.store import SectionSummaries
+from pagegraph.state.records import DocumentRecord
+
+
+@dataclass
+class TransferReport:
+    copied: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    eval_runs: int = 0
+
+
+def copy_index(
+    source: Index, target: Index, on_document: Callable[[DocumentRecord, bool], None] | None = None
+) -> TransferReport:
+    """Copy every document of `source` (pages, tree, chunks with their vectors, summaries), the section-summary
+    cache and the eval runs into `target`, which must have been built with the same parameters."""
+    if source.params != target.params:
+        listed = ", ".join(
+            f"{key}: source has {old!r}, target has {new!r}"
+            for key, (old, new) in source.params.differences(target.params).items()
+        )
+        raise IndexMismatchError(f"the indexes were built with other parameters ({listed}); nothing was copied")
+    report = TransferReport()
+    summaries = source.store.summaries()
+    for document in source.store.documents():
+        stored = target.store.document_by_path(document.path)
+        if stored is not None and stored.sha256 == document.sha256:
+            report.unchanged += 1
+            if on_document:
+                on_document(document, False)
+            continue
+        pairs = list(source.store.iter_chunks(document.id))
+        chunks = [chunk for chunk, _ in pairs]
+        vectors = (
+            np.stack([vector for _, vector in pairs]) if pairs else np.zeros((0, source.params.embedding_dimension))
+        )
+        target.commit_document(
+            document,
+            source.store.pages(document.id),
+            source.store.tree(document.id),
+            chunks,
+            vectors,
+            replaces=stored.id if stored else None,
+            summary=summaries.get(document.id),
+            sections=_sections(source, document.id),
+        )
+        report.copied += 1
+        report.chunks += len(chunks)
+        if on_document:
+            on_document(document, True)
+    target.store.add_to_summary_cache(source.store.summary_cache())
+    known = {run.id for run in target.store.eval_runs()}
+    for run in source.store.eval_runs():
+        if run.id not in known:
+            target.store.save_eval_run(run)
+            report.eval_runs += 1
+    if target.bm25_is_stale():
+        target.refresh_bm25()
+    return report
+
+
+def _sections(source: Index, document_id: str) -> SectionSummaries | None:
+    nodes = source.store.sections(document_id)
+    if not nodes:
+        return None
+    _, vectors = source.store.section_vectors(document_id)
+    return SectionSummaries(nodes, vectors)

@@ -1,0 +1,330 @@
+"""The index in PostgreSQL + pgvector (a private server from pgserver): what only a database index does. Behaviour both
+backends share is tested on both in test_ingest.py and test_retrieval.py (`backend_settings`, `on_backend`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from pagegraph.cli import app
+from pagegraph.config import Settings
+from pagegraph.errors import PagegraphError
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import DatabaseIndex, Index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.indexing.postgres import index_schema, redacted
+from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.services import Services
+from pagegraph.config import Context
+from pagegraph.state.records import RetrievalFilter
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.slow
+PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
+
+
+def database_settings(tmp_path: Path, cache_dir: Path, url: str, name: str) -> Settings:
+    return Settings(index=tmp_path / name, cache_dir=cache_dir, database_url=url)
+
+
+def write_notes(folder: Path, prefix: str, count: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for number in range(count):
+        sections = "\n\n".join(
+            f"## Part {part}\n\n" + f"The {prefix} ferry codeword{number} leaves berth {part} at dawn. " * 12
+            for part in range(4)
+        )
+        path = folder / f"{prefix}-{number:02d}.md"
+        path.write_text(f"# {prefix} note {number}\n\n{sections}\n")
+        paths.append(path)
+    return paths
+
+
+def committed(url: str, folder: Path) -> dict[str, int]:
+    """Chunks per committed document name, read straight from the database."""
+    schema = index_schema(folder)
+    with psycopg.connect(url) as conn:
+        if conn.execute("SELECT to_regclass(%s)", (f"{schema}.documents",)).fetchone()[0] is None:
+            return {}
+        rows = conn.execute(
+            f"SELECT d.name, COUNT(c.id) FROM {schema}.documents d LEFT JOIN {schema}.chunks c "
+            "ON c.document_id = d.id GROUP BY d.name"
+        ).fetchall()
+    return dict(rows)
+
+
+def cli_env(url: str, cache_dir: Path) -> dict[str, str]:
+    return {**os.environ, "PAGEGRAPH_DATABASE_URL": url, "PAGEGRAPH_CACHE_DIR": str(cache_dir)}
+
+
+def test_an_unreachable_database_is_named_without_its_password(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = "postgresql://alice:s3cret-pw@127.0.0.1:9/teamdocs"
+    monkeypatch.setenv("PAGEGRAPH_DATABASE_URL", "")  # --database-url sets it for the process; undone after the test
+    settings = database_settings(tmp_path, cache_dir, url, "index")
+    with pytest.raises(PagegraphError) as error:
+        Index(settings.index, settings)
+    message = str(error.value)
+    assert "127.0.0.1" in message and "alice:***@" in message and "s3cret" not in message
+    assert redacted("postgresql://bob@db/x") == "postgresql://bob@db/x"
+    result = CliRunner().invoke(app, ["inspect", "--index", str(tmp_path / "index"), "--database-url", url])
+    assert result.exit_code != 0 and "s3cret" not in result.output and "not" in result.output
+
+
+def test_named_indexes_share_a_database_and_stay_apart(
+    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder
+) -> None:
+    team_a = database_settings(tmp_path, cache_dir, database_url, "team-a")
+    team_b = database_settings(tmp_path, cache_dir, database_url, "team-b")
+    assert index_schema(team_a.index) != index_schema(team_b.index)
+    with Index(team_a.index, team_a, write=True, embedder=embedder) as index:
+        assert isinstance(index, DatabaseIndex)
+        Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
+    with Index(team_b.index, team_b, write=True, embedder=embedder) as index:
+        Ingestor(index).run([SAMPLES / "support-call-2024-03-14.vtt"])
+    with Index(team_a.index, team_a, embedder=embedder) as index:
+        assert [d.name for d in index.store.documents()] == ["commissioning-guide.md"]
+        hits = HybridRetriever(index=index).search("support call ticket")
+        assert {index.catalog.location(h.chunk_id)[0] for h in hits} == {"commissioning-guide.md"}
+    with pytest.raises(PagegraphError, match="no index 'team-c' in the database"):
+        Index(tmp_path / "team-c", team_a, embedder=embedder)
+
+
+def test_a_reader_sees_a_document_once_another_process_commits_it(
+    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder
+) -> None:
+    settings = database_settings(tmp_path, cache_dir, database_url, "shared")
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
+    services = Services(settings)
+    try:
+        context = Context(index=str(settings.index))
+        assert len(services.index(context).store.documents()) == 1
+        notes = write_notes(tmp_path / "docs", "harbour", 1)
+        subprocess.run(
+            [str(PAGEGRAPH), "ingest", str(notes[0]), "--index", str(settings.index)],
+            env=cli_env(database_url, cache_dir),
+            check=True,
+            capture_output=True,
+        )
+        reopened = services.index(context)
+        hits = HybridRetriever(index=reopened).search("harbour ferry codeword0 berth")
+        assert reopened.catalog.location(hits[0].chunk_id)[0] == "harbour-00.md"
+    finally:
+        services.close()
+
+
+def test_from_index_copies_a_folder_index_without_re_embedding(
+    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder_settings = Settings(index=tmp_path / "local", cache_dir=cache_dir)
+    with Index(folder_settings.index, folder_settings, write=True, embedder=embedder) as local:
+        Ingestor(local).run([SAMPLES])
+    monkeypatch.setenv("PAGEGRAPH_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("PAGEGRAPH_DATABASE_URL", "")  # --database-url sets it for the process; undone below
+
+    def no_embedding(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the copy embedded something")
+
+    monkeypatch.setattr(Embedder, "embed", no_embedding)
+    target = tmp_path / "team"
+    command = ["ingest", "--from-index", str(folder_settings.index), "--index", str(target)]
+    first = CliRunner().invoke(app, [*command, "--database-url", database_url])
+    assert first.exit_code == 0, first.output
+    assert "Copied 3 documents" in " ".join(first.output.split())
+    again = CliRunner().invoke(app, [*command, "--database-url", database_url])
+    said = " ".join(again.output.split())
+    assert again.exit_code == 0 and "Copied 0 documents" in said and "3 were already there" in said
+    monkeypatch.undo()
+
+    settings = database_settings(tmp_path, cache_dir, database_url, "team")
+    with (
+        Index(folder_settings.index, folder_settings, embedder=embedder) as local,
+        Index(settings.index, settings, embedder=embedder) as shared,
+    ):
+        assert shared.params == local.params
+        assert [d.model_dump() for d in shared.store.documents()] == [d.model_dump() for d in local.store.documents()]
+        theirs, ours = list(local.store.iter_chunks()), list(shared.store.iter_chunks())
+        assert [c for c, _ in theirs] == [c for c, _ in ours]
+        assert np.allclose(np.stack([v for _, v in theirs]), np.stack([v for _, v in ours]))
+        assert shared.store.summaries() == local.store.summaries()
+        for doc in local.store.documents():
+            assert shared.store.sections(doc.id) == local.store.sections(doc.id)
+            assert shared.store.tree(doc.id) == local.store.tree(doc.id)
+        for question in ("What does error E04 mean?", "warranty registration", "Dana ticket number"):
+            assert [h.chunk_id for h in HybridRetriever(index=shared).search(question)] == [
+                h.chunk_id for h in HybridRetriever(index=local).search(question)
+            ]
+
+
+READER = textwrap.dedent(
+    """
+    import json, sys, time
+    from pathlib import Path
+    from pagegraph.config import Settings
+    from pagegraph.indexing.index import Index
+    from pagegraph.retrievers.hybrid import HybridRetriever
+
+    settings = Settings(index=Path(sys.argv[1]))
+    stop, out = Path(sys.argv[2]), open(sys.argv[3], "w")
+    while not stop.exists():
+        try:
+            index = Index(settings.index, settings)
+        except Exception as exc:  # not created yet
+            print(json.dumps({"error": str(exc)}), file=out, flush=True)
+            time.sleep(0.05)
+            continue
+        with index:
+            seen = {d.name: [d.n_pages, len(index.store.pages(d.id)), len(index.store.chunks(d.id))]
+                    for d in index.store.documents()}
+            searched = {}
+            for chunk_id in index.catalog.ids:
+                name = index.catalog.location(chunk_id)[0]
+                searched[name] = searched.get(name, 0) + 1
+            hits = HybridRetriever(index=index).search("ferry codeword berth dawn")
+            found = sorted({index.catalog.location(h.chunk_id)[0] for h in hits})
+            print(json.dumps({"seen": seen, "searched": searched, "found": found}), file=out, flush=True)
+    """
+)
+
+
+def test_two_ingests_and_a_reader_share_one_database(tmp_path: Path, cache_dir: Path, database_url: str) -> None:
+    folder = tmp_path / "together"
+    north = write_notes(tmp_path / "north", "north", 8)
+    south = write_notes(tmp_path / "south", "south", 8)
+    env = cli_env(database_url, cache_dir)
+    subprocess.run(  # create the index first, so the reader starts on an empty one
+        [str(PAGEGRAPH), "ingest", str(SAMPLES / "commissioning-guide.md"), "--index", str(folder)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    stop, log = tmp_path / "stop", tmp_path / "reader.jsonl"
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(folder), str(stop), str(log)], env=env)
+    ingests = [
+        subprocess.Popen(
+            [str(PAGEGRAPH), "ingest", str(docs), "--index", str(folder)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for docs in (tmp_path / "north", tmp_path / "south")
+    ]
+    try:
+        outputs = [process.communicate(timeout=300)[0] for process in ingests]
+        assert [process.returncode for process in ingests] == [0, 0], outputs
+        time.sleep(1.0)  # the reader's last rounds see everything
+    finally:
+        stop.touch()
+        reader.wait(timeout=120)
+    final = committed(database_url, folder)
+    assert sorted(final) == sorted(["commissioning-guide.md", *(p.name for p in north + south)])
+    rounds = [json.loads(line) for line in log.read_text().splitlines()]
+    observed = [r for r in rounds if "seen" in r]
+    assert len(observed) >= 3, rounds[-3:]
+    for round_ in observed:
+        for name, (n_pages, pages, chunks) in round_["seen"].items():
+            assert pages == n_pages and chunks == final[name], (name, round_)  # never half-written
+        assert all(chunks == final[name] for name, chunks in round_["searched"].items()), round_
+        assert set(round_["found"]) <= set(round_["searched"]), round_
+    assert set(observed[-1]["searched"]) == set(final), "the reader ends up searching every document"
+    assert len({len(r["searched"]) for r in observed}) > 1, "the reader ran while documents were being committed"
+
+
+def test_a_killed_ingest_loses_nothing_committed_and_the_next_run_finishes(
+    tmp_path: Path, cache_dir: Path, database_url: str
+) -> None:
+    folder, docs = tmp_path / "killed", tmp_path / "docs"
+    notes = write_notes(docs, "harbour", 24)
+    env = cli_env(database_url, cache_dir)
+    process = subprocess.Popen(
+        [str(PAGEGRAPH), "ingest", str(docs), "--index", str(folder)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 180
+    try:
+        while not committed(database_url, folder):
+            assert process.poll() is None, "ingest ended before committing anything"
+            assert time.monotonic() < deadline, "no document committed within 180 s"
+            time.sleep(0.01)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    before = committed(database_url, folder)
+    assert 0 < len(before) < len(notes), "killed mid-run, after a commit"
+    finished = subprocess.run(
+        [str(PAGEGRAPH), "ingest", str(docs), "--index", str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    after = committed(database_url, folder)
+    assert sorted(after) == sorted(p.name for p in notes)
+    assert {name: after[name] for name in before} == before, "committed documents were kept as they were"
+    assert f"{len(before)} unchanged" in finished.stdout
+
+
+def test_server_threads_live_in_the_database(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from pagegraph.server.checkpointer import checkpointer, threads_schema
+
+    class Count(TypedDict):
+        n: int
+
+    builder = StateGraph(Count)
+    builder.add_node("step", lambda state: {"n": state["n"] + 1})
+    builder.add_edge(START, "step")
+    builder.add_edge("step", END)
+    monkeypatch.setenv("PAGEGRAPH_DATABASE_URL", database_url)
+    monkeypatch.setenv("PAGEGRAPH_INDEX", str(tmp_path / "served"))
+    config = {"configurable": {"thread_id": "t-1"}}
+
+    async def run(first: bool) -> int:
+        async with checkpointer() as saver:
+            graph = builder.compile(checkpointer=saver)
+            if first:
+                await graph.ainvoke({"n": 1}, config)
+            return (await graph.aget_state(config)).values["n"]
+
+    assert asyncio.run(run(True)) == 2
+    assert asyncio.run(run(False)) == 2, "a restarted server finds the thread"
+    schema = threads_schema(Settings())
+    with psycopg.connect(database_url) as conn:
+        assert conn.execute(f"SELECT COUNT(*) FROM {schema}.checkpoints").fetchone()[0] > 0
+
+
+def test_filters_apply_in_sql_when_the_hnsw_search_runs(
+    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder
+) -> None:
+    """A selective filter over a big index: pgvector's HNSW would return fewer than k; the exact scan answers."""
+    settings = database_settings(tmp_path, cache_dir, database_url, "filtered")
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([SAMPLES])
+        query = embedder.embed(["error code E04"])[0]
+        only = RetrievalFilter(documents=["support-call-2024-03-14.vtt"])
+        hits = index.nearest(query, 5, only)
+        chunks = index.store.chunks_by_id([chunk_id for chunk_id, _ in hits])
+        assert hits and {c.source for c in chunks.values()} == {"support-call-2024-03-14.vtt"}
+        assert len(hits) == min(5, sum(1 for c in index.store.chunks() if c.source == only.documents[0]))
+        assert not index.nearest(query, 5, RetrievalFilter(projects=["nobody"]))
