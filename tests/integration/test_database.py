@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pagegraph.cli import app
-from pagegraph.config import Settings
+from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import DatabaseIndex, Index
@@ -27,7 +27,6 @@ from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
-from pagegraph.config import Context
 from pagegraph.state.records import RetrievalFilter
 from tests.conftest import SAMPLES
 
@@ -283,7 +282,9 @@ def test_a_killed_ingest_loses_nothing_committed_and_the_next_run_finishes(
     assert f"{len(before)} unchanged" in finished.stdout
 
 
-def test_server_threads_live_in_the_database(tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_server_threads_live_in_the_database(
+    tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from langgraph.graph import END, START, StateGraph
     from typing_extensions import TypedDict
 
