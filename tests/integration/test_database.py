@@ -84,6 +84,25 @@ def test_an_unreachable_database_is_named_without_its_password(
     assert result.exit_code != 0 and "s3cret" not in result.output and "not" in result.output
 
 
+def test_a_database_without_pgvector_is_refused_with_what_to_do(
+    tmp_path: Path, cache_dir: Path, database_url: str
+) -> None:
+    """A user who may not install pgvector is told to have an administrator do it; nothing is created."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS plain_docs")
+        conn.execute("DROP ROLE IF EXISTS plain_user")
+        conn.execute("CREATE ROLE plain_user LOGIN")
+        conn.execute("CREATE DATABASE plain_docs OWNER plain_user")
+    url = database_url.replace("postgres:@", "plain_user:@").replace("/postgres?", "/plain_docs?")
+    settings = database_settings(tmp_path, cache_dir, url, "index")
+    with pytest.raises(PagegraphError, match="lacks the pgvector extension.*CREATE EXTENSION vector"):
+        Index(settings.index, settings, write=True)
+    with pytest.raises(PagegraphError, match="no index 'index' in the database"):
+        Index(settings.index, settings)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM pg_namespace WHERE nspname LIKE 'pagegraph_%'").fetchone()[0] == 0
+
+
 def test_named_indexes_share_a_database_and_stay_apart(
     tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder
 ) -> None:

@@ -1,4 +1,5 @@
-"""The index folder: manifest, store, vectors and BM25, opened together and kept consistent.
+"""The index folder: manifest, store, vectors and BM25, opened together and kept consistent; or, with a database URL,
+the index in PostgreSQL (`DatabaseIndex`, below).
 
 Writers hold an exclusive lock on the folder. Whoever opens an index after a run was killed brings the derived
 indexes up to the committed documents before the first search: a writer, or a reader that finds the folder
@@ -343,8 +344,6 @@ class DatabaseIndex(Index):
     ) -> None:
         self.folder = folder
         self.settings = settings
-        self._lock = None
-        self._private_bm25 = None
         self.store = PostgresStore(
             settings.database_url, index_schema(folder), settings.database_pool_size, write=write
         )
