@@ -7,15 +7,18 @@ over --rounds (each round alternates the end-to-end and raw runs so machine nois
 --summarize N, `pagegraph summarize` (the configured model, PAGEGRAPH_MODEL) then runs on the first N documents
 of the last round's index: its minutes and model calls are what model summaries cost on top. With --ocr N, the
 documents are also ingested with tables and OCR both off and both on (pages/s, pages OCR'd), and scans of the first
-N of them (each page rendered to an image at 200 dpi) with OCR on.
+N of them (each page rendered to an image at 200 dpi) with OCR on. With --database-url, the rounds ingest into that
+PostgreSQL database (and are dropped after).
 
-    .venv/bin/python bench/ingest.py [--limit N] [--rounds R] [--summarize N] [--ocr N] [--out bench/out/ingest.json]
+    .venv/bin/python bench/ingest.py [--limit N] [--rounds R] [--summarize N] [--ocr N] [--database-url URL]
+        [--out bench/out/ingest.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -41,6 +44,9 @@ def main() -> None:
         "--ocr", type=int, default=0, help="compare tables + OCR off and on; then ingest scans of N documents"
     )
     parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
+    parser.add_argument(
+        "--database-url", default=None, help="ingest the rounds into this PostgreSQL database instead of a folder"
+    )
     args = parser.parse_args()
     if not (EVAL / "dev.jsonl").exists():
         sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
@@ -49,7 +55,7 @@ def main() -> None:
     from pagegraph.errors import DocumentError
     from pagegraph.indexing.chunking import document_label, search_text
     from pagegraph.indexing.embedder import Embedder
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import Index, delete_index
     from pagegraph.indexing.loaders import load_document
     from pagegraph.indexing.pipeline import Ingestor
 
@@ -74,7 +80,11 @@ def main() -> None:
     e2e_rates, raw_rates, searchable_s, chunks_total, refined = [], [], [], 0, None
     for round_index in range(args.rounds):
         with tempfile.TemporaryDirectory() as tmp:
-            settings_round = Settings(index=Path(tmp) / "index", cache_dir=settings.cache_dir)
+            settings_round = Settings(
+                index=Path(tmp) / f"bench-ingest-{os.getpid()}-{round_index}",
+                cache_dir=settings.cache_dir,
+                database_url=args.database_url,
+            )
             with Index(settings_round.index, settings_round, write=True, embedder=embedder) as index:
                 started = time.perf_counter()
                 summary = Ingestor(index).run(documents)
@@ -86,6 +96,8 @@ def main() -> None:
                 names = [doc.name for doc in index.store.documents()][: args.summarize]
             if args.summarize and round_index == args.rounds - 1:
                 refined = summarize(settings_round.index, settings_round, embedder, names)
+            if args.database_url:
+                delete_index(settings_round.index, settings_round)
         chunks_total = summary.chunks_embedded
         searchable_s.append(e2e_s)
         e2e_rates.append(chunks_total / e2e_s)
@@ -115,6 +127,7 @@ def main() -> None:
         "raw_embedder_chunks_per_s": round(raw, 2),
         "ratio": round(e2e / raw, 3),
         "rounds": args.rounds,
+        "index": "postgres" if args.database_url else "folder",
         "backend": embedder.backend,
         "threads": embedder.threads,
         "summarize": refined,

@@ -50,9 +50,9 @@ def found_by_both(index: Index, name: str, query: str) -> bool:
     return bool(lexical) and bool(dense)
 
 
-def test_a_document_is_searchable_before_any_model_summary(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
-    settings = Settings(cache_dir=cache_dir, section_min_chars=400)
-    folder = tmp_path / "index"
+def test_a_document_is_searchable_before_any_model_summary(backend_settings: Settings, embedder: Embedder) -> None:
+    settings = backend_settings.model_copy(update={"section_min_chars": 400})
+    folder = settings.index
     started, release = threading.Event(), threading.Event()
 
     def blocking(_messages) -> str:

@@ -233,3 +233,26 @@ def test_the_question_token_limit_follows_the_models_window(cache_dir: Path) -> 
     roomy = Services(Settings(cache_dir=cache_dir, remote_context_tokens=32768), chat_model=ScriptedChatModel())
     assert question_refusal(wordy.strip(), roomy, Context()) is None
     assert question_refusal("", roomy, Context()) == "the question is empty"
+
+
+def test_a_fallback_streams_the_basic_graphs_own_stages(sample_index: Path, cache_dir: Path, embedder) -> None:
+    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    model = ScriptedChatModel.replying(
+        RuntimeError("planner exploded"), "Outside 5 to 35 degrees the unit reduces its power [1]."
+    )
+    graph = build_graph("rag", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
+    try:
+        updates = list(
+            graph.stream(
+                {"question": "Why does the unit reduce its power when it is hot?"},
+                context=Context(use_tree=False),
+                stream_mode="updates",
+                subgraphs=True,
+            )
+        )
+    finally:
+        index.close()
+    inside = [node for namespace, update in updates if namespace for node in update]
+    assert {namespace[0].split(":")[0] for namespace, _ in updates if namespace} == {"basic"}
+    assert inside == ["start", "rewrite_followup", "search", "highlight", "gate", "answer", "verify"]
+    assert [node for namespace, update in updates if not namespace for node in update][-2:] == ["plan", "basic"]

@@ -8,7 +8,7 @@ import pytest
 
 from pagegraph.eval.metrics import Gold, RetrievedGroup, gold_for, question_metrics, summarise
 from pagegraph.indexing.catalog import ChunkCatalog
-from pagegraph.indexing.vectors import chunk_metadata
+from pagegraph.indexing.vectors import chroma_where, chunk_metadata
 from pagegraph.retrievers.fusion import ALPHA_BY_KIND, adaptive_alpha, convex_fusion, question_kind, weighted_rrf
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.window import expand_window, page_groups
@@ -105,13 +105,13 @@ def test_catalog_follows_bm25_order_and_masks_before_scoring() -> None:
 
 
 def test_chroma_where_mirrors_the_mask() -> None:
-    assert RetrievalFilter().chroma_where() is None
-    assert RetrievalFilter(documents=["a.pdf"]).chroma_where() == {"source": {"$in": ["a.pdf"]}}
-    where = RetrievalFilter(max_confidentiality="internal", pages=(2, 3)).chroma_where()
+    assert chroma_where(RetrievalFilter()) is None and not RetrievalFilter().restricts
+    assert chroma_where(RetrievalFilter(documents=["a.pdf"])) == {"source": {"$in": ["a.pdf"]}}
+    where = chroma_where(RetrievalFilter(max_confidentiality="internal", pages=(2, 3)))
     assert where == {
         "$and": [{"confidentiality_rank": {"$lte": 1}}, {"end_page": {"$gte": 2}}, {"start_page": {"$lte": 3}}]
     }
-    dated = RetrievalFilter(date_from=date(2023, 1, 2), date_to=date(2023, 12, 31)).chroma_where()
+    dated = chroma_where(RetrievalFilter(date_from=date(2023, 1, 2), date_to=date(2023, 12, 31)))
     assert dated == {"$and": [{"date": {"$gte": 20230102}}, {"date": {"$lte": 20231231}}]}
     tags = DocumentTags(date=date(2023, 1, 2))
     assert (

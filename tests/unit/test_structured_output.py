@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
@@ -311,3 +312,48 @@ def test_parse_reports_the_first_validation_error() -> None:
     value, stage, error = parse_structured('{"answer": "x", "confidence": 3}', Answer)
     assert value is None and stage is None
     assert error is not None and error.startswith("confidence:")
+
+
+class ScriptedLocalModel(LlamaCppChatModel):
+    """The local model class with llama.cpp replaced by scripted replies; records each call's options."""
+
+    replies: list[str] = []
+    calls: list[dict[str, Any]] = []
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        self.calls.append({"messages": messages, **kwargs})
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(self.replies.pop(0)))])
+
+
+class Weight(BaseModel):
+    value: float
+    unit: str
+
+
+def local(*replies: str) -> ScriptedLocalModel:
+    return ScriptedLocalModel(model_path="unused.gguf", model_name="scripted", replies=list(replies), calls=[])
+
+
+def test_with_structured_output_works_on_the_local_model() -> None:
+    model = local('{"value": 98, "unit": "kg"}')
+    assert model.with_structured_output(Weight).invoke("How heavy is it?") == Weight(value=98, unit="kg")
+    (call,) = model.calls
+    assert call["response_format"]["type"] == "json_object"  # the schema is decoded as a llama.cpp grammar
+    assert set(call["response_format"]["schema"]["properties"]) == {"value", "unit"}
+    assert "How heavy is it?" in call["messages"][-1].content
+
+    repaired = local("It weighs about 98.", '{"value": 98, "unit": "kg"}')
+    chain = repaired.with_structured_output(Weight)
+    assert chain.invoke([HumanMessage("How heavy is it?")]) == Weight(value=98, unit="kg")
+    assert len(repaired.calls) == 2, "one repair call after an invalid reply"
+
+    hopeless = local("no idea", "still no idea")
+    with pytest.raises(OutputParserException, match="no valid Weight"):
+        hopeless.with_structured_output(Weight).invoke("How heavy is it?")
+    raw = local("no idea", "still no idea").with_structured_output(Weight, include_raw=True).invoke("How heavy?")
+    assert raw["parsed"] is None and raw["raw"].content == "still no idea"
+    assert isinstance(raw["parsing_error"], OutputParserException)
+    with pytest.raises(TypeError, match="pydantic model class"):
+        local().with_structured_output({"type": "object"})

@@ -52,7 +52,7 @@ class ChunkCatalog:
     def mask(self, flt: RetrievalFilter | None) -> np.ndarray | None:
         """True for chunks the filter lets through (read-only); None when it lets everything through. Masks are
         cached per filter: one hybrid search asks for the same mask for BM25, dense search and windows."""
-        if flt is None or flt.chroma_where() is None:
+        if flt is None or not flt.restricts:
             return None
         return self._cached_mask(flt.model_dump_json())
 

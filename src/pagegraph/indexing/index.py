@@ -241,7 +241,7 @@ class Index:
 
     def nearest(self, vector: np.ndarray, k: int, flt: RetrievalFilter) -> list[tuple[str, float]]:
         """Chunk ids and cosine distances of the k nearest chunks the filter lets through (approximate: HNSW)."""
-        return self.vectors.search(vector, k, where=flt.chroma_where())
+        return self.vectors.search(vector, k, flt)
 
     def vector_count(self) -> int:
         return self.vectors.count()

@@ -111,7 +111,7 @@ def index_schema(folder: Path) -> str:
 def redacted(url: str) -> str:
     """The URL without its password, for messages and logs."""
     parts = urlsplit(url)
-    if parts.password is None:
+    if not parts.password:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))

@@ -12,11 +12,34 @@ from chromadb.config import Settings as ChromaSettings
 
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction
-from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Chunk, day_number
+from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Chunk, RetrievalFilter, day_number
 
 log = logging.getLogger(__name__)
 
 CHROMA_DIR = "chroma"
+
+
+def chroma_where(flt: RetrievalFilter) -> dict | None:
+    """The filter as a Chroma `where` over `chunk_metadata` (None: it restricts nothing)."""
+    clauses: list[dict] = []
+    if flt.documents is not None:
+        clauses.append({"source": {"$in": list(flt.documents)}})
+    if flt.projects is not None:
+        clauses.append({"project": {"$in": list(flt.projects)}})
+    if flt.source_types is not None:
+        clauses.append({"source_type": {"$in": list(flt.source_types)}})
+    if flt.max_confidentiality is not None:
+        clauses.append({"confidentiality_rank": {"$lte": CONFIDENTIALITY_LEVELS.index(flt.max_confidentiality)}})
+    if flt.pages is not None:
+        clauses.append({"end_page": {"$gte": flt.pages[0]}})
+        clauses.append({"start_page": {"$lte": flt.pages[1]}})
+    if flt.date_from is not None:
+        clauses.append({"date": {"$gte": day_number(flt.date_from)}})
+    if flt.date_to is not None:
+        clauses.append({"date": {"$lte": day_number(flt.date_to)}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
@@ -109,8 +132,9 @@ class VectorStore:
     def delete_document(self, document_id: str) -> None:
         self._collection.delete(where={"document_id": document_id})
 
-    def search(self, embedding: np.ndarray, k: int, where: dict | None = None) -> list[tuple[str, float]]:
-        """Chunk ids and cosine distances, nearest first."""
+    def search(self, embedding: np.ndarray, k: int, flt: RetrievalFilter | None = None) -> list[tuple[str, float]]:
+        """Chunk ids and cosine distances of the chunks the filter lets through, nearest first."""
+        where = chroma_where(flt) if flt is not None else None
         found = self._collection.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
         return list(zip(found["ids"][0], found["distances"][0]))
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from time import perf_counter
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -15,19 +16,37 @@ from pagegraph.state.usage import ModelCall
 CHARS_PER_TOKEN_ESTIMATE = 3.5
 
 
+# Providers whose models pagegraph knows how to constrain and name: the chat model base class of each optional
+# package. A model of such a class can only exist once its package is imported, so the class is looked up among the
+# imported modules and nothing is imported here.
+_PROVIDERS = {
+    "ollama": ("langchain_ollama.chat_models", "ChatOllama", "http://127.0.0.1:11434"),
+    "openai": ("langchain_openai.chat_models.base", "BaseChatOpenAI", "https://api.openai.com/v1"),
+}
+
+
+def provider(model: BaseChatModel) -> Literal["ollama", "openai"] | None:
+    """The provider whose chat model class `model` is (or derives from), when pagegraph knows it."""
+    for name, (module, class_name, _) in _PROVIDERS.items():
+        cls = getattr(sys.modules.get(module), class_name, None)
+        if cls is not None and isinstance(model, cls):
+            return name  # type: ignore[return-value]
+    return None
+
+
 def model_label(model: BaseChatModel) -> str:
     """`ollama:llama3.2`, `openai:gpt-4o-mini`, `local (Qwen…)`: how traces and errors name a model."""
-    kind = type(model).__name__
-    name = getattr(model, "model_name", None) or getattr(model, "model", None) or kind
-    provider = {"ChatOllama": "ollama", "ChatOpenAI": "openai"}.get(kind)
-    return f"{provider}:{name}" if provider else str(name)
+    name = getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__
+    kind = provider(model)
+    return f"{kind}:{name}" if kind else str(name)
 
 
 def model_endpoint(model: BaseChatModel) -> str | None:
     for attribute in ("base_url", "openai_api_base"):
         if value := getattr(model, attribute, None):
             return str(value)
-    return {"ChatOllama": "http://127.0.0.1:11434", "ChatOpenAI": "https://api.openai.com/v1"}.get(type(model).__name__)
+    kind = provider(model)
+    return _PROVIDERS[kind][2] if kind else None
 
 
 def _causes(exc: BaseException) -> list[BaseException]:

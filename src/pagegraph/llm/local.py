@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel, generate_from_stream
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import ConfigDict, Field
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ConfigDict, Field
 
 from pagegraph.llm.calls import message_text
 from pagegraph.llm.weights import LocalModelError
@@ -93,6 +95,15 @@ class LlamaCppChatModel(BaseChatModel):
 
     def loaded(self) -> _LoadedModel:
         return _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch)
+
+    def with_structured_output(
+        self, schema: type[BaseModel], *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, Any]:
+        """LangChain's structured output for the local model (it has no tool calling): the schema becomes a
+        llama.cpp grammar and the reply is read by pagegraph's forgiving parser, with one repair call."""
+        from pagegraph.llm.structured import structured_runnable  # it builds on this module
+
+        return structured_runnable(self, schema, include_raw)
 
     def get_num_tokens(self, text: str) -> int:
         model = self.loaded()

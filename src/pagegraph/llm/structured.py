@@ -19,13 +19,15 @@ from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, g
 
 import json_repair
 from annotated_types import MaxLen
-from langchain_core.language_models import BaseChatModel
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from pagegraph.errors import ModelUnavailableError
-from pagegraph.llm.calls import invoke_model, message_text
+from pagegraph.llm.calls import invoke_model, message_text, model_label, provider
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.prompts.structured import JSON_INSTRUCTION, REPAIR_REQUEST
 from pagegraph.state.usage import Attempt, ParseStage
@@ -67,10 +69,10 @@ def constrained_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[st
     json_schema = schema.model_json_schema()
     if isinstance(model, LlamaCppChatModel):
         return {"response_format": {"type": "json_object", "schema": grammar_schema(json_schema)}}
-    kind = type(model).__name__
-    if kind == "ChatOllama":
+    kind = provider(model)
+    if kind == "ollama":
         return {"format": json_schema}
-    if kind == "ChatOpenAI":
+    if kind == "openai":
         return {
             "response_format": {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema}}
         }
@@ -79,7 +81,7 @@ def constrained_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[st
 
 def reply_cap(model: BaseChatModel, max_tokens: int | None) -> dict[str, int]:
     """The call option that caps one reply, for the backends that take one per call."""
-    if max_tokens is None or not (isinstance(model, LlamaCppChatModel) or type(model).__name__ == "ChatOpenAI"):
+    if max_tokens is None or not (isinstance(model, LlamaCppChatModel) or provider(model) == "openai"):
         return {}
     return {"max_tokens": max_tokens}
 
@@ -123,13 +125,14 @@ def structured_call(
     schema: type[T],
     messages: Sequence[BaseMessage],
     *,
-    default: T,
+    default: T | None,
     purpose: str,
     context: dict[str, Any] | None = None,
     repair: bool = True,
     max_tokens: int | None = None,
 ) -> StructuredResult[T]:
-    """Ask `model` for a `schema` object. `context` reaches the schema's validators (e.g. the ids that exist).
+    """Ask `model` for a `schema` object (`default` when nothing validates; None only for callers that check `ok`).
+    `context` reaches the schema's validators (e.g. the ids that exist).
     `max_tokens` caps each reply where the backend takes a per-call cap (llama.cpp, OpenAI-compatible): string
     bounds are not part of a llama.cpp grammar, so a small model's text field can otherwise run on; a cut-off
     reply is still read by the lenient stages.
@@ -154,8 +157,31 @@ def structured_call(
             cap,
         )
     if value is None:
-        return StructuredResult(value=default.model_copy(deep=True), ok=False, attempts=attempts)
+        fallback = default.model_copy(deep=True) if default is not None else None
+        return StructuredResult(value=fallback, ok=False, attempts=attempts)
     return StructuredResult(value=value, ok=True, attempts=attempts)
+
+
+def structured_runnable(model: BaseChatModel, schema: type[BaseModel], include_raw: bool) -> Runnable:
+    """LangChain's `with_structured_output` through `structured_call`: constrained decoding, the forgiving parser
+    and one repair call. Raises OutputParserException when nothing validates (unless `include_raw`)."""
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise TypeError(f"with_structured_output on {model_label(model)} takes a pydantic model class, not {schema!r}")
+
+    def ask(value: LanguageModelInput) -> Any:
+        messages = model._convert_input(value).to_messages()
+        result = structured_call(model, schema, messages, default=None, purpose="with_structured_output")
+        raw = AIMessage(content=result.attempts[-1].raw if result.attempts else "")
+        if include_raw:
+            error = None if result.ok else OutputParserException(result.error or "invalid output", llm_output=raw.text)
+            return {"raw": raw, "parsed": result.value, "parsing_error": error}
+        if not result.ok:
+            raise OutputParserException(
+                f"{model_label(model)} gave no valid {schema.__name__}: {result.error}", llm_output=raw.text
+            )
+        return result.value
+
+    return RunnableLambda(ask, name=f"{schema.__name__}Output")
 
 
 def _ask(

@@ -310,26 +310,10 @@ class RetrievalFilter(BaseModel):
             ceiling = access.ceiling
         return self.model_copy(update={"projects": projects, "max_confidentiality": ceiling})
 
-    def chroma_where(self) -> dict | None:
-        clauses: list[dict] = []
-        if self.documents is not None:
-            clauses.append({"source": {"$in": list(self.documents)}})
-        if self.projects is not None:
-            clauses.append({"project": {"$in": list(self.projects)}})
-        if self.source_types is not None:
-            clauses.append({"source_type": {"$in": list(self.source_types)}})
-        if self.max_confidentiality is not None:
-            clauses.append({"confidentiality_rank": {"$lte": CONFIDENTIALITY_LEVELS.index(self.max_confidentiality)}})
-        if self.pages is not None:
-            clauses.append({"end_page": {"$gte": self.pages[0]}})
-            clauses.append({"start_page": {"$lte": self.pages[1]}})
-        if self.date_from is not None:
-            clauses.append({"date": {"$gte": day_number(self.date_from)}})
-        if self.date_to is not None:
-            clauses.append({"date": {"$lte": day_number(self.date_to)}})
-        if not clauses:
-            return None
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+    @property
+    def restricts(self) -> bool:
+        """Whether the filter keeps anything out."""
+        return any(value is not None for value in self.model_dump().values())
 
 
 class GoldEvidence(BaseModel):
