@@ -164,6 +164,33 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
     run(again())
 
 
+def test_auto_runs_the_graph_it_chose_as_a_subgraph(server: Server) -> None:
+    """Under the server's checkpointer, `auto` streams the stages of its choice (extract, for the local model)."""
+
+    async def ask() -> tuple[list[str], list[str], dict]:
+        sdk = client(server, KEYS["ana"])
+        thread = await sdk.threads.create()
+        outer, inner = [], []
+        async for part in sdk.runs.stream(
+            thread["thread_id"],
+            "auto",
+            input={"question": QUESTION, "documents": [MANUAL]},
+            context=CONTEXT,
+            stream_mode="updates",
+            stream_subgraphs=True,
+        ):
+            if part.event == "updates":
+                outer.extend(part.data)
+            elif part.event.startswith("updates|extract:"):
+                inner.extend(part.data)
+        return outer, inner, (await sdk.threads.get_state(thread["thread_id"]))["values"]
+
+    outer, inner, values = run(ask())
+    assert outer[-2:] == ["extract", "take_back"] and {"search", "read", "verify"} <= set(inner)
+    assert "98" in values["answer"] and values["usage"]["calls"] >= 1
+    assert [m["type"] for m in values["messages"]] == ["human", "ai"]
+
+
 def test_users_see_only_their_threads_and_documents(server: Server) -> None:
     async def check() -> None:
         ana, ben = client(server, KEYS["ana"]), client(server, KEYS["ben"])

@@ -92,8 +92,8 @@ def _run_question(
         if mode == "values":
             final = data if not namespace else final
             continue
-        if debug and mode == "updates" and not (not namespace and set(data) & set(GRAPH_NAMES)):
-            _print_trace_records(data)  # a delegate's update repeats the records its graph streamed
+        if debug and mode == "updates" and not set(data) & set(GRAPH_NAMES):
+            _print_trace_records(data)  # a subgraph's update repeats the records its own stages streamed
         if view is not None:
             view.part(mode, data)
     return {key: final.get(key) for key in OutputState.__annotations__}

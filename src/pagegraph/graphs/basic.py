@@ -1,5 +1,5 @@
 """`basic`: plain RAG. Hybrid search on the question → evidence gate → one answer call → verify; abstain edges.
-Also what the `rag` graph falls back to when one of its stages fails."""
+Also what the other graphs fall back to when one of their stages fails (`add_fallback`)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,25 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pagegraph.config import Context
+from pagegraph.graphs.builder import question_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.edges import proceed
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
+from pagegraph.nodes.handover import hand_over, take_back
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
-from pagegraph.state.graph import InputState, OutputState, RagState
 
 
-def build_basic_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+def build_basic_graph(
+    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+) -> CompiledStateGraph:
     services = services or default_services()
-    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder = question_graph(nested)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node("highlight", partial(highlight, services=services, search=False))
@@ -44,6 +46,16 @@ def build_basic_graph(services: Services | None = None, checkpointer: Checkpoint
     builder.add_conditional_edges("verify", *proceed(END, falls_back=False))
     builder.add_edge("abstain", END)
     return builder.compile(checkpointer=checkpointer, name="basic")
+
+
+def add_fallback(builder: StateGraph, services: Services) -> None:
+    """Where a failed stage leads (nodes.edges): `hand_over` → this graph as a subgraph → `take_back` → the end."""
+    builder.add_node("hand_over", hand_over)
+    builder.add_node("basic", build_basic_graph(services, nested=True))
+    builder.add_node("take_back", take_back)
+    builder.add_edge("hand_over", "basic")
+    builder.add_edge("basic", "take_back")
+    builder.add_edge("take_back", END)
 
 
 graph = build_basic_graph()

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pagegraph.config import Context
-from pagegraph.graphs.basic import build_basic_graph
+from pagegraph.graphs.basic import add_fallback
+from pagegraph.graphs.builder import question_graph
 from pagegraph.nodes.abstain import abstain
-from pagegraph.nodes.delegate import delegate
 from pagegraph.nodes.edges import proceed, reading
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
@@ -25,12 +24,13 @@ from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
-from pagegraph.state.graph import InputState, OutputState, RagState
 
 
-def build_extract_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+def build_extract_graph(
+    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+) -> CompiledStateGraph:
     services = services or default_services()
-    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder = question_graph(nested)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node("search", guarded("search", partial(search_question, services=services)))
@@ -40,7 +40,6 @@ def build_extract_graph(services: Services | None = None, checkpointer: Checkpoi
     builder.add_node("weigh", weigh_answer)
     builder.add_node("verify", guarded("verify", verify))
     builder.add_node("abstain", abstain)
-    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services, checkpointer=False)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "search")
@@ -51,7 +50,7 @@ def build_extract_graph(services: Services | None = None, checkpointer: Checkpoi
     builder.add_conditional_edges("weigh", *proceed("verify", falls_back=False))
     builder.add_conditional_edges("verify", *proceed(END))
     builder.add_edge("abstain", END)
-    builder.add_edge("basic", END)
+    add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="extract")
 
 

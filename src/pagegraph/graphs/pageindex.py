@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pagegraph.config import Context
-from pagegraph.graphs.basic import build_basic_graph
+from pagegraph.graphs.basic import add_fallback
+from pagegraph.graphs.builder import question_graph
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
-from pagegraph.nodes.delegate import delegate
 from pagegraph.nodes.edges import fan_out, file_tasks, proceed
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.guard import guarded
@@ -24,12 +23,13 @@ from pagegraph.nodes.pageindex import collect_sections, find_files, select_secti
 from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
-from pagegraph.state.graph import InputState, OutputState, RagState
 
 
-def build_pageindex_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+def build_pageindex_graph(
+    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+) -> CompiledStateGraph:
     services = services or default_services()
-    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder = question_graph(nested)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
@@ -39,7 +39,6 @@ def build_pageindex_graph(services: Services | None = None, checkpointer: Checkp
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
     builder.add_node("verify", guarded("verify", verify))
     builder.add_node("abstain", abstain)
-    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services, checkpointer=False)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "highlight")
@@ -50,7 +49,7 @@ def build_pageindex_graph(services: Services | None = None, checkpointer: Checkp
     builder.add_conditional_edges("answer", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
     builder.add_edge("abstain", END)
-    builder.add_edge("basic", END)
+    add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="pageindex")
 
 

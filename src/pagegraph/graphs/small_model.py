@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pagegraph.config import Context
-from pagegraph.graphs.basic import build_basic_graph
+from pagegraph.graphs.basic import add_fallback
+from pagegraph.graphs.builder import question_graph
 from pagegraph.nodes.abstain import abstain
-from pagegraph.nodes.delegate import delegate
 from pagegraph.nodes.edges import chunk_tasks, fan_out, proceed
 from pagegraph.nodes.filter_facts import filter_facts
 from pagegraph.nodes.followup import rewrite_followup
@@ -27,12 +26,13 @@ from pagegraph.nodes.retrieve import search_keywords
 from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
-from pagegraph.state.graph import InputState, OutputState, RagState
 
 
-def build_small_model_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+def build_small_model_graph(
+    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+) -> CompiledStateGraph:
     services = services or default_services()
-    builder = StateGraph(RagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder = question_graph(nested)
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
@@ -44,7 +44,6 @@ def build_small_model_graph(services: Services | None = None, checkpointer: Chec
     builder.add_node("reduce", guarded("reduce", partial(reduce, services=services)))
     builder.add_node("verify", guarded("verify", verify))
     builder.add_node("abstain", abstain)
-    builder.add_node("basic", partial(delegate, graph=build_basic_graph(services, checkpointer=False)))
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", "highlight")
@@ -57,7 +56,7 @@ def build_small_model_graph(services: Services | None = None, checkpointer: Chec
     builder.add_conditional_edges("reduce", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
     builder.add_edge("abstain", END)
-    builder.add_edge("basic", END)
+    add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="small_model")
 
 

@@ -1,5 +1,5 @@
 """Where a run goes next, read from the state the stages left. One rule serves every stage: a stage that failed
-goes to the `basic` fallback, one that decided to abstain goes to `abstain`, otherwise the run goes on. Each edge
+goes to the fallback (`hand_over`, then the basic graph), one that decided to abstain goes to `abstain`, otherwise the run goes on. Each edge
 returns the name of the node it leads to and carries the list of those nodes, so a graph wires it as
 `builder.add_conditional_edges(stage, *edge)`."""
 
@@ -12,7 +12,7 @@ from langgraph.types import Send
 
 from pagegraph.state.graph import ChunkTask, FileTask, RagState, StepTask
 
-BASIC, ABSTAIN = "basic", "abstain"
+FALL_BACK, ABSTAIN = "hand_over", "abstain"
 
 Path = Callable[[RagState], str | list[Send]]
 
@@ -30,14 +30,14 @@ def failed(state: RagState) -> bool:
 
 def _stopped(state: RagState, abstains: bool, falls_back: bool) -> str | None:
     if falls_back and failed(state):
-        return BASIC
+        return FALL_BACK
     if abstains and state.get("abstain_reason"):
         return ABSTAIN
     return None
 
 
 def _targets(nodes: list[str], abstains: bool, falls_back: bool) -> list[str]:
-    return [*nodes, *([ABSTAIN] if abstains else []), *([BASIC] if falls_back else [])]
+    return [*nodes, *([ABSTAIN] if abstains else []), *([FALL_BACK] if falls_back else [])]
 
 
 def proceed(to: str, *, abstains: bool = True, falls_back: bool = True) -> Edge:
@@ -63,7 +63,7 @@ def repairing(stage: str, then: Edge) -> Edge:
 
     def path(state: RagState) -> str | list[Send]:
         if failed(state):
-            return BASIC
+            return FALL_BACK
         repair = state.get("repair")
         return stage if repair is not None and repair.stage == stage else then.path(state)
 
@@ -71,14 +71,14 @@ def repairing(stage: str, then: Edge) -> Edge:
 
 
 def reading(again: str, then: str) -> Edge:
-    """Back to `again` when the last reading asks to widen, else to `then` (a failure goes to basic)."""
+    """Back to `again` when the last reading asks to widen, else to `then` (a failure falls back)."""
 
     def path(state: RagState) -> str:
         if failed(state):
-            return BASIC
+            return FALL_BACK
         return again if state["readings"][-1].widen else then
 
-    return Edge(path, [again, then, BASIC])
+    return Edge(path, [again, then, FALL_BACK])
 
 
 def chosen(graphs: list[str]) -> Edge:

@@ -86,6 +86,30 @@ class OutputState(TypedDict):
     llm_calls: int
 
 
+class HandOver(TypedDict, total=False):
+    """What a graph run as another's subgraph reads of the caller's state: the question and what narrows its search
+    (the chat thread stays with the caller)."""
+
+    question: str
+    documents: list[str]
+    filters: RetrievalFilter
+    output_type: OutputType
+
+
+class HandBack(TypedDict):
+    """What it gives back: the answer with its evidence, and its trace records (the caller adds usage and the turn)."""
+
+    highlights: list[Highlight]
+    answer: str
+    citations: list[Citation]
+    abstained: bool
+    abstain_reason: str | None
+    confidence: float
+    low_confidence: bool
+    evidence: list[Evidence]
+    trace: Annotated[list[TraceRecord], extend_or_reset]
+
+
 class RagState(InputState, OutputState, total=False):
     history: Annotated[list[Turn], extend_or_reset]
     route: RouteDecision | None
