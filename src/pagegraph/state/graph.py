@@ -57,35 +57,6 @@ def first_failure(current: Failure | None, update: Failure | None) -> Failure | 
     return current or update
 
 
-class InputState(TypedDict, total=False):
-    """`question`, or a chat client's `messages` ending in the question (LangChain's Agent Chat UI, `useStream`)."""
-
-    question: str
-    messages: Annotated[list[AnyMessage], add_messages]
-    documents: list[str]
-    filters: RetrievalFilter
-    output_type: OutputType
-
-
-class OutputState(TypedDict):
-    """`highlights` are the sentences picked before any answer-model call (shown first); `evidence` is what the
-    answer model read; `trace` has one record per stage; `messages` is the thread as a chat: each question and
-    its answer."""
-
-    messages: Annotated[list[AnyMessage], add_messages]
-    highlights: list[Highlight]
-    answer: str
-    citations: list[Citation]
-    abstained: bool
-    abstain_reason: str | None
-    confidence: float
-    low_confidence: bool
-    evidence: list[Evidence]
-    trace: Annotated[list[TraceRecord], extend_or_reset]
-    usage: UsageSummary
-    llm_calls: int
-
-
 class HandOver(TypedDict, total=False):
     """What a graph run as another's subgraph reads of the caller's state: the question and what narrows its search
     (the chat thread stays with the caller)."""
@@ -96,8 +67,16 @@ class HandOver(TypedDict, total=False):
     output_type: OutputType
 
 
+class InputState(HandOver, total=False):
+    """`question`, or a chat client's `messages` ending in the question (LangChain's Agent Chat UI, `useStream`)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
 class HandBack(TypedDict):
-    """What it gives back: the answer with its evidence, and its trace records (the caller adds usage and the turn)."""
+    """What a graph run as another's subgraph gives back: the answer with its evidence, and its trace records (the
+    caller adds usage and the turn). `highlights` are the sentences picked before any answer-model call (shown
+    first); `evidence` is what the answer model read; `trace` has one record per stage."""
 
     highlights: list[Highlight]
     answer: str
@@ -108,6 +87,15 @@ class HandBack(TypedDict):
     low_confidence: bool
     evidence: list[Evidence]
     trace: Annotated[list[TraceRecord], extend_or_reset]
+
+
+class OutputState(HandBack):
+    """What a run gives back: the above, the usage of its model calls, and `messages`, the thread as a chat: each
+    question and its answer."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    usage: UsageSummary
+    llm_calls: int
 
 
 class RagState(InputState, OutputState, total=False):
