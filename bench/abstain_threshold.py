@@ -39,7 +39,7 @@ def main() -> int:
     from pagegraph.eval.questions import load_questions
     from pagegraph.indexing.index import Index
     from pagegraph.retrievers.hybrid import HybridRetriever
-    from pagegraph.state.records import RetrievalFilter
+    from pagegraph.state.access import RetrievalFilter
 
     rows = load_questions(EVAL / "dev.jsonl")
     doc_type = {d: r.doc_type for r in rows for d in r.documents}

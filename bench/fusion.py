@@ -28,7 +28,7 @@ def measure(index_folder: Path, questions_file: Path, scopes: tuple[str, ...]) -
     from pagegraph.eval.questions import load_questions
     from pagegraph.eval.retrieval import RetrievalEvalConfig, make_searches
     from pagegraph.indexing.index import Index
-    from pagegraph.state.records import RetrievalFilter
+    from pagegraph.state.access import RetrievalFilter
 
     results: dict[str, dict[str, float]] = {}
     with Index(index_folder, Settings()) as index:

@@ -34,7 +34,7 @@ EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
 
 def build_replica(source, folder: Path, size: int, settings) -> None:
     from pagegraph.indexing.index import Index
-    from pagegraph.state.records import DocumentRecord
+    from pagegraph.state.documents import DocumentRecord
 
     rng = np.random.default_rng(7)
     documents = source.store.documents()
@@ -109,7 +109,7 @@ def main() -> None:
     from pagegraph.retrievers.bm25 import BM25ChunkRetriever
     from pagegraph.retrievers.hybrid import HybridRetriever
     from pagegraph.retrievers.vector import DenseRetriever
-    from pagegraph.state.records import RetrievalFilter
+    from pagegraph.state.access import RetrievalFilter
 
     settings = Settings(cache_dir=REPO / ".pagegraph" / "cache")
     if not (args.source_index / "manifest.json").exists():

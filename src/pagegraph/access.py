@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from langgraph.config import get_config
 
-from pagegraph.state.records import Access
+from pagegraph.state.access import Access
 
 AUTH_USER_KEY = "langgraph_auth_user"
 ACCESS_KEY = "pagegraph_access"

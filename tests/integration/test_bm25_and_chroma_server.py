@@ -21,7 +21,7 @@ from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.tree import build_tree, section_outline
-from pagegraph.state.records import DocumentTags
+from pagegraph.state.documents import DocumentTags
 from tests.conftest import SAMPLES
 
 QUERIES = [

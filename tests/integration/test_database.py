@@ -27,7 +27,7 @@ from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.slow

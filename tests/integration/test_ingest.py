@@ -24,7 +24,8 @@ from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams
 from pagegraph.indexing.minilm import count_tokens
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.prepare import prepare_document
-from pagegraph.state.records import DocumentTags, RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.documents import DocumentTags
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.slow

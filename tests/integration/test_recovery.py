@@ -23,7 +23,7 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.manifest import read_manifest
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
 
 pytestmark = pytest.mark.slow
 PAGEGRAPH = Path(sys.executable).with_name("pagegraph")

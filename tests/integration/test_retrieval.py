@@ -17,7 +17,8 @@ from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.state.records import DocumentTags, RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.documents import DocumentTags
 from tests.conftest import BACKENDS, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,7 @@ from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.refine import SummaryRefiner
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
 from tests.e2e.harness import PAGEGRAPH, QUIET, ScriptedOpenAI
 from tests.fakes import ScriptedChatModel
 

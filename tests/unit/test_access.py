@@ -16,7 +16,8 @@ from pagegraph.nodes.ingest import local_path, resolve_in_roots, shown_path
 from pagegraph.server.auth import request_key
 from pagegraph.server.users import UserDirectory, convert_plain_file, hash_key, new_key, read_users, write_users
 from pagegraph.services import Services
-from pagegraph.state.records import Access, ApiUser, DocumentTags, RetrievalFilter
+from pagegraph.state.access import Access, ApiUser, RetrievalFilter
+from pagegraph.state.documents import DocumentTags
 from tests.fakes import ScriptedChatModel
 
 

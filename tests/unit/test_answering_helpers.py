@@ -10,7 +10,7 @@ from pagegraph.nodes.common import match_document_names
 from pagegraph.nodes.verify import attribute, is_refusal, resolve_citations
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.state.answering import Evidence
-from pagegraph.state.records import Page, SourceType, TreeNode
+from pagegraph.state.documents import Page, SourceType, TreeNode
 from tests.fakes import ScriptedChatModel
 
 

@@ -17,7 +17,7 @@ from pagegraph.indexing.index import Index
 from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights, sentences
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
-from pagegraph.state.records import Chunk, Page
+from pagegraph.state.documents import Chunk, Page
 from tests.fakes import ScriptedChatModel
 
 

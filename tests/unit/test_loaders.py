@@ -8,7 +8,7 @@ import pytest
 
 from pagegraph.errors import DocumentError
 from pagegraph.indexing.loaders import load_document
-from pagegraph.state.records import SourceType
+from pagegraph.state.documents import SourceType
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

@@ -15,7 +15,7 @@ from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.ocr import OcrOptions, _words_to_text, ocr_options, ocr_unavailable
 from pagegraph.indexing.prepare import prepare_document
 from pagegraph.indexing.store import _SCHEMA, Store
-from pagegraph.state.records import DocumentTags
+from pagegraph.state.documents import DocumentTags
 from tests.pdf_factory import scanned_pdf, text_pdf
 
 PAGES = [

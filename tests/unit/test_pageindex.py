@@ -11,7 +11,7 @@ from pagegraph.retrievers.tree_nodes import (
     get_node_by_id,
     parse_selection,
 )
-from pagegraph.state.records import DocumentRecord, NodeSummary, SourceType
+from pagegraph.state.documents import DocumentRecord, NodeSummary, SourceType
 
 DOC = "d1"
 

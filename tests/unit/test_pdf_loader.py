@@ -54,7 +54,7 @@ def test_bad_pdfs_fail_with_reason(tmp_path: Path, make, reason: str) -> None:
 def test_unexpected_loader_errors_become_a_reason_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pagegraph.indexing import prepare
     from pagegraph.indexing.manifest import IndexParams
-    from pagegraph.state.records import DocumentTags
+    from pagegraph.state.documents import DocumentTags
 
     def explode(path: Path, heading_pattern: str, read: object) -> None:
         raise RuntimeError("parser bug")

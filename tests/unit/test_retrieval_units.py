@@ -12,7 +12,9 @@ from pagegraph.indexing.vectors import chroma_where, chunk_metadata
 from pagegraph.retrievers.fusion import ALPHA_BY_KIND, adaptive_alpha, convex_fusion, question_kind, weighted_rrf
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.window import expand_window, page_groups
-from pagegraph.state.records import Chunk, DocumentTags, EvalQuestion, RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.documents import Chunk, DocumentTags
+from pagegraph.state.evaluation import EvalQuestion
 
 
 def test_weighted_rrf_arithmetic() -> None:

@@ -12,7 +12,7 @@ from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.indexing.loaders.tables import clean_rows, looks_tabular, markdown, pages_with_tables, place_tables
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.prepare import prepare_document
-from pagegraph.state.records import DocumentTags
+from pagegraph.state.documents import DocumentTags
 
 YEARS = ["Item", "2023", "2022"]
 ROWS = [[f"Line item {i}", f"{1000 + i:,}", f"{900 + i}"] for i in range(60)]

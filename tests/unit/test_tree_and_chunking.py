@@ -7,7 +7,7 @@ import pytest
 from pagegraph.indexing.chunking import ChunkingParams, chunk_document, chunk_header, document_label, search_text
 from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.tree import build_tree, section_outline
-from pagegraph.state.records import DocumentTags, LoadedDocument, OutlineEntry, Page, SourceType
+from pagegraph.state.documents import DocumentTags, LoadedDocument, OutlineEntry, Page, SourceType
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()

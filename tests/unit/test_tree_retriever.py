@@ -12,7 +12,7 @@ import pytest
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.tree import TreeRetriever
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
 from tests.fakes import ScriptedChatModel
 
 MANUAL = "sb40-user-manual.pdf"

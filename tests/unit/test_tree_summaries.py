@@ -18,7 +18,7 @@ from pagegraph.indexing.tree_summaries import (
     detect_language,
 )
 from pagegraph.llm.calls import model_label
-from pagegraph.state.records import TreeNode
+from pagegraph.state.documents import TreeNode
 from tests.conftest import SAMPLES
 from tests.fakes import ScriptedChatModel
 

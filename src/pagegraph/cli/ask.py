@@ -29,7 +29,7 @@ from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index, delete_index, stored_manifest
 from pagegraph.services import Services
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
 
 OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
 

@@ -26,7 +26,7 @@ from pagegraph import __version__
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
-from pagegraph.state.records import DocumentTags
+from pagegraph.state.documents import DocumentTags
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Answer questions over your documents, with page citations."

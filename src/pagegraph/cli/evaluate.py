@@ -39,7 +39,7 @@ from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
 from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, write_json
 from pagegraph.eval.retrieval import RETRIEVERS, TREE_RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
 from pagegraph.indexing.index import Index, open_store
-from pagegraph.state.records import EvalQuestion, EvalRun
+from pagegraph.state.evaluation import EvalQuestion, EvalRun
 
 ANSWER_METRICS = (
     "answer_accuracy",

@@ -30,7 +30,7 @@ from pagegraph.errors import ModelError, PagegraphError
 from pagegraph.indexing.index import Index, delete_index, stored_manifest
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.transfer import copy_index
-from pagegraph.state.records import DocumentRecord, DocumentTags
+from pagegraph.state.documents import DocumentRecord, DocumentTags
 
 
 def _parse_tags(tags: list[str]) -> dict[str, str]:

@@ -23,7 +23,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.tree_summaries import EXTRACTIVE_WRITER
 from pagegraph.state.answering import StoredSummary
-from pagegraph.state.records import DocumentRecord, DocumentTags, NodeSummary, TreeNode
+from pagegraph.state.documents import DocumentRecord, DocumentTags, NodeSummary, TreeNode
 
 
 def summary_state(stored: StoredSummary | None, sections: list[NodeSummary]) -> dict[str, object]:

@@ -12,7 +12,8 @@ from pagegraph.cli.common import app, console, fail
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.server.users import convert_plain_file, hash_key, new_key, read_users, write_users
-from pagegraph.state.records import CONFIDENTIALITY_LEVELS, ROLES, ApiUser
+from pagegraph.state.access import ROLES, ApiUser
+from pagegraph.state.documents import CONFIDENTIALITY_LEVELS
 
 users_app = typer.Typer(
     no_args_is_help=True,

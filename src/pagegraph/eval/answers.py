@@ -15,7 +15,7 @@ from pagegraph.errors import ModelUnavailableError
 from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.scoring import score_answer
 from pagegraph.state.answering import Citation, Evidence, TraceRecord
-from pagegraph.state.records import EvalQuestion
+from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.usage import UsageSummary
 
 GOLD_SUFFIX = "+gold"  # a graph's name with this: its answer stage on the gold evidence pages (eval.gold)

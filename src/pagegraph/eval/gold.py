@@ -20,8 +20,8 @@ from pagegraph.indexing.index import Index
 from pagegraph.nodes.choose import graph_for_model
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
+from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.graph import checkpoint_serializer
-from pagegraph.state.records import EvalQuestion
 
 # The stage whose output the gold passages stand in for, per graph.
 RETRIEVAL_STAGE = {

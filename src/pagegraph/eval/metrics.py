@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pagegraph.state.records import EvalQuestion
+from pagegraph.state.evaluation import EvalQuestion
 
 PageRef = tuple[str, int]
 

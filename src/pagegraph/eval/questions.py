@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pagegraph.errors import PagegraphError
-from pagegraph.state.records import EvalQuestion
+from pagegraph.state.evaluation import EvalQuestion
 
 
 def load_questions(path: Path) -> list[EvalQuestion]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pagegraph.state.records import EvalRun
+from pagegraph.state.evaluation import EvalRun
 
 
 def write_json(run: EvalRun, path: Path) -> None:

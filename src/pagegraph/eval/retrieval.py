@@ -21,7 +21,8 @@ from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.tree import TreeRetriever, TreeSearch
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.state.records import EvalQuestion, EvalRun, RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.evaluation import EvalQuestion, EvalRun
 
 # "hybrid+window" is the retriever as it landed before routing and page ranking; "default" is what the graphs search
 # with (Context's defaults); "routing" ranks documents only (doc_hit@k).

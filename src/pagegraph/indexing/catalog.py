@@ -9,7 +9,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from pagegraph.state.records import CONFIDENTIALITY_LEVELS, RetrievalFilter, day_number
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, day_number
 
 
 class ChunkCatalog:

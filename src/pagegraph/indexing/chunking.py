@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pagegraph.state.records import Chunk, DocumentTags, LoadedDocument, TranscriptSegment, TreeNode, page_of
+from pagegraph.state.documents import Chunk, DocumentTags, LoadedDocument, TranscriptSegment, TreeNode, page_of
 
 ChunkStrategy = Literal["page", "document"]
 # How search text is made from a chunk; the manifest records it, so an index never mixes two recipes.

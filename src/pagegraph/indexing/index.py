@@ -30,8 +30,9 @@ from pagegraph.indexing.postgres import PostgresStore, index_schema, redacted
 from pagegraph.indexing.profiles import DocumentProfiles
 from pagegraph.indexing.store import STORE_FILE, SectionSummaries, Store
 from pagegraph.indexing.vectors import VectorStore
+from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import StoredSummary
-from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags, Page, RetrievalFilter, TreeNode, now_iso
+from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, Page, TreeNode, now_iso
 
 _LOCK_FILE = ".lock"
 _BM25_LOCK_FILE = ".bm25.lock"

@@ -20,8 +20,9 @@ from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prep
 from pagegraph.indexing.store import SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import ExtractiveNodeSummarizer, TreeSummarizer, embedding_text
+from pagegraph.state.access import Access
+from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, TreeNode
 from pagegraph.state.ingest import Status
-from pagegraph.state.records import Access, Chunk, DocumentRecord, DocumentTags, TreeNode
 
 PARSE_AHEAD = 2
 

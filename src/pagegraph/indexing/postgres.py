@@ -33,20 +33,20 @@ from pagegraph.indexing.store import (
     section_rows,
     tree_from_rows,
 )
+from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import StoredSummary
-from pagegraph.state.records import (
+from pagegraph.state.documents import (
     CONFIDENTIALITY_LEVELS,
     PAGE_SEPARATOR,
     Chunk,
     DocumentRecord,
     DocumentTags,
-    EvalRun,
     NodeSummary,
     Page,
-    RetrievalFilter,
     TreeNode,
     now_iso,
 )
+from pagegraph.state.evaluation import EvalRun
 
 SCHEMA_PREFIX = "pagegraph_"
 _CONNECT_TIMEOUT_S = 10

@@ -20,7 +20,7 @@ from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.minilm import count_tokens
 from pagegraph.indexing.tree import build_tree, section_outline
-from pagegraph.state.records import Chunk, DocumentRecord, DocumentTags, LoadedDocument, TreeNode, now_iso
+from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, LoadedDocument, TreeNode, now_iso
 
 
 @dataclass

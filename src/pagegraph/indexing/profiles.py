@@ -12,7 +12,7 @@ import numpy as np
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.indexing.chunking import document_label
 from pagegraph.indexing.store import Store
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
 
 _SECTION_LEVELS = 2
 _PROFILE_WORDS = 600

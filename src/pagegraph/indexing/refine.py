@@ -30,7 +30,7 @@ from pagegraph.indexing.tree_summaries import (
     section_content,
     section_record,
 )
-from pagegraph.state.records import DocumentRecord, NodeSummary, TreeNode
+from pagegraph.state.documents import DocumentRecord, NodeSummary, TreeNode
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,18 @@ from pathlib import Path
 import numpy as np
 
 from pagegraph.state.answering import StoredSummary
-from pagegraph.state.records import (
+from pagegraph.state.documents import (
     PAGE_SEPARATOR,
     Chunk,
     DocumentRecord,
     DocumentTags,
-    EvalRun,
     NodeSummary,
     Page,
     SourceType,
     TreeNode,
     now_iso,
 )
+from pagegraph.state.evaluation import EvalRun
 
 STORE_FILE = "store.sqlite"
 _SQL_BATCH = 900  # SQLite's bound-parameter limit is 999 on older builds

@@ -15,7 +15,7 @@ from pagegraph.llm.calls import model_label
 from pagegraph.llm.structured import structured_call
 from pagegraph.prompts.summaries import SUMMARIZE_DOCUMENT, SUMMARIZE_SYSTEM
 from pagegraph.state.answering import DocumentSummary, StoredSummary
-from pagegraph.state.records import Page, SourceType, TreeNode
+from pagegraph.state.documents import Page, SourceType, TreeNode
 
 SOURCE_TEXT_CHARS = 5000
 OUTLINE_ENTRIES = 40

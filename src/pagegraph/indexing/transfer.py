@@ -12,7 +12,7 @@ import numpy as np
 from pagegraph.errors import IndexMismatchError
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.store import SectionSummaries
-from pagegraph.state.records import DocumentRecord
+from pagegraph.state.documents import DocumentRecord
 
 
 @dataclass

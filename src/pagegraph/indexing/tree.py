@@ -7,7 +7,7 @@ import math
 import re
 
 from pagegraph.indexing.loaders.transcript import format_timestamp
-from pagegraph.state.records import LoadedDocument, OutlineEntry, SourceType, TreeNode, page_of
+from pagegraph.state.documents import LoadedDocument, OutlineEntry, SourceType, TreeNode, page_of
 
 _NUMBERED_HEADING = re.compile(
     r"^(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+(?P<title>[A-Z][^\n]{1,80})$", re.MULTILINE

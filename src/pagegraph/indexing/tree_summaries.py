@@ -17,7 +17,7 @@ from pagegraph.indexing.loaders.tables import plain_rows
 from pagegraph.llm.calls import invoke_model, message_text, model_label
 from pagegraph.llm.structured import reply_cap
 from pagegraph.prompts.summaries import NODE_SUMMARY_REQUEST, NODE_SUMMARY_SYSTEM
-from pagegraph.state.records import NodeSummary, TreeNode
+from pagegraph.state.documents import NodeSummary, TreeNode
 
 Language = Literal["en", "zh"]
 MAX_SECTION_CHARS = 6000

@@ -12,7 +12,8 @@ from chromadb.config import Settings as ChromaSettings
 
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction
-from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Chunk, RetrievalFilter, day_number
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, Chunk, day_number
 
 log = logging.getLogger(__name__)
 

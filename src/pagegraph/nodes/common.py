@@ -15,9 +15,10 @@ from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.llm.structured import StructuredResult, repair_messages
 from pagegraph.services import Services
+from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import RepairRequest, TraceRecord, Turn
+from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.graph import RagState
-from pagegraph.state.records import DocumentRecord, RetrievalFilter
 from pagegraph.state.usage import Attempt, ModelCall, UsageSummary
 
 

@@ -13,8 +13,8 @@ from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree import TreeRetriever, hit_evidence
 from pagegraph.services import Services
+from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.graph import RagState
-from pagegraph.state.records import RetrievalFilter
 
 
 def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:

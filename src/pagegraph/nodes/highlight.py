@@ -16,8 +16,8 @@ from pagegraph.nodes.retrieve import search_question
 from pagegraph.retrievers.highlights import Location, answer_shape, locate_in_chunks, pick_highlights
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
+from pagegraph.state.documents import Chunk, Page
 from pagegraph.state.graph import RagState
-from pagegraph.state.records import Chunk, Page
 
 
 def highlight(state: RagState, runtime: Runtime[Context], services: Services, search: bool) -> dict[str, Any]:

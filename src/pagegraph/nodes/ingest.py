@@ -20,8 +20,8 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import NOT_FOUND, FileOutcome, Ingestor, IngestProgress, IngestSummary, inside
 from pagegraph.nodes.common import context_of
 from pagegraph.services import Services
+from pagegraph.state.documents import DocumentTags
 from pagegraph.state.ingest import IngestedFile, IngestReport, IngestState
-from pagegraph.state.records import DocumentTags
 
 
 class StreamedProgress(IngestProgress):

@@ -15,9 +15,10 @@ from pagegraph.retrievers.fusion import question_kind
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.services import Services
+from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import Evidence
+from pagegraph.state.documents import Chunk
 from pagegraph.state.graph import RagState, StepTask
-from pagegraph.state.records import Chunk, RetrievalFilter
 
 GAP_MARK = " … "
 

@@ -27,8 +27,8 @@ from pagegraph.prompts.route import CATALOGUE_ENTRY, ROUTE_REQUEST, ROUTE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
 from pagegraph.state.answering import RoutedDocument, RouteDecision, StoredSummary
+from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.graph import RagState
-from pagegraph.state.records import DocumentRecord
 
 
 class RouteChoice(BaseModel):

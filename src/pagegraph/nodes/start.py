@@ -15,8 +15,8 @@ from pagegraph.llm.budget import context_window
 from pagegraph.llm.calls import estimate_tokens
 from pagegraph.nodes.common import context_of, pending_question
 from pagegraph.services import Services
+from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.graph import RagState
-from pagegraph.state.records import RetrievalFilter
 
 QUESTION_PREFIX_CHARS = 200
 

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.results import ScoredChunk, to_documents
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
 
 
 class BM25ChunkRetriever(BaseRetriever):

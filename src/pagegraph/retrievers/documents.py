@@ -16,7 +16,7 @@ import numpy as np
 from pagegraph.config import RoutingWeights
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.results import ScoredChunk
-from pagegraph.state.records import RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
 
 SIGNALS = ("profile", "centroid", "chunks")
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.state.answering import Evidence, Highlight
-from pagegraph.state.records import Chunk, Page
+from pagegraph.state.documents import Chunk, Page
 
 AnswerShape = Literal["number", "list", "name", "yes_no", "explanation"]
 

@@ -20,7 +20,8 @@ from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups
-from pagegraph.state.records import Chunk, RetrievalFilter
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.documents import Chunk
 
 
 @runtime_checkable

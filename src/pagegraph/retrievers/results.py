@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from langchain_core.documents import Document
 
-from pagegraph.state.records import Chunk
+from pagegraph.state.documents import Chunk
 
 
 @dataclass(frozen=True)

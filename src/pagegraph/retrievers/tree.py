@@ -21,8 +21,9 @@ from pagegraph.llm.structured import structured_call
 from pagegraph.prompts.tree import JUDGE_REQUEST, JUDGE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree, page_span
+from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import Evidence
-from pagegraph.state.records import DocumentRecord, RetrievalFilter
+from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.usage import ModelCall
 
 

@@ -15,7 +15,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.llm.calls import estimate_tokens
 from pagegraph.state.answering import Evidence
-from pagegraph.state.records import DocumentRecord, NodeSummary
+from pagegraph.state.documents import DocumentRecord, NodeSummary
 
 STRUCTURED_OUTLINES = ("bookmarks", "headings", "detected")
 VIEW_SUMMARY_CHARS = 240

@@ -22,7 +22,7 @@ from pagegraph.access import ACCESS_KEY
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.server.users import UserDirectory
-from pagegraph.state.records import Access
+from pagegraph.state.access import Access
 
 LOCAL_OWNER = "local"
 

@@ -29,8 +29,9 @@ from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
 from pagegraph.server.auth import request_access
 from pagegraph.server.page_view import page_image, passage_boxes
 from pagegraph.services import default_services
+from pagegraph.state.access import Access
 from pagegraph.state.answering import OutputType
-from pagegraph.state.records import CONFIDENTIALITY_LEVELS, Access, DocumentRecord, page_starts
+from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, DocumentRecord, page_starts
 
 STATIC = Path(__file__).with_name("static")
 UPLOAD_PATH = "/ui/uploads"

@@ -14,6 +14,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import (
     Citation,
     Evidence,
@@ -30,7 +31,6 @@ from pagegraph.state.answering import (
     Turn,
 )
 from pagegraph.state.ingest import IngestedFile, IngestReport
-from pagegraph.state.records import RetrievalFilter
 from pagegraph.state.usage import UsageSummary
 
 

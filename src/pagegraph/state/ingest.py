@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from pagegraph.state.records import Confidentiality
+from pagegraph.state.documents import Confidentiality
 
 Status = Literal["added", "updated", "unchanged", "retagged", "failed", "skipped", "removed"]
 

@@ -10,7 +10,7 @@ from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN, load_ma
 from pagegraph.indexing.loaders.pdf import ReadOptions, load_pdf
 from pagegraph.indexing.loaders.text import load_text
 from pagegraph.indexing.loaders.transcript import load_json_transcript, load_srt, load_vtt
-from pagegraph.state.records import LoadedDocument
+from pagegraph.state.documents import LoadedDocument
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".pdf": "PDF",

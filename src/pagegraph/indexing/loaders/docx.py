@@ -17,7 +17,7 @@ from docx.text.paragraph import Paragraph
 
 from pagegraph.errors import DocumentError
 from pagegraph.indexing.loaders.tables import markdown
-from pagegraph.state.records import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType
+from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _RENDERED_BREAK = ".//w:lastRenderedPageBreak"

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from pagegraph.errors import DocumentError
-from pagegraph.state.records import LoadedDocument, OutlineEntry, Page, SourceType
+from pagegraph.state.documents import LoadedDocument, OutlineEntry, Page, SourceType
 
 # The pattern must define the groups `marks` (its length is the heading level) and `title`.
 DEFAULT_HEADING_PATTERN = r"^(?P<marks>#{1,6})[ \t]+(?P<title>.+?)[ \t]*#*[ \t]*$"

@@ -16,7 +16,7 @@ from pypdf.generic import Destination
 from pagegraph.errors import DocumentError
 from pagegraph.indexing.loaders.tables import looks_tabular, pages_with_tables
 from pagegraph.indexing.ocr import OcrError, OcrOptions, ocr_pages
-from pagegraph.state.records import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, page_starts
+from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, page_starts
 
 log = logging.getLogger(__name__)
 

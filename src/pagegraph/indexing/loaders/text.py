@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pagegraph.errors import DocumentError
-from pagegraph.state.records import LoadedDocument, Page, SourceType
+from pagegraph.state.documents import LoadedDocument, Page, SourceType
 
 
 def load_text(path: Path, text: str) -> LoadedDocument:

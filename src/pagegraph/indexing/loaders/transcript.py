@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from pagegraph.errors import DocumentError
-from pagegraph.state.records import LoadedDocument, Page, SourceType, TranscriptSegment
+from pagegraph.state.documents import LoadedDocument, Page, SourceType, TranscriptSegment
 
 _TIMING = re.compile(
     r"^\s*(?P<start>(?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})\s*-->\s*(?P<end>(?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})"

@@ -1,4 +1,4 @@
-"""Records that flow from loaders through the index to retrieval.
+"""Documents as pagegraph reads and stores them: pages, tags, section trees, chunks.
 
 Offsets are character offsets into a document's full text: its pages' texts joined by PAGE_SEPARATOR.
 Page numbers are 1-indexed physical pages (the first page of a PDF is 1); printed labels are kept beside them.
@@ -200,149 +200,10 @@ class Chunk(BaseModel):
         }
 
 
-Role = Literal["reader", "editor", "admin"]
-ROLES: tuple[Role, ...] = ("reader", "editor", "admin")
-
-
 def within_ceiling(level: Confidentiality, ceiling: Confidentiality | None) -> bool:
     return ceiling is None or CONFIDENTIALITY_LEVELS.index(level) <= CONFIDENTIALITY_LEVELS.index(ceiling)
-
-
-class Access(BaseModel):
-    """What a server user may do. Reading: documents of these projects (None: every project) up to this
-    confidentiality (None: no ceiling). Writing (ingest, retag, prune) needs the editor or admin role and stays
-    inside what the user may read: nobody changes a document they cannot see, or tags one out of their reach."""
-
-    user: str
-    projects: list[str] | None = None
-    ceiling: Confidentiality | None = None
-    role: Role = "reader"
-
-    def may_read(self, tags: DocumentTags) -> bool:
-        in_project = self.projects is None or tags.project in self.projects
-        return in_project and within_ceiling(tags.confidentiality, self.ceiling)
-
-    @property
-    def may_ingest(self) -> bool:
-        return self.role in ("editor", "admin")
-
-    def may_write(self, tags: DocumentTags) -> bool:
-        """Whether this user may add, retag, replace or prune a document with these tags."""
-        return self.may_ingest and self.may_read(tags)
-
-    def refuse_tags(self, tags: DocumentTags) -> str | None:
-        """Why this user may not ingest documents tagged `tags`; None when they may."""
-        if not self.may_ingest:
-            return f"{self.user} may not ingest documents: role {self.role} (ingest needs editor or admin)"
-        if self.projects is not None and tags.project not in self.projects:
-            allowed = ", ".join(self.projects) or "none"
-            return f"{self.user} may ingest into projects {allowed}, not {tags.project!r}"
-        if not within_ceiling(tags.confidentiality, self.ceiling):
-            return f"{self.user} may ingest documents up to {self.ceiling}, not {tags.confidentiality}"
-        return None
-
-
-class ApiUser(BaseModel):
-    """A LangGraph server user, as the users file keeps them: the salted hash of the API key they send (header
-    `x-api-key`, or `Authorization: Bearer KEY`), their role and what they may read. `pagegraph users add` writes
-    one and prints the key once."""
-
-    name: str = Field(min_length=1)
-    key_id: str | None = Field(
-        default=None, description="the public part of keys that `pagegraph users add` makes (pg_ID_SECRET)"
-    )
-    key_hash: str = Field(min_length=1, description="scrypt$N$r$p$SALT$HASH of the whole key")
-    role: Role = Field(default="reader", description="reader: ask; editor: also ingest; admin: every document")
-    projects: list[str] | None = Field(default=None, description="projects they may read; unset: every project")
-    ceiling: Confidentiality = Field(default="internal", description="the highest confidentiality they may read")
-
-    def access(self) -> Access:
-        if self.role == "admin":
-            return Access(user=self.name, role=self.role)
-        return Access(user=self.name, projects=self.projects, ceiling=self.ceiling, role=self.role)
 
 
 def day_number(day: date) -> int:
     """A date as the integer YYYYMMDD: what Chroma (numbers only in range filters) and the catalog compare."""
     return day.year * 10000 + day.month * 100 + day.day
-
-
-class RetrievalFilter(BaseModel):
-    """Restricts a search before scoring. Empty fields do not restrict."""
-
-    documents: list[str] | None = Field(default=None, description="file names of the documents to search")
-    projects: list[str] | None = Field(default=None, description="documents tagged with one of these projects")
-    source_types: list[str] | None = Field(default=None, description="documents with one of these source-type tags")
-    max_confidentiality: Confidentiality | None = Field(default=None, description="ceiling: nothing above this level")
-    pages: tuple[int, int] | None = Field(default=None, description="inclusive page range a chunk must overlap")
-    date_from: date | None = Field(default=None, description="documents dated on or after this day (undated: out)")
-    date_to: date | None = Field(default=None, description="documents dated on or before this day (undated: out)")
-
-    def allows(self, tags: DocumentTags) -> bool:
-        """Whether a document with these tags passes the project, source-type, ceiling and date restrictions."""
-        if self.projects is not None and tags.project not in self.projects:
-            return False
-        if self.source_types is not None and tags.source_type not in self.source_types:
-            return False
-        if not self.dates(tags.date):
-            return False
-        return within_ceiling(tags.confidentiality, self.max_confidentiality)
-
-    def dates(self, day: date | None) -> bool:
-        """Whether a document of this date is inside the date range (an undated one is inside no range)."""
-        if not (self.date_from or self.date_to):
-            return True
-        return day is not None and (self.date_from or day) <= day <= (self.date_to or day)
-
-    def selects(self, document: DocumentRecord) -> bool:
-        """Whether this filter lets `document` be searched: named (when documents are named) and allowed by its tags."""
-        return (self.documents is None or document.name in self.documents) and self.allows(document.tags)
-
-    def within(self, access: Access) -> RetrievalFilter:
-        """This filter narrowed to what `access` may see: projects intersected, the lower ceiling."""
-        projects = self.projects
-        if access.projects is not None:
-            projects = [p for p in (projects or access.projects) if p in access.projects]
-        ceiling = self.max_confidentiality
-        if access.ceiling is not None and (
-            ceiling is None or CONFIDENTIALITY_LEVELS.index(access.ceiling) < CONFIDENTIALITY_LEVELS.index(ceiling)
-        ):
-            ceiling = access.ceiling
-        return self.model_copy(update={"projects": projects, "max_confidentiality": ceiling})
-
-    @property
-    def restricts(self) -> bool:
-        """Whether the filter keeps anything out."""
-        return any(value is not None for value in self.model_dump().values())
-
-
-class GoldEvidence(BaseModel):
-    """Where a question set says the answer is."""
-
-    document: str
-    page: int | None = Field(default=None, description="1-indexed; absent for document-level evidence")
-
-
-class EvalQuestion(BaseModel):
-    """One row of a question set (the format of shared/eval/README.md); fields past id, question, answerable and
-    documents are optional."""
-
-    id: str
-    question: str
-    answerable: bool = True
-    documents: list[str] = Field(default_factory=list)
-    answer: str | None = None
-    evidence: list[GoldEvidence] = Field(default_factory=list)
-    answer_format: str | None = None
-    task_type: str | None = None
-    doc_type: str | None = None
-    text_friendly: bool | None = None
-
-
-class EvalRun(BaseModel):
-    id: str
-    created_at: str = Field(default_factory=now_iso)
-    mode: Literal["retrieval", "answer"]
-    config: dict
-    summary: dict
-    per_question: list[dict]
