@@ -194,7 +194,7 @@ class Ingestor:
             if tags is not None and tags.date is None:  # a date given before, or the file's own, stays
                 tags = tags.model_copy(update={"date": existing.tags.date})
             if tags is not None and tags != existing.tags:
-                self._retag(existing, tags)
+                self.index.retag(existing.id, tags)
                 return FileOutcome(str(path), "retagged", existing.n_pages, existing.n_chunks)
             return FileOutcome(str(path), "unchanged", existing.n_pages, existing.n_chunks)
         return _Job(path, sha256, existing, tags or (existing.tags if existing else DocumentTags()))
@@ -309,9 +309,6 @@ class Ingestor:
                 store.set_summary(doc.id, self.summarizer.summarize(source))
             if doc.id not in have_sections:
                 store.set_sections(doc.id, self._sections(nodes))
-
-    def _retag(self, existing: DocumentRecord, tags: DocumentTags) -> None:
-        self.index.retag(existing.id, tags)
 
     def _failed(self, path: Path, reason: str) -> FileOutcome:
         self.index.store.record_failure(str(path), path.name, reason)
