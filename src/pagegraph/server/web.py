@@ -184,7 +184,7 @@ def save_uploads(folder: Path, files: list[tuple[str, UploadFile]]) -> list[Path
 @signed_in
 async def view(request: Request, access: Access) -> Response:
     """What the citation viewer shows for `?document=ID&page=N`, or `?chunk=ID[&chunk=ID...]&page=N` (a cited
-    passage: its chunks' part of the page is marked), with `start`/`end` page-text offsets to mark instead (a
+    passage, whose chunks' part of the page is marked), with `start`/`end` page-text offsets to mark instead (a
     highlighted sentence)."""
     query = request.query_params
 
