@@ -42,7 +42,16 @@ class Services:
         return folder
 
     def has_index(self, context: Context) -> bool:
-        return self._index is not None or stored_manifest(self.index_folder(context), self.settings) is not None
+        """Whether the run's index exists; one this process has open answers over its own store (a database index
+        would otherwise be reached over new connections twice a question)."""
+        if self._index is not None:
+            return True
+        folder = self.index_folder(context)
+        with self._lock:
+            cached = self._indexes.get(folder)
+        if cached is not None:
+            return cached.exists()
+        return stored_manifest(folder, self.settings) is not None
 
     def index(self, context: Context) -> Index:
         """The run's index, read-only; reopened when an ingest has changed it since it was opened."""

@@ -22,7 +22,7 @@ from pagegraph.cli import app
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import DatabaseIndex, Index
+from pagegraph.indexing.index import DatabaseIndex, Index, delete_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -142,6 +142,9 @@ def test_a_reader_sees_a_document_once_another_process_commits_it(
         reopened = services.index(context)
         hits = HybridRetriever(index=reopened).search("harbour ferry codeword0 berth")
         assert reopened.catalog.location(hits[0].chunk_id)[0] == "harbour-00.md"
+        assert services.has_index(context)
+        delete_index(settings.index, settings)  # as `ingest --recreate` elsewhere would, before it ingests again
+        assert not services.has_index(context), "the open index answers that it is gone"
     finally:
         services.close()
 

@@ -252,6 +252,10 @@ class Index:
         """Where the index is, for people: its folder, or its schema in a database."""
         return str(self.folder)
 
+    def exists(self) -> bool:
+        """Whether the index is still there (not deleted since it was opened)."""
+        return (self.folder / MANIFEST_FILE).exists()
+
     def rebuild_derived(self) -> int:
         """Recreate the vector and BM25 indexes from store.sqlite alone; returns the number of chunks."""
         self.vectors.reset()
@@ -411,6 +415,9 @@ class DatabaseIndex(Index):
     @property
     def location(self) -> str:
         return f"schema {self.store.schema} in {redacted(self.store.url)}"
+
+    def exists(self) -> bool:
+        return self.store.manifest() is not None
 
     def rebuild_derived(self) -> int:
         """Rebuild this machine's BM25 index and matrix (the vectors live in the database)."""
