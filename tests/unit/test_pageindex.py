@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import re
 
+from langchain_core.messages import HumanMessage
+
+from pagegraph.llm.structured import structured_call
 from pagegraph.retrievers.tree_nodes import (
     DocumentTree,
+    NodeChoice,
     build_selection_view,
     get_node_by_id,
-    parse_selection,
+    read_selection,
 )
 from pagegraph.state.documents import DocumentRecord, NodeSummary, SourceType
+from tests.fakes import ScriptedChatModel
 
 DOC = "d1"
 
@@ -80,34 +85,34 @@ def test_get_node_by_id() -> None:
 AVAILABLE = ["n0", "n1", "n3", "n4", "n2"]
 
 
-def test_parse_selection_valid_json() -> None:
-    selection = parse_selection('{"node_ids": ["n4", "n2", "n3", "n1", "n0"]}', AVAILABLE, 5)
-    assert selection.ids == ["n4", "n2", "n3", "n1", "n0"] and selection.parsed_by == "json"
-    assert selection.filled == 0 and selection.unknown == []
+def selection(*replies: str, n: int, repairs: int = 1):
+    """The sections read from scripted replies to one selection call."""
+    model = ScriptedChatModel.replying(*replies)
+    result = structured_call(model, NodeChoice, [HumanMessage("q")], default=None, purpose="t", repairs=repairs)
+    return read_selection(result, AVAILABLE, n)
 
 
-def test_parse_selection_repairs_invalid_json_once() -> None:
-    asked = []
-
-    def repair(raw: str, error: str) -> str:
-        asked.append((raw, error))
-        return '["n2", "n4"]'
-
-    selection = parse_selection("I would read n2 and the wiring", AVAILABLE, 2, repair=repair)
-    assert selection.ids == ["n2", "n4"] and selection.parsed_by == "repair"
-    assert len(asked) == 1 and asked[0][1].startswith("not JSON")
+def test_selection_of_valid_json() -> None:
+    chosen = selection('{"node_ids": ["n4", "n2", "n3", "n1", "n0"]}', n=5)
+    assert chosen.ids == ["n4", "n2", "n3", "n1", "n0"] and chosen.parsed_by == "json"
+    assert chosen.filled == 0 and chosen.unknown == []
 
 
-def test_parse_selection_reads_ids_from_prose_when_repair_fails_too() -> None:
-    selection = parse_selection("Sections n2 and n4 look right.", AVAILABLE, 2, repair=lambda raw, error: "still no")
-    assert selection.ids == ["n2", "n4"] and selection.parsed_by == "text"
+def test_selection_after_a_repair_call() -> None:
+    chosen = selection("I would read n2 and the wiring", '["n2", "n4"]', n=2)
+    assert chosen.ids == ["n2", "n4"] and chosen.parsed_by == "repair"
 
 
-def test_parse_selection_drops_unknown_ids_and_fills_up() -> None:
-    selection = parse_selection('{"node_ids": ["n4", "n42", "n4", 2]}', AVAILABLE, 5)
-    assert selection.ids == ["n4", "n2", "n0", "n1", "n3"]
-    assert selection.unknown == ["n42"] and selection.filled == 3
-    assert parse_selection("nothing useful", AVAILABLE, 3).ids == ["n0", "n1", "n3"]
+def test_selection_reads_ids_from_prose_when_no_reply_validates() -> None:
+    chosen = selection("Sections n2 and n4 look right.", "still no", n=2)
+    assert chosen.ids == ["n2", "n4"] and chosen.parsed_by == "text"
+
+
+def test_selection_drops_unknown_ids_and_fills_up() -> None:
+    chosen = selection('{"node_ids": ["n4", "n42", "n4", 2]}', n=5)
+    assert chosen.ids == ["n4", "n2", "n0", "n1", "n3"]
+    assert chosen.unknown == ["n42"] and chosen.filled == 3
+    assert selection("nothing useful", n=3, repairs=0).ids == ["n0", "n1", "n3"]
 
 
 def pick(*titles: str):

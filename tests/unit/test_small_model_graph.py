@@ -68,6 +68,7 @@ def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
     output, model = ask(
         QUESTION,
         "I would search for the weight.",
+        "Still no plan.",
         WEIGHT_FACT,
         *[IRRELEVANT] * 4,
         "98 kg [1].",
@@ -77,7 +78,8 @@ def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
     plan = output["trace"][1]
     assert plan.summary.startswith("model output invalid: keywords from the question")
     assert plan.ids == ["sb", "40", "weigh"]
-    assert output["llm_calls"] == 7, "no repair call: the plan fallback is deterministic"
+    assert [a.step for a in plan.attempts] == ["initial", "repair"]
+    assert output["llm_calls"] == 8, "one repair call (repair_attempts), then the deterministic fallback"
 
 
 @pytest.mark.parametrize(
@@ -91,7 +93,8 @@ def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
     ],
 )
 def test_map_reply_fallbacks(ask, reply: str, relevant: bool, parsed_by: str) -> None:
-    replies = [PLAN, reply, REFUSAL] if relevant else [PLAN, reply]
+    unreadable = parsed_by == "default"  # read again once (repair_attempts) before the default
+    replies = [PLAN, reply, *[reply] * unreadable, *[REFUSAL] * relevant]
     output, _ = ask(QUESTION, *replies, graph="small_model", map_chunks=1, fact_grounding=0.0)
     (record,) = maps(output)
     assert f"(read by {parsed_by})" in record.summary

@@ -10,7 +10,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from pagegraph.llm import parse_structured, repair_messages, structured_call
+from pagegraph.llm import parse_structured, structured_call
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.llm.structured import constrained_kwargs
 from tests.fakes import ScriptedChatModel
@@ -240,15 +240,24 @@ def test_repair_call_carries_the_error_and_the_failed_reply() -> None:
     assert second.call is not None and second.call.purpose == "map:repair"
 
 
-def test_without_repair_the_failure_is_returned_for_the_graph_to_route() -> None:
-    model = ScriptedChatModel.replying("no JSON here")
+@pytest.mark.parametrize("repairs", [0, 2])
+def test_repairs_bounds_the_calls_after_invalid_replies(repairs: int) -> None:
+    model = ScriptedChatModel.replying("no JSON here", "still none", '{"relevant": true}')
     result = structured_call(
-        model, Judgement, [HumanMessage(content="q")], default=Judgement(relevant=False), purpose="route", repair=False
+        model,
+        Judgement,
+        [HumanMessage(content="q")],
+        default=Judgement(relevant=False),
+        purpose="route",
+        repairs=repairs,
     )
-    assert not result.ok and len(result.attempts) == 1 and len(model.requests) == 1
-    assert result.error == "the reply holds no JSON object"
-    follow_up = repair_messages(model.requests[0][0], result.attempts[0].raw, result.error, Judgement)
-    assert follow_up[-2].content == "no JSON here" and "no JSON object" in str(follow_up[-1].content)
+    assert len(model.requests) == len(result.attempts) == 1 + repairs
+    assert result.ok == (repairs == 2) and result.value.relevant == (repairs == 2)
+    assert result.attempts[0].error == "the reply holds no JSON object"
+    for number, attempt in enumerate(result.attempts[1:], start=1):
+        request = model.requests[number][0]
+        assert request[-2].content == result.attempts[number - 1].raw, "each repair shows the reply before it"
+        assert attempt.step == "repair" and len(request) == len(model.requests[0][0]) + 2
 
 
 def test_json_instruction_joins_the_system_message() -> None:

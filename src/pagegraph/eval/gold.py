@@ -94,7 +94,6 @@ class GoldEvidenceReader:
             "output_type": self.context.output_type,
             "retrieved": passages,
             "relevance": [1.0],
-            "attempts": {},
         }
         self.graph.update_state(config, values, as_node=RETRIEVAL_STAGE[self.name])
         return self.graph.invoke(None, config, context=self.context)

@@ -86,7 +86,11 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
             raise ValueError("the tree retrievers need a model to judge sections")
         # one retriever for both: its cached verdicts spare hybrid+tree the model calls tree already made
         tree = TreeRetriever(
-            index=index, judge=config.judge, start_nodes=config.tree_start_nodes, max_steps=config.tree_max_steps
+            index=index,
+            judge=config.judge,
+            start_nodes=config.tree_start_nodes,
+            max_steps=config.tree_max_steps,
+            repairs=config.context.repair_attempts,
         )
     searches: dict[str, Search] = {}
     for name in config.retrievers:

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, START
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.builder import question_graph
 from pagegraph.graphs.extract import build_extract_graph
 from pagegraph.graphs.rag import build_rag_graph
-from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.choose import choose_graph
-from pagegraph.nodes.edges import chosen, proceed
-from pagegraph.nodes.followup import rewrite_followup
+from pagegraph.nodes.edges import chosen
 from pagegraph.nodes.handover import take_back
 from pagegraph.nodes.highlight import highlight
-from pagegraph.nodes.start import start
 from pagegraph.services import Services, default_services
 
 
@@ -26,24 +23,17 @@ def build_auto_graph(
     services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
     services = services or default_services()
-    builder = question_graph(nested)
-    builder.add_node("start", partial(start, services=services))
-    builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", partial(highlight, services=services, search=True))
     builder.add_node("choose", partial(choose_graph, services=services))
     builder.add_node("rag", build_rag_graph(services, nested=True))
     builder.add_node("extract", build_extract_graph(services, nested=True))
     builder.add_node("take_back", take_back)
-    builder.add_node("abstain", abstain)
-    builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
-    builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "choose")
     builder.add_conditional_edges("choose", *chosen(["rag", "extract"]))
     builder.add_edge("rag", "take_back")
     builder.add_edge("extract", "take_back")
     builder.add_edge("take_back", END)
-    builder.add_edge("abstain", END)
     return builder.compile(checkpointer=checkpointer, name="auto")
 
 

@@ -7,21 +7,18 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, START
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import add_fallback
 from pagegraph.graphs.builder import question_graph
-from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.edges import proceed, reading
-from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.read import read, weigh_answer
 from pagegraph.nodes.retrieve import search_question
-from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
 
@@ -30,26 +27,19 @@ def build_extract_graph(
     services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
     services = services or default_services()
-    builder = question_graph(nested)
-    builder.add_node("start", partial(start, services=services))
-    builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder = question_graph(services, nested=nested, then="search")
     builder.add_node("search", guarded("search", partial(search_question, services=services)))
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=False)))
     builder.add_node("gate", gate)
     builder.add_node("read", guarded("read", partial(read, services=services)))
     builder.add_node("weigh", weigh_answer)
     builder.add_node("verify", guarded("verify", verify))
-    builder.add_node("abstain", abstain)
-    builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
-    builder.add_edge("rewrite_followup", "search")
     builder.add_conditional_edges("search", *proceed("highlight", abstains=False))
     builder.add_edge("highlight", "gate")
     builder.add_conditional_edges("gate", *proceed("read"))
     builder.add_conditional_edges("read", *reading(again="read", then="weigh"))
     builder.add_conditional_edges("weigh", *proceed("verify", falls_back=False))
     builder.add_conditional_edges("verify", *proceed(END))
-    builder.add_edge("abstain", END)
     add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="extract")
 

@@ -7,20 +7,17 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, START
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import add_fallback
 from pagegraph.graphs.builder import question_graph
-from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.edges import fan_out, file_tasks, proceed
-from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.pageindex import collect_sections, find_files, select_sections
-from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
 
@@ -29,26 +26,19 @@ def build_pageindex_graph(
     services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
     services = services or default_services()
-    builder = question_graph(nested)
-    builder.add_node("start", partial(start, services=services))
-    builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("find_files", guarded("find_files", partial(find_files, services=services)))
     builder.add_node("select", guarded("select", partial(select_sections, services=services)))
     builder.add_node("collect", collect_sections)
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
     builder.add_node("verify", guarded("verify", verify))
-    builder.add_node("abstain", abstain)
-    builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
-    builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "find_files")
     builder.add_conditional_edges("find_files", *fan_out("select", file_tasks))
     builder.add_edge("select", "collect")
     builder.add_conditional_edges("collect", *proceed("answer"))
     builder.add_conditional_edges("answer", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
-    builder.add_edge("abstain", END)
     add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="pageindex")
 

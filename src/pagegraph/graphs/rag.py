@@ -1,29 +1,26 @@
 """`rag`, the main graph: route → plan → retrieve (one parallel task per plan step) → gate → expand_tree (section
-tree navigation for documents with an outline) → answer → verify. Abstain edges from route, gate and verify; repair
-edges from route and plan back to themselves; a stage that raises takes the run to the basic graph."""
+tree navigation for documents with an outline) → answer → verify. Abstain edges from route, gate and verify; a
+stage that raises takes the run to the basic graph."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, START
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import add_fallback
 from pagegraph.graphs.builder import question_graph
-from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.answer import answer
-from pagegraph.nodes.edges import fan_out, plan_steps, proceed, repairing
+from pagegraph.nodes.edges import fan_out, plan_steps, proceed
 from pagegraph.nodes.expand_tree import expand_tree
-from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.plan import plan
 from pagegraph.nodes.retrieve import retrieve
 from pagegraph.nodes.route import route
-from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
 
@@ -32,9 +29,7 @@ def build_rag_graph(
     services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
     services = services or default_services()
-    builder = question_graph(nested)
-    builder.add_node("start", partial(start, services=services))
-    builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("route", guarded("route", partial(route, services=services)))
     builder.add_node("plan", guarded("plan", partial(plan, services=services)))
@@ -43,20 +38,15 @@ def build_rag_graph(
     builder.add_node("gate", gate)
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
     builder.add_node("verify", guarded("verify", verify))
-    builder.add_node("abstain", abstain)
-    builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
-    builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "route")
-    builder.add_conditional_edges("route", *repairing("route", proceed("plan")))
-    builder.add_conditional_edges("plan", *repairing("plan", fan_out("retrieve", plan_steps, abstains=False)))
+    builder.add_conditional_edges("route", *proceed("plan"))
+    builder.add_conditional_edges("plan", *fan_out("retrieve", plan_steps, abstains=False))
     builder.add_edge("retrieve", "gate")
     # the tree is navigated only for questions the gate lets through: no judge calls before an abstention
     builder.add_conditional_edges("gate", *proceed("expand_tree"))
     builder.add_conditional_edges("expand_tree", *proceed("answer", abstains=False))
     builder.add_conditional_edges("answer", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
-    builder.add_edge("abstain", END)
     add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="rag")
 

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, START
+from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import add_fallback
 from pagegraph.graphs.builder import question_graph
-from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.edges import chunk_tasks, fan_out, proceed
 from pagegraph.nodes.filter_facts import filter_facts
-from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
@@ -23,7 +21,6 @@ from pagegraph.nodes.map_chunk import map_chunk
 from pagegraph.nodes.plan_search import plan_search
 from pagegraph.nodes.reduce import reduce
 from pagegraph.nodes.retrieve import search_keywords
-from pagegraph.nodes.start import start
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
 
@@ -32,9 +29,7 @@ def build_small_model_graph(
     services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
     services = services or default_services()
-    builder = question_graph(nested)
-    builder.add_node("start", partial(start, services=services))
-    builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
+    builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("plan_search", guarded("plan_search", partial(plan_search, services=services)))
     builder.add_node("search", guarded("search", partial(search_keywords, services=services)))
@@ -43,10 +38,6 @@ def build_small_model_graph(
     builder.add_node("filter_facts", filter_facts)
     builder.add_node("reduce", guarded("reduce", partial(reduce, services=services)))
     builder.add_node("verify", guarded("verify", verify))
-    builder.add_node("abstain", abstain)
-    builder.add_edge(START, "start")
-    builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
-    builder.add_edge("rewrite_followup", "highlight")
     builder.add_edge("highlight", "plan_search")
     builder.add_conditional_edges("plan_search", *proceed("search"))
     builder.add_conditional_edges("search", *proceed("gate", abstains=False))
@@ -55,7 +46,6 @@ def build_small_model_graph(
     builder.add_conditional_edges("filter_facts", *proceed("reduce"))
     builder.add_conditional_edges("reduce", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
-    builder.add_edge("abstain", END)
     add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="small_model")
 

@@ -3,7 +3,7 @@
 from pagegraph.llm.budget import BudgetFit, evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model
 from pagegraph.llm.factory import get_chat_model
-from pagegraph.llm.structured import StructuredResult, parse_structured, repair_messages, structured_call
+from pagegraph.llm.structured import StructuredResult, parse_structured, structured_call
 
 __all__ = [
     "BudgetFit",
@@ -13,7 +13,6 @@ __all__ = [
     "get_chat_model",
     "invoke_model",
     "parse_structured",
-    "repair_messages",
     "structured_call",
     "token_counter",
 ]

@@ -3,9 +3,10 @@
 `structured_call` asks for JSON matching a pydantic schema, with constrained decoding where the backend has it
 (llama.cpp grammar, Ollama `format`, OpenAI-style `response_format`), and reads whatever comes back through
 ever more forgiving stages: strict JSON → the first JSON value in prose or code fences → lenient repair (single
-quotes, trailing commas, missing braces, truncation) → field-by-field salvage. If nothing validates it asks once
-more with the validation error, then returns the caller's typed default. Malformed output never raises; a model
-that cannot be reached does (ModelUnavailableError).
+quotes, trailing commas, missing braces, truncation) → field-by-field salvage. If nothing validates it asks again
+with the validation error, up to `Context.repair_attempts` times, then returns the caller's typed default. This is
+the one retry policy for every model call that expects JSON. Malformed output never raises; a model that cannot be
+reached does (ModelUnavailableError).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
+from pagegraph.config import Context
 from pagegraph.errors import ModelUnavailableError
 from pagegraph.llm.calls import invoke_model, message_text, model_label, provider
 from pagegraph.llm.local import LlamaCppChatModel
@@ -35,6 +37,8 @@ from pagegraph.state.usage import Attempt, ParseStage
 T = TypeVar("T", bound=BaseModel)
 
 RAW_KEPT_CHARS = 4000
+# for calls made outside a question's run (ingest summaries, LangChain's with_structured_output)
+DEFAULT_REPAIRS: int = Context.model_fields["repair_attempts"].default
 _MAX_JSON_STARTS = 8
 
 
@@ -127,35 +131,27 @@ def structured_call(
     *,
     default: T | None,
     purpose: str,
+    repairs: int = DEFAULT_REPAIRS,
     context: dict[str, Any] | None = None,
-    repair: bool = True,
     max_tokens: int | None = None,
 ) -> StructuredResult[T]:
     """Ask `model` for a `schema` object (`default` when nothing validates; None only for callers that check `ok`).
+    After a reply that does not validate, up to `repairs` more calls show the model its reply and what was wrong.
     `context` reaches the schema's validators (e.g. the ids that exist).
     `max_tokens` caps each reply where the backend takes a per-call cap (llama.cpp, OpenAI-compatible): string
     bounds are not part of a llama.cpp grammar, so a small model's text field can otherwise run on; a cut-off
     reply is still read by the lenient stages.
-
-    With repair=False the caller gets the failed attempt back (ok=False) and may route through its own repair
-    step, building the messages with `repair_messages`.
     """
     prompt = with_json_instruction(messages, schema)
     attempts: list[Attempt] = []
     cap = reply_cap(model, max_tokens)
     value = _ask(model, schema, prompt, "initial", purpose, context, attempts, cap)
-    if value is None and repair:
+    for _ in range(repairs):
+        if value is not None:
+            break
         failed = attempts[-1]
-        value = _ask(
-            model,
-            schema,
-            repair_messages(prompt, failed.raw, failed.error or "", schema),
-            "repair",
-            purpose,
-            context,
-            attempts,
-            cap,
-        )
+        retry = repair_messages(prompt, failed.raw, failed.error or "", schema)
+        value = _ask(model, schema, retry, "repair", purpose, context, attempts, cap)
     if value is None:
         fallback = default.model_copy(deep=True) if default is not None else None
         return StructuredResult(value=fallback, ok=False, attempts=attempts)

@@ -7,16 +7,14 @@ from pathlib import PurePath
 from time import perf_counter
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
-from pydantic import BaseModel
 
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
-from pagegraph.llm.structured import StructuredResult, repair_messages
 from pagegraph.services import Services
 from pagegraph.state.access import RetrievalFilter
-from pagegraph.state.answering import RepairRequest, TraceRecord, Turn
+from pagegraph.state.answering import TraceRecord, Turn
 from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.graph import RagState
 from pagegraph.state.usage import Attempt, ModelCall, UsageSummary
@@ -93,34 +91,6 @@ class StageTimer:
             error=error,
             details=dict(details or {}),
         )
-
-
-def with_pending_repair(
-    state: Mapping[str, Any], stage: str, messages: list[BaseMessage], schema: type[BaseModel]
-) -> list[BaseMessage]:
-    """The stage's prompt, followed by its previous invalid reply and the validation error when the repair edge
-    brought the run back here."""
-    repair = state.get("repair")
-    if repair is not None and repair.stage == stage:
-        return repair_messages(messages, repair.raw, repair.error, schema)
-    return messages
-
-
-def repair_update(
-    state: Mapping[str, Any], stage: str, result: StructuredResult, timer: StageTimer, allowed: int
-) -> dict[str, Any] | None:
-    """The update that sends an invalid structured reply back through the repair edge, or None once the stage
-    has used its `allowed` repairs (the stage then takes its deterministic fallback)."""
-    attempts = dict(state.get("attempts") or {})
-    if attempts.get(stage, 0) >= allowed:
-        return None
-    attempts[stage] = attempts.get(stage, 0) + 1
-    failed = result.attempts[-1]
-    return {
-        "repair": RepairRequest(stage=stage, raw=failed.raw, error=failed.error or "invalid output"),
-        "attempts": attempts,
-        "trace": [timer.record("model output invalid: asking again", attempts=result.attempts, error=failed.error)],
-    }
 
 
 def empty_index_update(

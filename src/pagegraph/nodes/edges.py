@@ -58,18 +58,6 @@ def fan_out(to: str, tasks: Callable[[RagState], list], *, abstains: bool = True
     return Edge(path, _targets([to], abstains, True))
 
 
-def repairing(stage: str, then: Edge) -> Edge:
-    """Back to `stage` while it has a repair pending (its output failed validation), else on along `then`."""
-
-    def path(state: RagState) -> str | list[Send]:
-        if failed(state):
-            return FALL_BACK
-        repair = state.get("repair")
-        return stage if repair is not None and repair.stage == stage else then.path(state)
-
-    return Edge(path, [stage, *then.targets])
-
-
 def reading(again: str, then: str) -> Edge:
     """Back to `again` when the last reading asks to widen, else to `then` (a failure falls back)."""
 

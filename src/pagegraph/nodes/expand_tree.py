@@ -31,6 +31,7 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
         start_nodes=context.tree_start_nodes,
         max_steps=context.tree_max_steps,
         max_chars=context.node_text_chars,
+        repairs=context.repair_attempts,
         chunk_search=HybridRetriever.for_context(index, context),
     )
     searched = base.model_copy(update={"documents": routed or base.documents})

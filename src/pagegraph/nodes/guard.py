@@ -31,7 +31,6 @@ def guarded(stage: str, node: Stage) -> Stage:
             error = f"{type(exc).__name__}: {exc}"
             return {
                 "failure": Failure(stage=stage, error=error),
-                "repair": None,
                 "abstain_reason": None,
                 "trace": [timer.record("failed: falling back to the basic graph", error=error)],
             }

@@ -46,7 +46,7 @@ def map_chunk(task: ChunkTask, runtime: Runtime[Context], services: Services) ->
         messages,
         default=ChunkFacts(relevant=True, facts=question_sentences(task["question"], evidence.text)),
         purpose="map_chunk",
-        repair=False,
+        repairs=context.repair_attempts,
     )
     parsed_by = result.attempts[-1].parsed_by or "default"
     mapped = MappedChunk(

@@ -9,8 +9,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.llm.calls import invoke_model, message_text
-from pagegraph.llm.structured import repair_messages, structured_call, with_json_instruction
+from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import (
     StageTimer,
     context_of,
@@ -26,7 +25,7 @@ from pagegraph.retrievers.tree_nodes import (
     build_selection_view,
     get_node_by_id,
     load_tree,
-    parse_selection,
+    read_selection,
     section_evidence,
 )
 from pagegraph.services import Services
@@ -70,24 +69,19 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
         details = {"document": document.name, "loaded": False, "error": str(exc)}
         return {"trace": [timer.record(f"{document.name}: skipped", error=str(exc), details=details)]}
     view, shown = build_selection_view(tree, context.selection_view_tokens)
-    model = services.chat_model(context, temperature=0.0)
     messages = [
         SystemMessage(content=SELECT_SYSTEM.format(n=context.nodes_per_file)),
         HumanMessage(content=SELECT_REQUEST.format(question=task["question"], document=document.name, sections=view)),
     ]
     result = structured_call(
-        model, NodeChoice, messages, default=NodeChoice(node_ids=[]), purpose="select_sections", repair=False
+        services.chat_model(context, temperature=0.0),
+        NodeChoice,
+        messages,
+        default=None,
+        purpose="select_sections",
+        repairs=context.repair_attempts,
     )
-    calls = [a.call for a in result.attempts if a.call is not None]
-
-    def repair(raw: str, error: str) -> str:
-        prompt = repair_messages(with_json_instruction(messages, NodeChoice), raw, error, NodeChoice)
-        reply, call = invoke_model(model, prompt, purpose="select_sections:repair")
-        calls.append(call)
-        return message_text(reply)
-
-    reply = result.value.model_dump_json() if result.ok else result.attempts[-1].raw
-    selection = parse_selection(reply, shown, context.nodes_per_file, repair=repair)
+    selection = read_selection(result, shown, context.nodes_per_file)
     nodes = [node for node_id in selection.ids if (node := get_node_by_id(tree, node_id)) is not None]
     evidence = [
         section_evidence(document.name, node, task["step"], rank, context.node_text_chars)
@@ -114,7 +108,10 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
         ],
     }
     summary = f"{document.name}: {', '.join(n.title for n in nodes)} (read by {selection.parsed_by})"
-    return {"retrieved": evidence, "trace": [timer.record(summary, ids=selection.ids, calls=calls, details=details)]}
+    return {
+        "retrieved": evidence,
+        "trace": [timer.record(summary, ids=selection.ids, attempts=result.attempts, details=details)],
+    }
 
 
 def collect_sections(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Planner: enumeration questions get one broad search aimed at lists and tables of contents, lookups one search
-with the question itself, reasoning questions up to four model-planned searches (one repair pass, then the
-question itself)."""
+with the question itself, reasoning questions up to four model-planned searches (the question itself when the
+model's plan never validates)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from pagegraph.config import Context
 from pagegraph.llm.structured import structured_call
-from pagegraph.nodes.common import StageTimer, context_of, match_document_names, repair_update, with_pending_repair
+from pagegraph.nodes.common import StageTimer, context_of, match_document_names
 from pagegraph.prompts.plan import ENUMERATION_QUERY_SUFFIX, PLAN_REQUEST, PLAN_SYSTEM
 from pagegraph.retrievers.fusion import question_kind
 from pagegraph.services import Services
@@ -42,14 +42,13 @@ def plan(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         SystemMessage(content=PLAN_SYSTEM),
         HumanMessage(content=PLAN_REQUEST.format(question=question, documents=", ".join(documents) or "all")),
     ]
-    messages = with_pending_repair(state, "plan", messages, PlanDraft)
     result = structured_call(
         services.chat_model(context, temperature=0.0),
         PlanDraft,
         messages,
         default=PlanDraft(steps=[PlanStep(query=question)]),
         purpose="plan",
-        repair=False,
+        repairs=context.repair_attempts,
     )
     if result.ok:
         steps = [
@@ -60,13 +59,8 @@ def plan(state: RagState, runtime: Runtime[Context], services: Services) -> dict
             kind=kind, steps=steps, requires_combination=result.value.requires_combination, method="model"
         )
         return _planned(drafted, timer, f"reasoning: {len(steps)} planned searches", result.attempts)
-    if (update := repair_update(state, "plan", result, timer, context.repair_attempts)) is not None:
-        return update
-    failed = result.attempts[-1]
     fallback = RetrievalPlan(kind=kind, steps=[PlanStep(query=question)], method="fallback")
-    return _planned(
-        fallback, timer, "model output invalid twice: searching with the question", result.attempts, failed.error
-    )
+    return _planned(fallback, timer, "model output invalid: searching with the question", result.attempts, result.error)
 
 
 def _planned(
@@ -78,7 +72,6 @@ def _planned(
 ) -> dict[str, Any]:
     return {
         "plan": retrieval_plan,
-        "repair": None,
         "trace": [
             timer.record(summary, ids=[s.query for s in retrieval_plan.steps], attempts=attempts or [], error=error)
         ],

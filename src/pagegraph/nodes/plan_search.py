@@ -1,5 +1,5 @@
 """Small-model planner: keywords and optional pre-filters (file kind, part of a file name) in one model call.
-Invalid output falls back to keywords from the question itself, without a repair call."""
+Output that never validates (after `repair_attempts` repair calls) falls back to keywords from the question itself."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def plan_search(state: RagState, runtime: Runtime[Context], services: Services) 
         messages,
         default=SearchPlan(keywords=question_keywords(question)),
         purpose="plan_search",
-        repair=False,
+        repairs=context.repair_attempts,
     )
     plan, dropped = grounded(result.value, question)
     summary = f"keywords {plan.keywords}, file_filter {plan.file_filter}, source_hint {plan.source_hint}"

@@ -1,6 +1,6 @@
 """Router: which documents to search. The question's own list, every document when there are few, else the model's
-pick from the summaries of the best documents of the model-free ranking (retrievers.documents; with one repair
-pass), else that ranking itself."""
+pick from the summaries of the best documents of the model-free ranking (retrievers.documents), else, when its
+output never validates, that ranking itself."""
 
 from __future__ import annotations
 
@@ -19,9 +19,7 @@ from pagegraph.nodes.common import (
     context_of,
     empty_index_update,
     match_document_names,
-    repair_update,
     visible_documents,
-    with_pending_repair,
 )
 from pagegraph.prompts.route import CATALOGUE_ENTRY, ROUTE_REQUEST, ROUTE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -97,15 +95,14 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         SystemMessage(content=ROUTE_SYSTEM.format(top_k=context.top_k_files)),
         HumanMessage(content=ROUTE_REQUEST.format(question=state["question"], catalogue=catalogue(index, candidates))),
     ]
-    messages = with_pending_repair(state, "route", messages, RouteChoice)
     result = structured_call(
         services.chat_model(context, temperature=0.0),
         RouteChoice,
         messages,
         default=RouteChoice(documents=known[:1]),
         purpose="route",
+        repairs=context.repair_attempts,
         context={"known": known},
-        repair=False,
     )
     if result.ok:
         names = result.value.documents[: context.top_k_files]
@@ -113,15 +110,12 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
             documents=[RoutedDocument(name=n, reason=result.value.reason) for n in names], method="model"
         )
         return _decided(decision, timer, f"model chose {len(names)} of {len(known)} documents", result.attempts)
-    if (update := repair_update(state, "route", result, timer, context.repair_attempts)) is not None:
-        return update
-    failed = result.attempts[-1]
     names = [d.name for d in ranked[: context.top_k_files]] or known[: context.top_k_files]
     decision = RouteDecision(
         documents=[RoutedDocument(name=n, reason="ranked by retrieval scores") for n in names], method="ranking"
     )
     return _decided(
-        decision, timer, "model output invalid twice: documents ranked by retrieval", result.attempts, failed.error
+        decision, timer, "model output invalid: documents ranked by retrieval", result.attempts, result.error
     )
 
 
@@ -130,6 +124,5 @@ def _decided(
 ) -> dict[str, Any]:
     return {
         "route": decision,
-        "repair": None,
         "trace": [timer.record(summary, ids=decision.names, attempts=attempts or [], error=error)],
     }

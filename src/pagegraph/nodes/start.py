@@ -80,8 +80,6 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "relevance": None,
         "evidence": [],
         "trace": None,
-        "repair": None,
-        "attempts": {},
         "failure": None,
         "draft": "",
         "answer": "",

@@ -17,7 +17,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from pagegraph.indexing.index import Index
-from pagegraph.llm.structured import structured_call
+from pagegraph.llm.structured import DEFAULT_REPAIRS, structured_call
 from pagegraph.prompts.tree import JUDGE_REQUEST, JUDGE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree, page_span
@@ -66,10 +66,11 @@ class TreeRetriever(BaseRetriever):
     max_chars: int = Field(default=3000, ge=100, description="characters of a section's text returned")
     chunk_hits: int = Field(default=5, ge=1, description="chunks per search of a document without an outline")
     judge_max_tokens: int = Field(default=24, ge=8, description='reply cap of one judgement (`{"relevant": true}`)')
+    repairs: int = Field(default=DEFAULT_REPAIRS, ge=0, description="repair calls after an invalid judgement")
     chunk_search: HybridRetriever | None = Field(
         default=None, description="how documents without an outline are searched (default: HybridRetriever's own)"
     )
-    _verdicts: dict[tuple[str, str], tuple[bool, ModelCall | None]] = PrivateAttr(default_factory=dict)
+    _verdicts: dict[tuple[str, str], bool] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def split_by_outline(self, flt: RetrievalFilter) -> tuple[list[DocumentRecord], list[DocumentRecord]]:
@@ -111,10 +112,9 @@ class TreeRetriever(BaseRetriever):
         while queue and search.judged < self.max_steps:
             _, node_id = heapq.heappop(queue)
             section, tree = sections[node_id], owner[node_id]
-            relevant, call = self._judge(query, tree, node_id)
+            relevant, calls = self._judge(query, tree, node_id)
             search.judged += 1
-            if call is not None:
-                search.calls.append(call)
+            search.calls.extend(calls)
             if not relevant:
                 continue
             search.relevant += 1
@@ -138,12 +138,12 @@ class TreeRetriever(BaseRetriever):
                     heapq.heappush(queue, (-similarity.get(child, 0.0), child))
         search.hits.sort(key=lambda hit: -hit.similarity)
 
-    def _judge(self, query: str, tree: DocumentTree, node_id: str) -> tuple[bool, ModelCall | None]:
-        """The model's verdict on one section, asked once per question and section."""
+    def _judge(self, query: str, tree: DocumentTree, node_id: str) -> tuple[bool, list[ModelCall]]:
+        """The model's verdict on one section, asked once per question and section, and the calls it took."""
         key = (query, node_id)
         with self._lock:
             if key in self._verdicts:
-                return self._verdicts[key][0], None
+                return self._verdicts[key], []
         section = tree.by_short_id[tree.short_id(node_id)]
         messages = [
             SystemMessage(content=JUDGE_SYSTEM),
@@ -163,13 +163,12 @@ class TreeRetriever(BaseRetriever):
             messages,
             default=Relevance(relevant=False),
             purpose="judge_section",
-            repair=False,
+            repairs=self.repairs,
             max_tokens=self.judge_max_tokens,
         )
-        call = next((a.call for a in reversed(result.attempts) if a.call is not None), None)
         with self._lock:
-            self._verdicts[key] = (result.value.relevant, call)
-        return result.value.relevant, call
+            self._verdicts[key] = result.value.relevant
+        return result.value.relevant, [a.call for a in result.attempts if a.call is not None]
 
     def _chunk_hits(self, query: str, flt: RetrievalFilter, documents: list[str]) -> list[TreeHit]:
         hybrid = self.chunk_search or HybridRetriever(index=self.index)

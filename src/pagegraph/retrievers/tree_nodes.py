@@ -3,7 +3,6 @@ sections it chose (the PageIndex way: the model navigates titles and summaries, 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from pydantic import BaseModel, Field
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.llm.calls import estimate_tokens
+from pagegraph.llm.structured import StructuredResult
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import DocumentRecord, NodeSummary
 
@@ -142,32 +142,16 @@ def get_node_by_id(tree: DocumentTree, node_id: str) -> SelectedNode | None:
     )
 
 
-def _strict_ids(text: str) -> tuple[list[str] | None, str]:
-    try:
-        value = json.loads(text.strip())
-    except json.JSONDecodeError as exc:
-        return None, f"not JSON ({exc.msg})"
-    if isinstance(value, dict):
-        value = value.get("node_ids")
-    if not isinstance(value, list) or not all(isinstance(item, (str, int)) for item in value):
-        return None, 'expected {"node_ids": ["n1", "n2", ...]}'
-    return [str(item).strip() for item in value], ""
-
-
-def parse_selection(
-    text: str, available_ids: list[str], n: int, repair: Callable[[str, str], str] | None = None
-) -> Selection:
-    """The model's reply read as `n` section ids: strict JSON, else one repair round (`repair(reply, error)` returns
-    a new reply), else the available ids named anywhere in the text. Unknown ids are dropped and the selection is
-    filled up to `n` with the first available ids not chosen."""
-    ids, error = _strict_ids(text)
-    parsed_by = "json"
-    if ids is None and repair is not None:
-        ids, error = _strict_ids(repair(text, error))
-        parsed_by = "repair"
-    if ids is None:
+def read_selection(result: StructuredResult[NodeChoice], available_ids: list[str], n: int) -> Selection:
+    """The `n` sections the model chose: the ids of its reply (after any repair), else the available ids named
+    anywhere in its replies. Unknown ids are dropped and the selection is filled up to `n` with the first available
+    ids not chosen."""
+    if result.ok:
+        ids = [node_id.strip() for node_id in result.value.node_ids]
+        parsed_by = "repair" if result.attempts[-1].step == "repair" else "json"
+    else:
         available = set(available_ids)
-        ids = [token for token in re.findall(r"[\w-]+", text) if token in available]
+        ids = [token for a in result.attempts for token in re.findall(r"[\w-]+", a.raw) if token in available]
         parsed_by = "text" if ids else "none"
     chosen: list[str] = []
     unknown: list[str] = []

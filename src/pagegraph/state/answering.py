@@ -159,14 +159,6 @@ class Turn(BaseModel):
     answer: str
 
 
-class RepairRequest(BaseModel):
-    """A stage's structured output that did not validate, sent back to the same stage once."""
-
-    stage: str
-    raw: str
-    error: str
-
-
 class Failure(BaseModel):
     stage: str
     error: str

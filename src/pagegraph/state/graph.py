@@ -23,7 +23,6 @@ from pagegraph.state.answering import (
     MappedChunk,
     OutputType,
     Reading,
-    RepairRequest,
     RetrievalPlan,
     RouteDecision,
     SearchPlan,
@@ -104,8 +103,6 @@ class RagState(InputState, OutputState, total=False):
     plan: RetrievalPlan | None
     retrieved: Annotated[list[Evidence], merge_evidence]
     relevance: Annotated[list[float], extend_or_reset]
-    repair: RepairRequest | None
-    attempts: dict[str, int]
     failure: Annotated[Failure | None, first_failure]
     draft: str
     graph_choice: str
@@ -147,7 +144,6 @@ STATE_RECORD_TYPES = (
     Evidence,
     Failure,
     Highlight,
-    RepairRequest,
     RetrievalFilter,
     RetrievalPlan,
     RouteDecision,
