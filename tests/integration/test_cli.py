@@ -318,6 +318,13 @@ def test_version_and_the_server_environment() -> None:
     assert traced["LANGSMITH_TRACING"] == "true" and traced["LANGGRAPH_CLI_NO_ANALYTICS"] == "1"
 
 
+def test_help_shows_the_defaults_it_names() -> None:
+    """Rich reads `[default: x]` as markup and drops it: the help says its defaults in round brackets."""
+    for command, default in [("ingest", "(default: 1000)"), ("eval", "(default: bm25, dense, hybrid, ensemble)")]:
+        code, out = run(command, "--help")
+        assert code == 0 and default in " ".join(out.replace("│", " ").split()), out
+
+
 @pytest.mark.skipif(ocr_unavailable(OcrOptions()) is not None, reason=str(ocr_unavailable(OcrOptions())))
 def test_a_scanned_pdf_is_ingested_with_ocr_and_refused_without(cli_env: Path, tmp_path: Path) -> None:
     good = text_pdf(tmp_path / "good.pdf", [("Overview", "The relay board switches four loads at 230 volts.")] * 2)

@@ -119,14 +119,14 @@ def ask(
     graph: GraphOption = "auto",
     model: Annotated[
         Optional[str],
-        typer.Option(help="model spec: local, local-fast, ollama:NAME, openai:NAME, ... [default: $PAGEGRAPH_MODEL]"),
+        typer.Option(help="model spec: local, local-fast, ollama:NAME, openai:NAME, ... (default: $PAGEGRAPH_MODEL)"),
     ] = None,
     document: Annotated[
         Optional[list[str]],
         typer.Option("--document", help="only search this document (file name or part of it); repeatable"),
     ] = None,
     output_type: Annotated[
-        Optional[str], typer.Option(help="answer | blueprint | pdr | workflow | build_plan [default: answer]")
+        Optional[str], typer.Option(help="answer | blueprint | pdr | workflow | build_plan (default: answer)")
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="print the output state as JSON (highlights, answer, citations, ...)")
@@ -205,7 +205,7 @@ def chat(
     index: IndexOption = None,
     database_url: DatabaseOption = None,
     graph: GraphOption = "auto",
-    model: Annotated[Optional[str], typer.Option(help="model spec [default: $PAGEGRAPH_MODEL]")] = None,
+    model: Annotated[Optional[str], typer.Option(help="model spec (default: $PAGEGRAPH_MODEL)")] = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="with DOCUMENTS: use the existing index as it is")] = False,
     force: Annotated[bool, typer.Option("--force", help="with DOCUMENTS: rebuild the index from scratch")] = False,
     since: SinceOption = None,

@@ -56,6 +56,7 @@ ANSWER_METRICS = (
     "first_evidence_ms_p50",
 )
 SPLIT_METRICS = ("answer_accuracy", "citation_page_hit", "abstain_recall")
+COMPARED_RETRIEVERS = ("bm25", "dense", "hybrid", "ensemble")  # --mode retrieval without --retriever
 
 
 @app.command("eval")
@@ -78,16 +79,14 @@ def evaluate(
     retriever: Annotated[
         Optional[list[str]],
         typer.Option(
-            help="--mode retrieval: bm25 | dense | hybrid | hybrid+window | ensemble | tree | hybrid+tree; repeatable"
+            help=f"--mode retrieval: {' | '.join(RETRIEVERS)}; repeatable (default: {', '.join(COMPARED_RETRIEVERS)})"
         ),
     ] = None,
     graph: Annotated[
         Optional[list[str]],
-        typer.Option(
-            help="--mode answer: rag | extract | small_model | pageindex | basic | auto; repeatable [default: rag]"
-        ),
+        typer.Option(help=f"--mode answer: {' | '.join(GRAPH_NAMES)}; repeatable (default: rag)"),
     ] = None,
-    model: Annotated[Optional[str], typer.Option(help="--mode answer: model spec [default: $PAGEGRAPH_MODEL]")] = None,
+    model: Annotated[Optional[str], typer.Option(help="--mode answer: model spec (default: $PAGEGRAPH_MODEL)")] = None,
     evidence: Annotated[
         str,
         typer.Option(
@@ -179,7 +178,7 @@ def _retrieval_run(
     k: str,
     window: int,
 ) -> EvalRun:
-    names = retriever or ["bm25", "dense", "hybrid", "ensemble"]
+    names = retriever or list(COMPARED_RETRIEVERS)
     unknown = [name for name in names if name not in RETRIEVERS]
     if unknown:
         raise PagegraphError(f"--retriever {unknown[0]!r}: choose from {', '.join(RETRIEVERS)}")

@@ -49,11 +49,11 @@ def ingest(
     index: IndexOption = None,
     database_url: DatabaseOption = None,
     strategy: Annotated[
-        Optional[str], typer.Option(help="page: chunks never cross pages; document: they may [default: page]")
+        Optional[str], typer.Option(help="page: chunks never cross pages; document: they may (default: page)")
     ] = None,
-    chunk_size: Annotated[Optional[int], typer.Option(help="target chunk length in characters [default: 1000]")] = None,
+    chunk_size: Annotated[Optional[int], typer.Option(help="target chunk length in characters (default: 1000)")] = None,
     chunk_overlap: Annotated[
-        Optional[int], typer.Option(help="characters shared by neighbouring chunks [default: 200]")
+        Optional[int], typer.Option(help="characters shared by neighbouring chunks (default: 200)")
     ] = None,
     heading_pattern: Annotated[
         Optional[str], typer.Option(help="Markdown heading regex with groups 'marks' (level) and 'title'")
@@ -61,13 +61,13 @@ def ingest(
     project: Annotated[Optional[str], typer.Option(help="project tag for access filtering")] = None,
     source_type: Annotated[Optional[str], typer.Option(help="your label for these documents, e.g. manual")] = None,
     confidentiality: Annotated[
-        Optional[str], typer.Option(help="public | internal | confidential [default: internal]")
+        Optional[str], typer.Option(help="public | internal | confidential (default: internal)")
     ] = None,
     tag: Annotated[Optional[list[str]], typer.Option(help="extra KEY=VALUE tag; repeatable")] = None,
     date: Annotated[
         Optional[datetime],
         typer.Option(
-            formats=DAY_FORMATS, help="the documents' date, for --since/--until [default: a PDF's or DOCX's own]"
+            formats=DAY_FORMATS, help="the documents' date, for --since/--until (default: a PDF's or DOCX's own)"
         ),
     ] = None,
     prune: Annotated[bool, typer.Option(help="drop indexed documents whose file no longer exists")] = False,
@@ -92,25 +92,25 @@ def ingest(
         Optional[str],
         typer.Option(
             help="extractive: documents are committed with summaries taken from their text; model: then the model "
-            "rewrites them (`pagegraph summarize`) [default: $PAGEGRAPH_INGEST_SUMMARIES, i.e. extractive]"
+            "rewrites them (`pagegraph summarize`) (default: $PAGEGRAPH_INGEST_SUMMARIES, i.e. extractive)"
         ),
     ] = None,
     model: Annotated[
         Optional[str],
-        typer.Option(help="with --summaries model: the model that writes them [default: $PAGEGRAPH_MODEL]"),
+        typer.Option(help="with --summaries model: the model that writes them (default: $PAGEGRAPH_MODEL)"),
     ] = None,
     ocr: Annotated[
         bool,
         typer.Option(
             help="read PDF pages that have no text layer with OCR (Tesseract, when installed); --no-ocr leaves them "
-            "empty and refuses image-only PDFs [default: on unless PAGEGRAPH_OCR=off]"
+            "empty and refuses image-only PDFs (default: on unless PAGEGRAPH_OCR=off)"
         ),
     ] = True,
     tables: Annotated[
         bool,
         typer.Option(
             help="put ruled tables of PDF pages into the text as Markdown rows with their header; --no-tables keeps "
-            "pypdf's flat text [default: on unless PAGEGRAPH_PDF_TABLES=false]"
+            "pypdf's flat text (default: on unless PAGEGRAPH_PDF_TABLES=false)"
         ),
     ] = True,
 ) -> None:

@@ -63,7 +63,7 @@ def serve(
     ] = "127.0.0.1",
     index: IndexOption = None,
     database_url: DatabaseOption = None,
-    config: Annotated[Optional[Path], typer.Option(help="langgraph.json to serve [default: the checkout's]")] = None,
+    config: Annotated[Optional[Path], typer.Option(help="langgraph.json to serve (default: the checkout's)")] = None,
     reload: Annotated[bool, typer.Option(help="restart when the code changes (development)")] = False,
     jobs: Annotated[
         int,

@@ -76,7 +76,7 @@ def summarize(
         Optional[list[str]], typer.Option(help="only this document (its file name); repeatable")
     ] = None,
     model: Annotated[
-        Optional[str], typer.Option(help="model that writes the summaries [default: $PAGEGRAPH_MODEL]")
+        Optional[str], typer.Option(help="model that writes the summaries (default: $PAGEGRAPH_MODEL)")
     ] = None,
     watch: Annotated[
         Optional[float],

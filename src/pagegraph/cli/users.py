@@ -22,7 +22,7 @@ users_app = typer.Typer(
 app.add_typer(users_app, name="users")
 
 FileOption = Annotated[
-    Optional[Path], typer.Option("--file", help="users file [default: $PAGEGRAPH_AUTH_FILE]", show_default=False)
+    Optional[Path], typer.Option("--file", help="users file (default: $PAGEGRAPH_AUTH_FILE)", show_default=False)
 ]
 
 
@@ -41,7 +41,7 @@ def existing_users(path: Path) -> list[ApiUser]:
 def add(
     name: Annotated[str, typer.Argument(help="user name (shown as the owner of their threads)")],
     projects: Annotated[
-        Optional[list[str]], typer.Option("--projects", help="a project they may read; repeatable [default: every]")
+        Optional[list[str]], typer.Option("--projects", help="a project they may read; repeatable (default: every)")
     ] = None,
     ceiling: Annotated[str, typer.Option(help="highest confidentiality they may read")] = "internal",
     role: Annotated[str, typer.Option(help="reader: ask; editor: also ingest; admin: everything")] = "reader",
