@@ -14,6 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from pagegraph.state.answering import OutputType
+
 
 def _data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
@@ -213,9 +215,7 @@ class Context(BaseModel):
         default=None, description="pick the model by profile (PAGEGRAPH_MODEL_CHEAP/BALANCED/PREMIUM)"
     )
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="sampling temperature of answer calls")
-    output_type: Literal["answer", "blueprint", "pdr", "workflow", "build_plan"] = Field(
-        default="answer", description="default output shape when the input names none"
-    )
+    output_type: OutputType = Field(default="answer", description="default output shape when the input names none")
     top_k_files: int = Field(default=3, ge=1, le=20, description="documents the router keeps")
     top_k_bm25: int = Field(default=20, ge=1, le=200, description="BM25 candidates per search")
     top_k_vector: int = Field(default=40, ge=1, le=400, description="dense candidates per search")

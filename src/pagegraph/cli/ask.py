@@ -6,7 +6,7 @@ import json
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, get_args
 
 import typer
 from rich.markup import escape
@@ -14,7 +14,9 @@ from rich.markup import escape
 from pagegraph.cli.answer_view import StreamedAnswer, print_answer
 from pagegraph.cli.common import (
     DatabaseOption,
+    DebugOption,
     IndexOption,
+    ModelOption,
     SinceOption,
     UntilOption,
     app,
@@ -30,6 +32,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index, delete_index, stored_manifest
 from pagegraph.services import Services
 from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.answering import OutputType
 
 OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
 
@@ -117,23 +120,20 @@ def ask(
     index: IndexOption = None,
     database_url: DatabaseOption = None,
     graph: GraphOption = "auto",
-    model: Annotated[
-        Optional[str],
-        typer.Option(help="model spec: local, local-fast, ollama:NAME, openai:NAME, ... (default: $PAGEGRAPH_MODEL)"),
-    ] = None,
+    model: ModelOption = None,
     document: Annotated[
         Optional[list[str]],
         typer.Option("--document", help="only search this document (file name or part of it); repeatable"),
     ] = None,
     output_type: Annotated[
-        Optional[str], typer.Option(help="answer | blueprint | pdr | workflow | build_plan (default: answer)")
+        Optional[str], typer.Option(help=f"{' | '.join(get_args(OutputType))} (default: answer)")
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="print the output state as JSON (highlights, answer, citations, ...)")
     ] = False,
     since: SinceOption = None,
     until: UntilOption = None,
-    debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Answer a question from the indexed documents, with citations (or say that they do not hold the answer)."""
     from pagegraph import build_graph
@@ -205,12 +205,12 @@ def chat(
     index: IndexOption = None,
     database_url: DatabaseOption = None,
     graph: GraphOption = "auto",
-    model: Annotated[Optional[str], typer.Option(help="model spec (default: $PAGEGRAPH_MODEL)")] = None,
+    model: ModelOption = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="with DOCUMENTS: use the existing index as it is")] = False,
     force: Annotated[bool, typer.Option("--force", help="with DOCUMENTS: rebuild the index from scratch")] = False,
     since: SinceOption = None,
     until: UntilOption = None,
-    debug: Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")] = False,
+    debug: DebugOption = False,
 ) -> None:
     """Ask questions one after another; earlier turns are kept as context for follow-ups. Empty line or Ctrl-D ends."""
     from langgraph.checkpoint.memory import InMemorySaver

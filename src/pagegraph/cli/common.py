@@ -71,6 +71,11 @@ UntilOption = Annotated[
     Optional[datetime],
     typer.Option(formats=DAY_FORMATS, help="only documents dated on or before this day (undated ones are left out)"),
 ]
+ModelOption = Annotated[
+    Optional[str],
+    typer.Option(help="model spec: local, local-fast, ollama:NAME, openai:NAME, ... (default: $PAGEGRAPH_MODEL)"),
+]
+DebugOption = Annotated[bool, typer.Option("--debug", help="print each stage's trace record as it completes")]
 
 
 def _print_version(asked: bool) -> None:

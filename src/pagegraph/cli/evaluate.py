@@ -197,15 +197,12 @@ def _retrieval_run(
         raise PagegraphError("--k: cut-offs must be at least 1")
     _ingest_docs(folder, settings, docs)
     with Index(folder, settings) as opened:
-        context = Context()
         config = RetrievalEvalConfig(
             retrievers=list(dict.fromkeys(names)),
             scope=scope,
             ks=tuple(ks),
             window=window,
             judge=judge,
-            tree_start_nodes=context.tree_start_nodes,
-            tree_max_steps=context.tree_max_steps,
         )
         with _progress() as progress:
             task = progress.add_task("questions", total=len(rows), metrics="")

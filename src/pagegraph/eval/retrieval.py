@@ -40,9 +40,7 @@ class RetrievalEvalConfig:
     ks: tuple[int, ...] = (1, 3, 5, 10, 20)
     window: int = 1
     judge: BaseChatModel | None = None
-    tree_start_nodes: int = 4
-    tree_max_steps: int = 8
-    context: Context = field(default_factory=Context)  # what "default" and "routing" are configured by
+    context: Context = field(default_factory=Context)  # what "default", "routing" and the tree ones are configured by
 
 
 def _groups(hits: list[ScoredChunk]) -> list[list[str]]:
@@ -88,8 +86,8 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
         tree = TreeRetriever(
             index=index,
             judge=config.judge,
-            start_nodes=config.tree_start_nodes,
-            max_steps=config.tree_max_steps,
+            start_nodes=config.context.tree_start_nodes,
+            max_steps=config.context.tree_max_steps,
             repairs=config.context.repair_attempts,
         )
     searches: dict[str, Search] = {}
@@ -179,8 +177,8 @@ def run_retrieval_eval(
         "dropped_gold_pages": dropped,
         "rows_with_page_evidence": with_pages,
         "tree_judge": model_label(config.judge) if config.judge is not None else None,
-        "tree_start_nodes": config.tree_start_nodes,
-        "tree_max_steps": config.tree_max_steps,
+        "tree_start_nodes": config.context.tree_start_nodes,
+        "tree_max_steps": config.context.tree_max_steps,
     }
     return EvalRun(
         id=uuid.uuid4().hex[:12], mode="retrieval", config=run_config, summary=summary, per_question=per_question
