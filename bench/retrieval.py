@@ -34,6 +34,7 @@ EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
 
 def build_replica(source, folder: Path, size: int, settings) -> None:
     from pagegraph.indexing.index import Index
+    from pagegraph.indexing.store import DocumentWrite
     from pagegraph.state.documents import DocumentRecord
 
     rng = np.random.default_rng(7)
@@ -80,7 +81,8 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
                         "name": f"copy{copy:03d}-{doc.name}",
                     }
                 )
-                replica.commit_document(record, source.store.pages(doc.id), nodes, chunks, vectors, None)
+                document = DocumentWrite(record, source.store.pages(doc.id), nodes, chunks, vectors)
+                replica.commit_document(document, replaces=None)
                 written += len(chunks)
         replica.refresh_bm25()
     (folder / "replica-complete").write_text(str(written))

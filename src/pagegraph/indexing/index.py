@@ -28,11 +28,10 @@ from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.indexing.postgres import PostgresStore, index_schema, redacted
 from pagegraph.indexing.profiles import DocumentProfiles
-from pagegraph.indexing.store import STORE_FILE, SectionSummaries, Store
+from pagegraph.indexing.store import STORE_FILE, DocumentWrite, Store
 from pagegraph.indexing.vectors import VectorStore
 from pagegraph.state.access import RetrievalFilter
-from pagegraph.state.answering import StoredSummary
-from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, Page, TreeNode, now_iso
+from pagegraph.state.documents import DocumentTags, now_iso
 
 _LOCK_FILE = ".lock"
 _BM25_LOCK_FILE = ".bm25.lock"
@@ -208,24 +207,14 @@ class Index:
         vectors = self.bm25.vectors if self.bm25.has_vectors else np.zeros((0, self.params.embedding_dimension))
         return DocumentProfiles(self.store, self.catalog.document_ids, vectors)
 
-    def commit_document(
-        self,
-        record: DocumentRecord,
-        pages: list[Page],
-        nodes: list[TreeNode],
-        chunks: list[Chunk],
-        embeddings: np.ndarray,
-        replaces: str | None,
-        summary: StoredSummary | None = None,
-        sections: SectionSummaries | None = None,
-    ) -> bool:
+    def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
         """Store a whole document with its vectors, replacing the stored version `replaces`; False when nothing was
         written because another process committed the same content first (never, for a folder: it has one writer).
         Chroma is written first under a journal entry, so a run killed in between leaves vectors that the next
         opening removes."""
-        self.store.add_to_journal(record.id)
-        self.vectors.add(chunks, embeddings)
-        self.store.commit_document(record, pages, nodes, chunks, embeddings, replaces, summary, sections)
+        self.store.add_to_journal(document.record.id)
+        self.vectors.add(document.chunks, document.embeddings)
+        self.store.commit_document(document, replaces)
         if replaces:
             self.vectors.delete_document(replaces)
             self.store.clear_journal([replaces])
@@ -387,18 +376,8 @@ class DatabaseIndex(Index):
                 self._forget_derived()
             _ = self.catalog, self.profiles
 
-    def commit_document(
-        self,
-        record: DocumentRecord,
-        pages: list[Page],
-        nodes: list[TreeNode],
-        chunks: list[Chunk],
-        embeddings: np.ndarray,
-        replaces: str | None,
-        summary: StoredSummary | None = None,
-        sections: SectionSummaries | None = None,
-    ) -> bool:
-        return self.store.commit_document(record, pages, nodes, chunks, embeddings, replaces, summary, sections)
+    def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
+        return self.store.commit_document(document, replaces)
 
     def remove_document(self, document_id: str) -> None:
         self.store.remove_document(document_id)

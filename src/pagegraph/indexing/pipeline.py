@@ -17,7 +17,7 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS, ReadOptions
 from pagegraph.indexing.ocr import ocr_options
 from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
-from pagegraph.indexing.store import SectionSummaries
+from pagegraph.indexing.store import DocumentWrite, SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import ExtractiveNodeSummarizer, TreeSummarizer, embedding_text
 from pagegraph.state.access import Access
@@ -242,16 +242,10 @@ class Ingestor:
         )
         sections = self._sections(prepared.nodes)
         existing = job.existing
-        written = self.index.commit_document(
-            prepared.record,
-            prepared.loaded.pages,
-            prepared.nodes,
-            prepared.chunks,
-            embeddings,
-            replaces=existing.id if existing else None,
-            summary=document_summary,
-            sections=sections,
+        document = DocumentWrite(
+            record, loaded.pages, prepared.nodes, prepared.chunks, embeddings, document_summary, sections
         )
+        written = self.index.commit_document(document, replaces=existing.id if existing else None)
         if not written:
             return FileOutcome(
                 str(job.path),

@@ -23,6 +23,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.manifest import Manifest
 from pagegraph.indexing.store import (
+    DocumentWrite,
     SectionSummaries,
     chunk_from_row,
     chunk_rows,
@@ -320,20 +321,11 @@ class PostgresStore:
         return [(chunk_id, float(distance)) for chunk_id, distance in found]
 
     # -- writes --------------------------------------------------------------------------------------------------
-    def commit_document(
-        self,
-        record: DocumentRecord,
-        pages: list[Page],
-        nodes: list[TreeNode],
-        chunks: list[Chunk],
-        embeddings: np.ndarray,
-        replaces: str | None,
-        summary: StoredSummary | None = None,
-        sections: SectionSummaries | None = None,
-    ) -> bool:
+    def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
         """Write a whole document, replacing whatever version of its path is stored, in one transaction; False when
         another process committed this very content meanwhile (nothing is written then). Writers of one path take
         turns; `replaces` is what this process found when it started."""
+        record = document.record
         with self._connection() as conn, conn.cursor() as cur:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (record.path,))
             stored = cur.execute("SELECT id, sha256 FROM documents WHERE path = %s", (record.path,)).fetchone()
@@ -345,19 +337,19 @@ class PostgresStore:
                 "INSERT INTO documents VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (*document_row(record), generation),
             )
-            cur.executemany("INSERT INTO pages VALUES (%s, %s, %s, %s, %s, %s)", page_rows(record.id, pages))
+            cur.executemany("INSERT INTO pages VALUES (%s, %s, %s, %s, %s, %s)", page_rows(record.id, document.pages))
             cur.executemany(
                 "INSERT INTO tree_nodes VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                node_rows(record.id, nodes),
+                node_rows(record.id, document.nodes),
             )
             cur.executemany(
                 "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                chunk_rows(record.id, chunks, [v.astype(np.float32) for v in embeddings]),
+                chunk_rows(record.id, document.chunks, [v.astype(np.float32) for v in document.embeddings]),
             )
-            if summary is not None:
-                cur.execute("INSERT INTO summaries VALUES (%s, %s)", (record.id, summary.model_dump_json()))
-            if sections is not None:
-                self._write_sections(cur, record.id, sections)
+            if document.summary is not None:
+                cur.execute("INSERT INTO summaries VALUES (%s, %s)", (record.id, document.summary.model_dump_json()))
+            if document.sections is not None:
+                self._write_sections(cur, record.id, document.sections)
             cur.execute("DELETE FROM failures WHERE path = %s", (record.path,))
         return True
 

@@ -39,6 +39,20 @@ class SectionSummaries:
     new_cache_entries: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class DocumentWrite:
+    """A whole document as one commit writes it: the record, pages, section tree, chunks with their vectors, and
+    the summaries."""
+
+    record: DocumentRecord
+    pages: list[Page]
+    nodes: list[TreeNode]
+    chunks: list[Chunk]
+    embeddings: np.ndarray
+    summary: StoredSummary | None = None
+    sections: SectionSummaries | None = None
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
@@ -235,35 +249,26 @@ class Store:
         with self._db:
             self._db.executemany("DELETE FROM vector_journal WHERE document_id = ?", [(i,) for i in document_ids])
 
-    def commit_document(
-        self,
-        record: DocumentRecord,
-        pages: list[Page],
-        nodes: list[TreeNode],
-        chunks: list[Chunk],
-        embeddings: np.ndarray,
-        replaces: str | None,
-        summary: StoredSummary | None = None,
-        sections: SectionSummaries | None = None,
-    ) -> None:
+    def commit_document(self, document: DocumentWrite, replaces: str | None) -> None:
         """Write a whole document (replacing an older version of it) in one transaction, or nothing."""
+        record = document.record
         with self._db:
             if replaces:
                 self._db.execute("DELETE FROM documents WHERE id = ?", (replaces,))
                 self._db.execute("INSERT OR IGNORE INTO vector_journal VALUES (?)", (replaces,))
             self._db.execute("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", document_row(record))
-            self._db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)", page_rows(record.id, pages))
+            self._db.executemany("INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)", page_rows(record.id, document.pages))
             self._db.executemany(
-                "INSERT INTO tree_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", node_rows(record.id, nodes)
+                "INSERT INTO tree_nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", node_rows(record.id, document.nodes)
             )
             self._db.executemany(
                 "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                chunk_rows(record.id, chunks, [_blob(vector) for vector in embeddings]),
+                chunk_rows(record.id, document.chunks, [_blob(vector) for vector in document.embeddings]),
             )
-            if summary is not None:
-                self._db.execute("INSERT INTO summaries VALUES (?, ?)", (record.id, summary.model_dump_json()))
-            if sections is not None:
-                self._write_sections(record.id, sections)
+            if document.summary is not None:
+                self._db.execute("INSERT INTO summaries VALUES (?, ?)", (record.id, document.summary.model_dump_json()))
+            if document.sections is not None:
+                self._write_sections(record.id, document.sections)
             self._db.execute("DELETE FROM vector_journal WHERE document_id = ?", (record.id,))
             self._db.execute("DELETE FROM failures WHERE path = ?", (record.path,))
             self._bump_generation()

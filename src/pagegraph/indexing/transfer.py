@@ -11,7 +11,7 @@ import numpy as np
 
 from pagegraph.errors import IndexMismatchError
 from pagegraph.indexing.index import Index
-from pagegraph.indexing.store import SectionSummaries
+from pagegraph.indexing.store import DocumentWrite, SectionSummaries
 from pagegraph.state.documents import DocumentRecord
 
 
@@ -48,16 +48,13 @@ def copy_index(
         vectors = (
             np.stack([vector for _, vector in pairs]) if pairs else np.zeros((0, source.params.embedding_dimension))
         )
-        target.commit_document(
-            document,
+        pages, tree, sections = (
             source.store.pages(document.id),
             source.store.tree(document.id),
-            chunks,
-            vectors,
-            replaces=stored.id if stored else None,
-            summary=summaries.get(document.id),
-            sections=_sections(source, document.id),
+            _sections(source, document.id),
         )
+        copy = DocumentWrite(document, pages, tree, chunks, vectors, summaries.get(document.id), sections)
+        target.commit_document(copy, replaces=stored.id if stored else None)
         report.copied += 1
         report.chunks += len(chunks)
         if on_document:
