@@ -1,6 +1,14 @@
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 import uuid
+from collections.abc import Callable, Sized
 from pathlib import Path
 
 import pytest
@@ -11,6 +19,45 @@ from pagegraph.indexing.embedder import Embedder
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
 SHARED_DOCS = REPO.parent / "shared" / "eval" / "mmlongbench" / "documents"
+PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
+
+
+def committed_names(index: Path) -> list[str]:
+    """The documents an index folder has committed, read without waiting on its writer."""
+    store = index / "store.sqlite"
+    if not store.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=0.1) as db:
+            return [row[0] for row in db.execute("SELECT name FROM documents")]
+    except sqlite3.OperationalError:  # not created yet
+        return []
+
+
+def kill_ingest_after_a_commit(
+    args: list[str], env: dict[str, str], committed: Callable[[], Sized], settle: float = 0.0, timeout: float = 180
+) -> None:
+    """Run `pagegraph ingest ARGS` and SIGKILL it, parser workers included, `settle` seconds after `committed()`
+    first holds something."""
+    process = subprocess.Popen(
+        [str(PAGEGRAPH), "ingest", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while not committed():
+            assert process.poll() is None, "ingest ended before committing anything"
+            assert time.monotonic() < deadline, f"no document committed within {timeout:.0f} s"
+            time.sleep(0.01)
+        time.sleep(settle)
+        assert process.poll() is None, "ingest finished before it could be killed"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -24,7 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
+from tests.conftest import PAGEGRAPH
+
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
 
 

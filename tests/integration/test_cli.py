@@ -6,12 +6,7 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +18,7 @@ from pagegraph.cli.serve import server_environment
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.ocr import OcrOptions, ocr_unavailable
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, committed_names, kill_ingest_after_a_commit
 from tests.fakes import ScriptedChatModel
 from tests.pdf_factory import (
     corrupt_pdf,
@@ -36,7 +31,6 @@ from tests.pdf_factory import (
 )
 
 pytestmark = pytest.mark.slow
-PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
 
 
 @pytest.fixture
@@ -232,26 +226,10 @@ def test_sigkill_mid_ingest_keeps_committed_documents(cli_env: Path, tmp_path: P
     shutil.copy(SAMPLES / "commissioning-guide.md", docs / "a-guide.md")
     for name in ("2303.05039v2.pdf", "watch_d.pdf"):
         shutil.copy(shared_docs / name, docs / f"b-{name}")
-    proc = subprocess.Popen(
-        [str(PAGEGRAPH), "ingest", str(docs)], env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    # killed a second after the first commit: inside the next document
+    kill_ingest_after_a_commit(
+        [str(docs)], os.environ.copy(), lambda: committed_names(cli_env), settle=1.0, timeout=240
     )
-    deadline = time.monotonic() + 240
-    committed = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        store = cli_env / "store.sqlite"
-        if store.exists():
-            try:
-                with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
-                    committed = db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-            except sqlite3.OperationalError:
-                committed = 0
-        if committed >= 1:
-            time.sleep(1.0)  # now inside the next document
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, f"ingest finished before it could be killed: {proc.stderr.read().decode()}"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
 
     with Index(cli_env, Settings(), write=True) as index:  # opening for writing recovers
         documents = index.store.documents()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -28,10 +27,9 @@ from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
 from pagegraph.state.access import RetrievalFilter
-from tests.conftest import SAMPLES
+from tests.conftest import PAGEGRAPH, SAMPLES, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow
-PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
 
 
 def database_settings(tmp_path: Path, cache_dir: Path, url: str, name: str) -> Settings:
@@ -273,22 +271,7 @@ def test_a_killed_ingest_loses_nothing_committed_and_the_next_run_finishes(
     folder, docs = tmp_path / "killed", tmp_path / "docs"
     notes = write_notes(docs, "harbour", 24)
     env = cli_env(database_url, cache_dir)
-    process = subprocess.Popen(
-        [str(PAGEGRAPH), "ingest", str(docs), "--index", str(folder)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 180
-    try:
-        while not committed(database_url, folder):
-            assert process.poll() is None, "ingest ended before committing anything"
-            assert time.monotonic() < deadline, "no document committed within 180 s"
-            time.sleep(0.01)
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    kill_ingest_after_a_commit([str(docs), "--index", str(folder)], env, lambda: committed(database_url, folder))
     before = committed(database_url, folder)
     assert 0 < len(before) < len(notes), "killed mid-run, after a commit"
     finished = subprocess.run(

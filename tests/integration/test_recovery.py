@@ -7,11 +7,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
 import sqlite3
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,41 +21,15 @@ from pagegraph.indexing.manifest import read_manifest
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.access import RetrievalFilter
+from tests.conftest import PAGEGRAPH, committed_names, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow
-PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
 FILES = 40
-
-
-def committed_names(index: Path) -> list[str]:
-    store = index / "store.sqlite"
-    if not store.exists():
-        return []
-    try:
-        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=0.1) as db:
-            return [row[0] for row in db.execute("SELECT name FROM documents")]
-    except sqlite3.OperationalError:  # not created yet
-        return []
 
 
 def kill_after_first_commit(docs: Path, index: Path, cache_dir: Path) -> list[str]:
     env = {**os.environ, "PAGEGRAPH_CACHE_DIR": str(cache_dir), "PAGEGRAPH_INGEST_SUMMARIES": "extractive"}
-    process = subprocess.Popen(
-        [str(PAGEGRAPH), "ingest", str(docs), "--index", str(index)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 180
-    try:
-        while not committed_names(index):
-            assert process.poll() is None, "ingest ended before committing anything"
-            assert time.monotonic() < deadline, "no document committed within 180 s"
-            time.sleep(0.01)
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    kill_ingest_after_a_commit([str(docs), "--index", str(index)], env, lambda: committed_names(index))
     return committed_names(index)
 
 
