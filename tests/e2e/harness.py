@@ -63,14 +63,19 @@ class Server:
         pytest.fail("server did not answer /ok within 120 s")
 
     def stop(self) -> None:
-        """SIGTERM, as an operator would: the runtime saves its threads on the way out."""
+        """SIGTERM to `pagegraph serve`, as an operator's `kill` would: the runtime saves its threads on the way
+        out, and serve exits only after its server has stopped listening."""
         if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+                pytest.fail("pagegraph serve did not stop within 30 s of SIGTERM")
+            host, port = self.url.removeprefix("http://").rsplit(":", 1)
+            with socket.socket() as probe:
+                assert probe.connect_ex((host, int(port))) != 0, "pagegraph serve exited before its server"
 
 
 def server_env(folder: Path, cache_dir: Path, users_file: Path, **settings: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ threads from langgraph.json."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -101,15 +102,20 @@ def serve(
     )
     console.print(f"Studio: https://smith.langchain.com/studio/?baseUrl={url}  API docs: {url}/docs", highlight=False)
     summarizer = _start_summarizer(folder, env) if settings.ingest_summaries == "model" else None
+    server = subprocess.Popen(command, env=env, cwd=path.parent)
+    # `kill`, `docker stop` or systemd stop this process: the server stops too (saving its threads), and this
+    # process exits only once it has, so whoever restarts it never finds the port still taken
+    signal.signal(signal.SIGTERM, lambda signum, frame: server.terminate())
     try:
-        completed = subprocess.run(command, env=env, cwd=path.parent, check=False)
-    except KeyboardInterrupt:
-        raise typer.Exit(0) from None
+        returncode = server.wait()
+    except KeyboardInterrupt:  # the terminal sent Ctrl-C to the server as well
+        server.wait()
+        returncode = 0
     finally:
         if summarizer is not None:
             summarizer.terminate()
             summarizer.wait()
-    raise typer.Exit(completed.returncode)
+    raise typer.Exit(returncode)
 
 
 def _start_summarizer(folder: Path, env: dict[str, str]) -> subprocess.Popen:
