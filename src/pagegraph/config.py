@@ -68,10 +68,12 @@ class Settings(BaseSettings):
     pdf_tables: bool = Field(
         default=True,
         description="ingest puts the ruled tables of PDF pages that look tabular into the page text as Markdown rows "
-        "(`ingest --no-tables`: pypdf's flat text)",
+        "(`ingest --no-tables`: the text layer's flat text)",
     )
     pdf_table_seconds: float = Field(
-        default=60.0, gt=0, description="most seconds table detection spends on one PDF; later pages keep pypdf's text"
+        default=60.0,
+        gt=0,
+        description="most seconds table detection spends on one PDF; later pages keep their flat text",
     )
     ocr_languages: str = Field(
         default="eng", pattern=r"^[a-z_]+(\+[a-z_]+)*$", description="Tesseract languages, joined by '+' (eng+deu)"

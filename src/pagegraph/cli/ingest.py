@@ -110,7 +110,7 @@ def ingest(
         bool,
         typer.Option(
             help="put ruled tables of PDF pages into the text as Markdown rows with their header; --no-tables keeps "
-            "pypdf's flat text (default: on unless PAGEGRAPH_PDF_TABLES=false)"
+            "the text layer's flat text (default: on unless PAGEGRAPH_PDF_TABLES=false)"
         ),
     ] = True,
 ) -> None:

@@ -1,8 +1,9 @@
 """What the web page's citation viewer shows of a PDF page: the page as a PNG (rendered once, then cached on disk)
 and where a passage of the page's indexed text lies on it, as boxes in fractions of the page's size.
 
-The indexed text comes from pypdf, the boxes from PDFium: the two differ in spaces, hyphens and ligatures, so a
-passage is found by its letters and digits alone, whole or else by its first and last few dozen of them."""
+The indexed text (PDFium's text layer, OCR or table rows) and the boxes of PDFium's characters differ in spaces,
+line breaks and table markup, so a passage is found by its letters and digits alone, whole or else by its first and
+last few dozen of them."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """Tables as Markdown rows under their header row: DOCX tables, and the tables of PDF pages in place of the flat
-text pypdf gives for them.
+text of their text layer.
 
 For PDFs, only pages whose text looks tabular (several lines with two or more numbers) are examined; pdfplumber finds the
 ruled tables on them. Each table replaces its own span of the page's text, found by its first and last rows'
 letters and digits (the two libraries space text differently); a table whose span cannot be found is left as
-pypdf read it, so the page's text is never lost."""
+the text layer gave it, so the page's text is never lost."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def looks_tabular(text: str) -> bool:
 
 
 def pages_with_tables(data: bytes, texts: dict[int, str], seconds: float) -> dict[int, str]:
-    """The pages (1-indexed, with their pypdf text) on which at least one table was put in Markdown, with the new
+    """The pages (1-indexed, with their text-layer text) on which at least one table was put in Markdown, with the new
     text. Pages where nothing was found or placed are left out, and so are the pages left when `seconds` have been
     spent (a pathological file must not hold up an ingest)."""
     import pdfplumber
@@ -45,13 +45,13 @@ def pages_with_tables(data: bytes, texts: dict[int, str], seconds: float) -> dic
                     break
                 try:
                     tables = [clean_rows(table.extract()) for table in pdf.pages[number - 1].find_tables()]
-                except Exception as exc:  # pdfminer raises many types on odd pages; the page keeps pypdf's text
+                except Exception as exc:  # pdfminer raises many types on odd pages; the page keeps its text-layer text
                     log.info("page %d: table detection failed (%s)", number, exc)
                     continue
                 placed = place_tables(text, [rows for rows in tables if rows])
                 if placed != text:
                     rewritten[number] = placed
-    except Exception as exc:  # a file pdfminer cannot open keeps pypdf's text everywhere
+    except Exception as exc:  # a file pdfminer cannot open keeps its text-layer text everywhere
         log.info("table detection skipped (%s)", exc)
     return rewritten
 
