@@ -155,7 +155,13 @@ def _page_texts(data: bytes, n_pages: int, path: Path) -> list[Page]:
     except pdfium.PdfiumError as exc:
         raise DocumentError(path, f"corrupt PDF: PDFium cannot open it ({exc})") from exc
     try:
-        return [_page_text(document, index, path) for index in range(min(n_pages, len(document)))]
+        seen = len(document)
+        return [
+            _page_text(document, index, path)
+            if index < seen
+            else Page(number=index + 1, text="", error=f"PDFium sees {seen} pages, the page tree {n_pages}")
+            for index in range(n_pages)
+        ]
     finally:
         document.close()
 
