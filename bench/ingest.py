@@ -95,7 +95,7 @@ def main() -> None:
                     by_document.setdefault(chunk.document_id, []).append(search_text(chunk, labels[chunk.document_id]))
                 names = [doc.name for doc in index.store.documents()][: args.summarize]
             if args.summarize and round_index == args.rounds - 1:
-                refined = summarize(settings_round.index, settings_round, embedder, names)
+                refined = summarize(settings_round.index, settings_round, names)
             if args.database_url:
                 delete_index(settings_round.index, settings_round)
         chunks_total = summary.chunks_embedded
@@ -193,13 +193,13 @@ def ocr_figures(documents: list[Path], settings, embedder, scans: int) -> dict:
     return figures
 
 
-def summarize(folder: Path, settings, embedder, names: list[str]) -> dict:
+def summarize(folder: Path, settings, names: list[str]) -> dict:
     """`pagegraph summarize` on the named documents with the configured model: its time and calls."""
     from pagegraph.indexing.refine import SummaryRefiner
     from pagegraph.llm.factory import get_chat_model
 
     model = get_chat_model(settings.model, settings=settings)
-    with SummaryRefiner(folder, settings, model, embedder=embedder) as refiner:
+    with SummaryRefiner(folder, settings, model) as refiner:
         report = refiner.run(names)
     return {
         "documents": len(names),

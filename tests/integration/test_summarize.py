@@ -63,7 +63,7 @@ def test_a_document_is_searchable_before_any_model_summary(backend_settings: Set
     model = ScriptedChatModel.replying(blocking, *[lambda m: "A model-written section summary."] * 50)
     with Index(folder, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
-    refiner = SummaryRefiner(folder, settings, model, embedder=embedder)
+    refiner = SummaryRefiner(folder, settings, model)
     worker = threading.Thread(target=refiner.run)
     worker.start()
     try:
@@ -118,7 +118,7 @@ def test_summarize_resumes_after_a_kill_beside_an_ingest_and_a_reader(
     }
     command = [str(PAGEGRAPH), "summarize", "--index", str(folder), "--model", "openai:scripted"]
     try:
-        with SummaryRefiner(folder, settings, same_model, embedder=embedder) as probe:
+        with SummaryRefiner(folder, settings, same_model) as probe:
             needed = sum(item.count for item in probe.pending())
         assert needed >= 6, "enough summaries to kill the run in the middle"
         first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -149,7 +149,7 @@ def test_summarize_resumes_after_a_kill_beside_an_ingest_and_a_reader(
         assert searches >= 1
     finally:
         model.stop()
-    with SummaryRefiner(folder, settings, same_model, embedder=embedder) as probe:
+    with SummaryRefiner(folder, settings, same_model) as probe:
         left = [item.document.name for item in probe.pending()]
     assert left == ["extra.md"], "the killed run's documents are finished; the one ingested meanwhile is next"
     # the killed run lost at most the call in flight; the second did not redo what the first wrote

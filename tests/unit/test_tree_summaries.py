@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
@@ -16,9 +18,11 @@ from pagegraph.indexing.tree_summaries import (
     ModelNodeSummarizer,
     TreeSummarizer,
     detect_language,
+    section_record,
+    section_vectors,
 )
 from pagegraph.llm.calls import model_label
-from pagegraph.state.documents import TreeNode
+from pagegraph.state.documents import Chunk, TreeNode
 from tests.conftest import SAMPLES
 from tests.fakes import ScriptedChatModel
 
@@ -149,7 +153,19 @@ def test_summarize_replaces_section_summaries_and_reuses_them(tmp_path: Path, ca
     with Index(folder, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([guide])
         assert not model.requests, "ingest calls no model"
-    with SummaryRefiner(folder, settings, model, embedder=embedder) as refiner:
+        (doc,) = index.store.documents()
+        ids, vectors = index.store.section_vectors(doc.id)
+        stored = list(index.store.iter_chunks(doc.id))
+        expected = section_vectors(
+            index.store.sections(doc.id),
+            index.store.tree(doc.id),
+            [chunk for chunk, _ in stored],
+            np.array([vector for _, vector in stored]),
+        )
+        assert ids and np.allclose(vectors, expected), (
+            "a section's vector comes from its chunks, not from a new embedding"
+        )
+    with SummaryRefiner(folder, settings, model) as refiner:
         report = refiner.run(sections=False)  # the document summary only: what the router reads
         assert report.summaries == 1 and report.sections == 0 and len(model.requests) == 1
         assert not refiner.pending(sections=False) and refiner.pending()[0].sections > 0
@@ -161,10 +177,42 @@ def test_summarize_replaces_section_summaries_and_reuses_them(tmp_path: Path, ca
         assert [s.node_id for s in sections] == [n.id for n in index.store.tree(doc.id)]
         written = [s for s in sections if s.is_summary]
         assert written and all(s.summary == "A section summary." and s.writer == model_label(model) for s in written)
+        assert np.array_equal(index.store.section_vectors(doc.id)[1], vectors), "a model summary keeps the vector"
         calls = len(model.requests)
         guide.write_text(guide.read_text() + "\n\n## Appendix\n\nOne more short line.\n")
         Ingestor(index).run([guide])
-    with SummaryRefiner(folder, settings, model, embedder=embedder) as refiner:
+    with SummaryRefiner(folder, settings, model) as refiner:
         refiner.run()
     section_calls = [m for m, _ in model.requests[calls:] if "Section:" in str(m[-1].content)]
     assert len(section_calls) <= 1, "only the root, whose children changed, is summarised again"
+
+
+def chunk_over(start: int, end: int) -> Chunk:
+    return Chunk(
+        id=f"c{start}",
+        document_id="d",
+        source="d.md",
+        position=start,
+        text="x",
+        start_offset=start,
+        end_offset=end,
+        start_page=1,
+        end_page=1,
+        section_id="",
+        section_path=[],
+        index_version=1,
+    )
+
+
+def test_a_section_vector_is_the_normalised_mean_of_the_chunks_its_text_overlaps() -> None:
+    root = node("root", None, ["a", "b", "c"], 0, "Intro of the manual.", 0).model_copy(update={"end_offset": 3000})
+    tree = [root, *TREE[1:], node("c", "root", [], 1, "", 3)]  # "c" is empty: no chunk overlaps it
+    summaries = [section_record(n, n.text, "text") for n in tree]
+    # One chunk inside "a", one straddling the end of "a" and the start of "b".
+    chunks = [chunk_over(1000, 1300), chunk_over(1300, 2005)]
+    embeddings = np.array([[3.0, 0.0, 0.0], [0.0, 4.0, 0.0]], dtype=np.float32)
+    vectors = dict(zip([s.node_id for s in summaries], section_vectors(summaries, tree, chunks, embeddings)))
+    assert np.allclose(vectors["a"], np.array([3.0, 4.0, 0.0]) / 2 / 2.5)
+    assert np.allclose(vectors["b"], [0.0, 1.0, 0.0])
+    assert np.allclose(vectors["root"], vectors["a"]), "a section's vector holds its subsections' chunks"
+    assert not vectors["c"].any()

@@ -19,7 +19,7 @@ from pagegraph.indexing.ocr import ocr_options
 from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
 from pagegraph.indexing.store import DocumentWrite, SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
-from pagegraph.indexing.tree_summaries import ExtractiveNodeSummarizer, TreeSummarizer, embedding_text
+from pagegraph.indexing.tree_summaries import ExtractiveNodeSummarizer, TreeSummarizer, section_vectors
 from pagegraph.state.access import Access
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, TreeNode
 from pagegraph.state.ingest import Status
@@ -240,7 +240,7 @@ class Ingestor:
         document_summary = self.summarizer.summarize(
             SummarySource.from_parts(record.name, record.title, record.source_type, loaded.pages, prepared.nodes)
         )
-        sections = self._sections(prepared.nodes)
+        sections = self._sections(prepared.nodes, prepared.chunks, embeddings)
         existing = job.existing
         document = DocumentWrite(
             record, loaded.pages, prepared.nodes, prepared.chunks, embeddings, document_summary, sections
@@ -277,7 +277,7 @@ class Ingestor:
             self.progress.chunks_embedded(len(batch), seconds)
         return vectors
 
-    def _sections(self, nodes: list[TreeNode]) -> SectionSummaries:
+    def _sections(self, nodes: list[TreeNode], chunks: list[Chunk], embeddings: np.ndarray) -> SectionSummaries:
         settings = self.index.settings
         tree = TreeSummarizer(
             self.section_summarizer,
@@ -286,9 +286,7 @@ class Ingestor:
             self.index.store.cached_section_summary,
         )
         summaries = tree.summarize(nodes)
-        paths = {node.id: node.title_path for node in nodes}
-        vectors = self.index.embedder.embed([embedding_text(s, paths[s.node_id]) for s in summaries])
-        return SectionSummaries(summaries, vectors, tree.new_entries)
+        return SectionSummaries(summaries, section_vectors(summaries, nodes, chunks, embeddings), tree.new_entries)
 
     def _summarize_missing(self) -> None:
         """Documents indexed before document or section summaries existed get them now."""
@@ -302,7 +300,10 @@ class Ingestor:
                 source = SummarySource.from_parts(doc.name, doc.title, doc.source_type, store.pages(doc.id), nodes)
                 store.set_summary(doc.id, self.summarizer.summarize(source))
             if doc.id not in have_sections:
-                store.set_sections(doc.id, self._sections(nodes))
+                stored = list(store.iter_chunks(doc.id))
+                embeddings = np.array([vector for _, vector in stored], dtype=np.float32)
+                embeddings = embeddings.reshape(len(stored), self.index.params.embedding_dimension)
+                store.set_sections(doc.id, self._sections(nodes, [chunk for chunk, _ in stored], embeddings))
 
     def _failed(self, path: Path, reason: str) -> FileOutcome:
         self.index.store.record_failure(str(path), path.name, reason)

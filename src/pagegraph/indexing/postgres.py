@@ -373,13 +373,11 @@ class PostgresStore:
             list(sections.new_cache_entries.items()),
         )
 
-    def refine_section(
-        self, document_id: str, node: NodeSummary, vector: np.ndarray, cache_entry: tuple[str, str] | None
-    ) -> bool:
+    def refine_section(self, document_id: str, node: NodeSummary, cache_entry: tuple[str, str] | None) -> bool:
         with self._connection() as conn:
             updated = conn.execute(
-                "UPDATE node_summaries SET record = %s, vector = %s WHERE document_id = %s AND node_id = %s",
-                (node.model_dump_json(), vector.astype(np.float32), document_id, node.node_id),
+                "UPDATE node_summaries SET record = %s WHERE document_id = %s AND node_id = %s",
+                (node.model_dump_json(), document_id, node.node_id),
             ).rowcount
             if updated and cache_entry is not None:
                 conn.execute(

@@ -18,7 +18,6 @@ from langchain_core.language_models import BaseChatModel
 
 from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_store
 from pagegraph.indexing.summaries import ModelSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import (
@@ -26,7 +25,6 @@ from pagegraph.indexing.tree_summaries import (
     ModelNodeSummarizer,
     cache_key,
     detect_language,
-    embedding_text,
     section_content,
     section_record,
 )
@@ -77,11 +75,9 @@ class SummaryRefiner:
         settings: Settings,
         model: BaseChatModel,
         progress: RefineProgress | None = None,
-        embedder: Embedder | None = None,
     ) -> None:
         self.store = open_store(folder, settings)
         self.settings = settings
-        self.embedder = embedder or Embedder(settings)
         self.summarizer = ModelSummarizer(model, settings.summary_max_tokens)
         self.section_summarizer = ModelNodeSummarizer(model, settings.section_max_tokens)
         self.progress = progress or RefineProgress()
@@ -180,8 +176,7 @@ class SummaryRefiner:
             else:
                 record, entry, called = self._written(node, content)
                 report.model_calls += called
-            vector = self.embedder.embed([embedding_text(record, node.title_path)])[0]
-            if not self.store.refine_section(doc.id, record, vector, entry):
+            if not self.store.refine_section(doc.id, record, entry):
                 report.gone.append(doc.name)
                 return
             current[node.id] = record.summary

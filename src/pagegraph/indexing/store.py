@@ -292,15 +292,14 @@ class Store:
         )
         self._db.executemany("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", sections.new_cache_entries.items())
 
-    def refine_section(
-        self, document_id: str, node: NodeSummary, vector: np.ndarray, cache_entry: tuple[str, str] | None
-    ) -> bool:
-        """Replace one stored section summary (and its vector) in its own transaction, caching what a model wrote;
-        False when the document is gone or was replaced meanwhile (nothing is written then)."""
+    def refine_section(self, document_id: str, node: NodeSummary, cache_entry: tuple[str, str] | None) -> bool:
+        """Replace one stored section summary (its vector, taken from its chunks, stays) in its own transaction,
+        caching what a model wrote; False when the document is gone or was replaced meanwhile (nothing is written
+        then)."""
         with self._db:
             updated = self._db.execute(
-                "UPDATE node_summaries SET record = ?, vector = ? WHERE document_id = ? AND node_id = ?",
-                (node.model_dump_json(), _blob(vector), document_id, node.node_id),
+                "UPDATE node_summaries SET record = ? WHERE document_id = ? AND node_id = ?",
+                (node.model_dump_json(), document_id, node.node_id),
             ).rowcount
             if updated and cache_entry is not None:
                 self._db.execute("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", cache_entry)
@@ -323,7 +322,7 @@ class Store:
         return [NodeSummary.model_validate_json(row["record"]) for row in rows]
 
     def section_vectors(self, document_id: str) -> tuple[list[str], np.ndarray]:
-        """Node ids and the vectors of their summaries, in tree order."""
+        """Node ids and their sections' vectors, in tree order."""
         rows = self._db.execute(
             "SELECT node_id, vector FROM node_summaries WHERE document_id = ? ORDER BY position", (document_id,)
         ).fetchall()

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
+import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -17,7 +18,7 @@ from pagegraph.indexing.loaders.tables import plain_rows
 from pagegraph.llm.calls import invoke_model, message_text, model_label
 from pagegraph.llm.structured import reply_cap
 from pagegraph.prompts.summaries import NODE_SUMMARY_REQUEST, NODE_SUMMARY_SYSTEM
-from pagegraph.state.documents import NodeSummary, TreeNode
+from pagegraph.state.documents import Chunk, NodeSummary, TreeNode
 
 Language = Literal["en", "zh"]
 MAX_SECTION_CHARS = 6000
@@ -150,6 +151,21 @@ def section_record(node: TreeNode, summary: str, writer: str) -> NodeSummary:
     )
 
 
-def embedding_text(summary: NodeSummary, title_path: list[str]) -> str:
-    """What a section's vector is computed from: where it sits and what it says."""
-    return " > ".join(title_path or [summary.title]) + "\n" + summary.summary
+def section_vectors(
+    summaries: list[NodeSummary], nodes: list[TreeNode], chunks: list[Chunk], embeddings: np.ndarray
+) -> np.ndarray:
+    """One vector per section summary: the normalised mean of the vectors of the chunks its text overlaps, its
+    subsections' included. The chunks were embedded with their section path, so this is what the section holds, at
+    no embedding cost, and it does not change when a model rewrites the summary. A section no chunk overlaps has no
+    text and gets zeros."""
+    vectors = np.zeros((len(summaries), embeddings.shape[1]), dtype=np.float32)
+    starts = np.array([chunk.start_offset for chunk in chunks])
+    ends = np.array([chunk.end_offset for chunk in chunks])
+    by_id = {node.id: node for node in nodes}
+    for row, summary in enumerate(summaries):
+        node = by_id[summary.node_id]
+        overlapping = (starts < node.end_offset) & (ends > node.start_offset)
+        if overlapping.any():
+            mean = embeddings[overlapping].mean(axis=0)
+            vectors[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+    return vectors
