@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pypdfium2 as pdfium
 from fpdf import FPDF
 
 from pagegraph.indexing.chunking import search_text, table_header
 from pagegraph.indexing.loaders import ReadOptions, load_document
-from pagegraph.indexing.loaders.tables import clean_rows, looks_tabular, markdown, pages_with_tables, place_tables
+from pagegraph.indexing.loaders.tables import (
+    clean_rows,
+    looks_tabular,
+    markdown,
+    pages_with_tables,
+    place_tables,
+    ruled_grid,
+)
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.prepare import prepare_document
 from pagegraph.state.documents import DocumentTags
@@ -81,3 +89,24 @@ def test_a_ruled_pdf_table_becomes_rows_and_its_chunks_keep_the_header(tmp_path:
     for chunk in continued:
         assert chunk.table_header == "| Item | 2023 | 2022 |" and chunk.table_header in search_text(chunk, "report")
         assert chunk.table_header == table_header(text, chunk.start_offset)
+
+
+def test_only_pages_whose_drawn_lines_meet_in_a_grid_go_to_pdfplumber(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=10)
+    pdf.add_page()  # the same figures without rules
+    with pdf.table(borders_layout="NONE") as table:
+        for row in [YEARS, *ROWS[:10]]:
+            table.row(row)
+    pdf.add_page()  # a chart: two axes and horizontal grid lines, no cells
+    pdf.line(20, 20, 20, 120)
+    pdf.line(20, 120, 180, 120)
+    for y in range(30, 120, 20):
+        pdf.line(20, y, 180, y)
+    pdf.add_page()  # a framed note: one cell
+    pdf.rect(20, 20, 100, 30)
+    pdf.output(str(tmp_path / "drawn.pdf"))
+    drawn = pdfium.PdfDocument(tmp_path / "drawn.pdf")
+    assert not any(ruled_grid(page) for page in drawn)
+    ruled = pdfium.PdfDocument(ruled_table_pdf(tmp_path / "report.pdf"))
+    assert all(ruled_grid(page) for page in ruled)
