@@ -16,7 +16,7 @@ from pagegraph.indexing.loaders.tables import (
     markdown,
     pages_with_tables,
     place_tables,
-    ruled_grid,
+    ruled_tables,
 )
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.prepare import prepare_document
@@ -91,7 +91,7 @@ def test_a_ruled_pdf_table_becomes_rows_and_its_chunks_keep_the_header(tmp_path:
         assert chunk.table_header == table_header(text, chunk.start_offset)
 
 
-def test_only_pages_whose_drawn_lines_meet_in_a_grid_go_to_pdfplumber(tmp_path: Path) -> None:
+def test_a_table_is_a_grid_of_drawn_lines(tmp_path: Path) -> None:
     pdf = FPDF()
     pdf.set_font("Helvetica", size=10)
     pdf.add_page()  # the same figures without rules
@@ -107,6 +107,7 @@ def test_only_pages_whose_drawn_lines_meet_in_a_grid_go_to_pdfplumber(tmp_path: 
     pdf.rect(20, 20, 100, 30)
     pdf.output(str(tmp_path / "drawn.pdf"))
     drawn = pdfium.PdfDocument(tmp_path / "drawn.pdf")
-    assert not any(ruled_grid(page) for page in drawn)
+    assert [ruled_tables(page) for page in drawn] == [[], [], []]
     ruled = pdfium.PdfDocument(ruled_table_pdf(tmp_path / "report.pdf"))
-    assert all(ruled_grid(page) for page in ruled)
+    (first,) = ruled_tables(ruled[0])
+    assert [clean_rows(first)[i] for i in (0, 1, -1)] == [YEARS, ROWS[0], ROWS[29]], "PDFium reads each cell's text"

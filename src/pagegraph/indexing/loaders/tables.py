@@ -1,20 +1,22 @@
 """Tables as Markdown rows under their header row: DOCX tables, and the tables of PDF pages in place of the flat
 text of their text layer.
 
-For PDFs, only pages whose text looks tabular (several lines with two or more numbers) and whose drawn lines meet in a
-grid (read by PDFium, ~10x cheaper than pdfplumber's page parse) are examined; pdfplumber finds the ruled tables on them. Each table replaces its own span of the page's text, found by its first and last rows'
-letters and digits (the two libraries space text differently); a table whose span cannot be found is left as
-the text layer gave it, so the page's text is never lost."""
+For PDFs, only pages whose text looks tabular (several lines with two or more numbers) are examined. A table there is
+a grid of drawn lines: PDFium reads the page's path segments, pdfplumber's rules (snapping, joining, intersections,
+cells) join them into cells, and PDFium reads the text inside each cell, at a small part of the cost of pdfplumber's
+own page parse. Each table replaces its own span of the page's text, found by its first and last rows' letters and
+digits (cells and the text layer may space text differently); a table whose span cannot be found is left as the text
+layer gave it, so the page's text is never lost."""
 
 from __future__ import annotations
 
 import ctypes
-import io
 import logging
 import re
 import time
 from contextlib import closing
 
+import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_raw
 
@@ -36,12 +38,10 @@ def pages_with_tables(data: bytes, texts: dict[int, str], seconds: float) -> dic
     """The pages (1-indexed, with their text-layer text) on which at least one table was put in Markdown, with the new
     text. Pages where nothing was found or placed are left out, and so are the pages left when `seconds` have been
     spent (a pathological file must not hold up an ingest)."""
-    import pdfplumber
-
     rewritten = {}
     started = time.perf_counter()
     try:
-        with pdfplumber.open(io.BytesIO(data)) as pdf, closing(pdfium.PdfDocument(data)) as drawn:
+        with closing(pdfium.PdfDocument(data)) as document:
             for number, text in texts.items():
                 if time.perf_counter() - started > seconds:
                     log.info(
@@ -49,24 +49,76 @@ def pages_with_tables(data: bytes, texts: dict[int, str], seconds: float) -> dic
                     )
                     break
                 try:
-                    if not ruled_grid(drawn[number - 1]):
-                        continue
-                    tables = [clean_rows(table.extract()) for table in pdf.pages[number - 1].find_tables()]
-                except Exception as exc:  # pdfminer raises many types on odd pages; the page keeps its text-layer text
+                    tables = [clean_rows(rows) for rows in ruled_tables(document[number - 1])]
+                except Exception as exc:  # a page PDFium cannot read, or odd geometry, keeps its text-layer text
                     log.info("page %d: table detection failed (%s)", number, exc)
                     continue
                 placed = place_tables(text, [rows for rows in tables if rows])
                 if placed != text:
                     rewritten[number] = placed
-    except Exception as exc:  # a file pdfminer cannot open keeps its text-layer text everywhere
+    except pdfium.PdfiumError as exc:  # a file PDFium cannot open keeps its text-layer text everywhere
         log.info("table detection skipped (%s)", exc)
     return rewritten
 
 
-def ruled_grid(page: pdfium.PdfPage) -> bool:
-    """Whether the page's drawn lines meet in a grid of at least two rows and two columns, by pdfplumber's own rules
-    for joining edges into cells, on the path segments PDFium reads: without one, pdfplumber's line strategy finds
-    no table there."""
+def ruled_tables(page: pdfium.PdfPage) -> list[list[list[str | None]]]:
+    """The page's tables of drawn lines with two or more rows and columns, each as rows of cell text (None where a row
+    has no cell in a column)."""
+    grids = _grids(page)
+    if not grids:
+        return []
+    textpage = page.get_textpage()
+    try:
+        texts = _cell_texts(textpage, [cell for grid in grids for cell in grid])
+    finally:
+        textpage.close()
+    return [[[None if cell is None else texts[cell] for cell in row] for row in _rows(grid)] for grid in grids]
+
+
+Cell = tuple[float, float, float, float]  # x0, top, x1, bottom, with top = -y (pdfplumber's top-down order)
+
+
+def _rows(cells: list[Cell]) -> list[list[Cell | None]]:
+    """A grid's cells by row (top to bottom), each row by the grid's distinct left edges."""
+    lefts = sorted({cell[0] for cell in cells})
+    rows = []
+    for top in sorted({cell[1] for cell in cells}):
+        at = {cell[0]: cell for cell in cells if cell[1] == top}
+        rows.append([at.get(left) for left in lefts])
+    return rows
+
+
+def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, str]:
+    """The text of each cell: the characters whose box's centre lies in it (a descender of the row above does not),
+    in PDFium's reading order, with a space wherever anything else (a space, a line break) came between two of them."""
+    raw = textpage.raw
+    count = pdfium_raw.FPDFText_CountChars(raw)
+    chars, xs, ys = [], np.full(count, np.nan), np.full(count, np.nan)
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    for i in range(count):
+        char = chr(pdfium_raw.FPDFText_GetUnicode(raw, i))
+        chars.append(char)
+        if char.isspace() or pdfium_raw.FPDFText_IsGenerated(raw, i) == 1:
+            continue
+        if pdfium_raw.FPDFText_GetCharBox(raw, i, left, right, bottom, top):
+            xs[i], ys[i] = (left.value + right.value) / 2, -(bottom.value + top.value) / 2
+    owner = np.full(count, -1)
+    for k, (x0, y0, x1, y1) in enumerate(cells):
+        owner[(xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1)] = k
+    texts: list[list[str]] = [[] for _ in cells]
+    last: dict[int, int] = {}
+    for i in np.flatnonzero(owner >= 0):
+        k = owner[i]
+        if k in last and i > last[k] + 1:
+            texts[k].append(" ")  # a space, a line break or another cell's text came between
+        texts[k].append(chars[i])
+        last[k] = i
+    return {cell: "".join(text) for cell, text in zip(cells, texts)}
+
+
+def _grids(page: pdfium.PdfPage) -> list[list[Cell]]:
+    """The cells of each grid the page's drawn lines form, by pdfplumber's rules for joining edges into cells, kept
+    when they make two or more rows and columns."""
     from pdfplumber.table import (
         TableSettings,
         cells_to_tables,
@@ -90,10 +142,11 @@ def ruled_grid(page: pdfium.PdfPage) -> bool:
     )
     edges = filter_edges(edges, min_length=settings.edge_min_length)
     intersections = edges_to_intersections(edges, settings.intersection_x_tolerance, settings.intersection_y_tolerance)
-    return any(
-        len({cell[1] for cell in cells}) >= 2 and len({cell[0] for cell in cells}) >= 2
+    return [
+        cells
         for cells in cells_to_tables(intersections_to_cells(intersections))
-    )
+        if len({cell[1] for cell in cells}) >= 2 and len({cell[0] for cell in cells}) >= 2
+    ]
 
 
 Matrix = tuple[float, float, float, float, float, float]
