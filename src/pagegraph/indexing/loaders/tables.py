@@ -96,9 +96,9 @@ def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, s
     chars, xs, ys = [], np.full(count, np.nan), np.full(count, np.nan)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     for i in range(count):
-        char = chr(pdfium_raw.FPDFText_GetUnicode(raw, i))
+        char = _character(pdfium_raw.FPDFText_GetUnicode(raw, i))
         chars.append(char)
-        if char.isspace() or pdfium_raw.FPDFText_IsGenerated(raw, i) == 1:
+        if not char or char.isspace() or pdfium_raw.FPDFText_IsGenerated(raw, i) == 1:
             continue
         if pdfium_raw.FPDFText_GetCharBox(raw, i, left, right, bottom, top):
             xs[i], ys[i] = (left.value + right.value) / 2, -(bottom.value + top.value) / 2
@@ -113,7 +113,21 @@ def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, s
             texts[k].append(" ")  # a space, a line break or another cell's text came between
         texts[k].append(chars[i])
         last[k] = i
-    return {cell: "".join(text) for cell, text in zip(cells, texts)}
+    # A character beyond the BMP may come as two UTF-16 halves: joined here, and a lone half dropped.
+    return {
+        cell: "".join(text).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
+        for cell, text in zip(cells, texts)
+    }
+
+
+def _character(code: int) -> str:
+    """A PDFium character code as text: its mark for a hyphen at a line break (2) as "-", other control codes (glyphs
+    without a Unicode mapping) and impossible codes as nothing."""
+    if code == 2:
+        return "-"
+    if (code < 0x20 and code not in (0x09, 0x0A, 0x0D)) or code == 0x7F or code > 0x10FFFF:
+        return ""
+    return chr(code)
 
 
 def _grids(page: pdfium.PdfPage) -> list[list[Cell]]:
