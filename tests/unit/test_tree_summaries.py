@@ -13,7 +13,9 @@ from pagegraph.config import Settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.refine import SummaryRefiner
+from pagegraph.indexing.store import SectionSummaries
 from pagegraph.indexing.tree_summaries import (
+    SECTION_VECTOR_RECIPE,
     ExtractiveNodeSummarizer,
     ModelNodeSummarizer,
     TreeSummarizer,
@@ -216,3 +218,29 @@ def test_a_section_vector_is_the_normalised_mean_of_the_chunks_its_text_overlaps
     assert np.allclose(vectors["b"], [0.0, 1.0, 0.0])
     assert np.allclose(vectors["root"], vectors["a"]), "a section's vector holds its subsections' chunks"
     assert not vectors["c"].any()
+
+
+def test_an_index_with_embedded_section_vectors_gets_them_from_its_chunks_once(
+    tmp_path: Path, cache_dir: Path, embedder
+) -> None:
+    settings = Settings(cache_dir=cache_dir)
+    folder, guide = tmp_path / "index", tmp_path / "guide.md"
+    guide.write_text((SAMPLES / "commissioning-guide.md").read_text())
+    with Index(folder, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([guide])
+        store = index.store
+        assert store.section_vector_recipe() == SECTION_VECTOR_RECIPE
+        (doc,) = store.documents()
+        sections = store.sections(doc.id)
+        _, from_chunks = store.section_vectors(doc.id)
+        # As an older index holds them: embeddings of the summaries, under another recipe (or none recorded).
+        embedded = embedder.embed([s.summary for s in sections])
+        store.set_sections(doc.id, SectionSummaries(sections, embedded))
+        store.set_section_vector_recipe("embedded summaries")
+        Ingestor(index).run([])
+        assert np.allclose(store.section_vectors(doc.id)[1], from_chunks)
+        assert store.sections(doc.id) == sections, "the summaries stay"
+        assert store.section_vector_recipe() == SECTION_VECTOR_RECIPE
+        store.set_sections(doc.id, SectionSummaries(sections, embedded))
+        Ingestor(index).run([])
+        assert np.allclose(store.section_vectors(doc.id)[1], embedded), "recomputed once, not at every ingest"

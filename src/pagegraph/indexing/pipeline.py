@@ -19,7 +19,12 @@ from pagegraph.indexing.ocr import ocr_options
 from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
 from pagegraph.indexing.store import DocumentWrite, SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
-from pagegraph.indexing.tree_summaries import ExtractiveNodeSummarizer, TreeSummarizer, section_vectors
+from pagegraph.indexing.tree_summaries import (
+    SECTION_VECTOR_RECIPE,
+    ExtractiveNodeSummarizer,
+    TreeSummarizer,
+    section_vectors,
+)
 from pagegraph.state.access import Access
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, TreeNode
 from pagegraph.state.ingest import Status
@@ -155,6 +160,7 @@ class Ingestor:
         summary = IngestSummary()
         files, listed = collect_files(paths, self.roots)
         summary.outcomes.extend(listed)
+        self._section_vectors_from_chunks()
         self.progress.start(len(files))
         jobs = []
         for path in files:
@@ -300,10 +306,25 @@ class Ingestor:
                 source = SummarySource.from_parts(doc.name, doc.title, doc.source_type, store.pages(doc.id), nodes)
                 store.set_summary(doc.id, self.summarizer.summarize(source))
             if doc.id not in have_sections:
-                stored = list(store.iter_chunks(doc.id))
-                embeddings = np.array([vector for _, vector in stored], dtype=np.float32)
-                embeddings = embeddings.reshape(len(stored), self.index.params.embedding_dimension)
-                store.set_sections(doc.id, self._sections(nodes, [chunk for chunk, _ in stored], embeddings))
+                store.set_sections(doc.id, self._sections(nodes, *self._stored_chunks(doc.id)))
+
+    def _section_vectors_from_chunks(self) -> None:
+        """An index whose section vectors were embedded from the summaries gets them from the chunks instead, for
+        every document at once before new documents join it, so that sections of old and new documents compete
+        alike in the tree walk. No embedder call; the summaries stay as they are."""
+        store = self.index.store
+        if store.section_vector_recipe() == SECTION_VECTOR_RECIPE:
+            return
+        for document_id in store.documents_with_sections():
+            sections = store.sections(document_id)
+            vectors = section_vectors(sections, store.tree(document_id), *self._stored_chunks(document_id))
+            store.set_sections(document_id, SectionSummaries(sections, vectors))
+        store.set_section_vector_recipe(SECTION_VECTOR_RECIPE)
+
+    def _stored_chunks(self, document_id: str) -> tuple[list[Chunk], np.ndarray]:
+        stored = list(self.index.store.iter_chunks(document_id))
+        embeddings = np.array([vector for _, vector in stored], dtype=np.float32)
+        return [chunk for chunk, _ in stored], embeddings.reshape(len(stored), self.index.params.embedding_dimension)
 
     def _failed(self, path: Path, reason: str) -> FileOutcome:
         self.index.store.record_failure(str(path), path.name, reason)

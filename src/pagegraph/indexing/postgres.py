@@ -437,6 +437,17 @@ class PostgresStore:
             cur.execute("UPDATE documents SET tags = %s WHERE id = %s", (tags.model_dump_json(), document_id))
             self._bump_generation(cur)
 
+    def section_vector_recipe(self) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = 'section_vectors'")
+        return rows[0]["value"] if rows else None
+
+    def set_section_vector_recipe(self, recipe: str) -> None:
+        with self._connection() as conn:
+            conn.execute(
+                "INSERT INTO meta VALUES ('section_vectors', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                (recipe,),
+            )
+
     def last_recovery(self) -> tuple[str, str] | None:
         """Never: a database index has no derived vectors to recover (each document commits with its vectors)."""
         return None

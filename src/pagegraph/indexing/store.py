@@ -369,6 +369,15 @@ class Store:
                 "INSERT OR REPLACE INTO meta VALUES ('last_recovery', ?)", (json.dumps({"at": at, "what": what}),)
             )
 
+    def section_vector_recipe(self) -> str | None:
+        """How the stored section vectors were made (None: before this was recorded, by embedding the summaries)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'section_vectors'").fetchone()
+        return row["value"] if row else None
+
+    def set_section_vector_recipe(self, recipe: str) -> None:
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('section_vectors', ?)", (recipe,))
+
     def last_recovery(self) -> tuple[str, str] | None:
         """When the index was last brought up to its committed documents after a killed run, and what was done."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'last_recovery'").fetchone()

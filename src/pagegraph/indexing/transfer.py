@@ -12,7 +12,8 @@ import numpy as np
 from pagegraph.errors import IndexMismatchError
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.store import DocumentWrite, SectionSummaries
-from pagegraph.state.documents import DocumentRecord
+from pagegraph.indexing.tree_summaries import section_vectors
+from pagegraph.state.documents import Chunk, DocumentRecord, TreeNode
 
 
 @dataclass
@@ -48,11 +49,8 @@ def copy_index(
         vectors = (
             np.stack([vector for _, vector in pairs]) if pairs else np.zeros((0, source.params.embedding_dimension))
         )
-        pages, tree, sections = (
-            source.store.pages(document.id),
-            source.store.tree(document.id),
-            _sections(source, document.id),
-        )
+        pages, tree = source.store.pages(document.id), source.store.tree(document.id)
+        sections = _sections(source, document.id, tree, chunks, vectors)
         copy = DocumentWrite(document, pages, tree, chunks, vectors, summaries.get(document.id), sections)
         target.commit_document(copy, replaces=stored.id if stored else None)
         report.copied += 1
@@ -70,9 +68,12 @@ def copy_index(
     return report
 
 
-def _sections(source: Index, document_id: str) -> SectionSummaries | None:
+def _sections(
+    source: Index, document_id: str, tree: list[TreeNode], chunks: list[Chunk], vectors: np.ndarray
+) -> SectionSummaries | None:
+    """The document's section summaries, their vectors taken from its chunks (as the target's ingest would; the
+    source may predate that)."""
     nodes = source.store.sections(document_id)
     if not nodes:
         return None
-    _, vectors = source.store.section_vectors(document_id)
-    return SectionSummaries(nodes, vectors)
+    return SectionSummaries(nodes, section_vectors(nodes, tree, chunks, vectors))

@@ -25,6 +25,7 @@ MAX_SECTION_CHARS = 6000
 EXTRACT_CHARS = 400
 TEXT_WRITER = "text"
 EXTRACTIVE_WRITER = "extractive"
+SECTION_VECTOR_RECIPE = "chunk-mean"  # recorded in the index: see section_vectors
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 
 
