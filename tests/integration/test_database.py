@@ -184,10 +184,23 @@ def test_from_index_copies_a_folder_index_without_re_embedding(
         for doc in local.store.documents():
             assert shared.store.sections(doc.id) == local.store.sections(doc.id)
             assert shared.store.tree(doc.id) == local.store.tree(doc.id)
+            assert np.allclose(shared.store.section_vectors(doc.id)[1], local.store.section_vectors(doc.id)[1])
         for question in ("What does error E04 mean?", "warranty registration", "Dana ticket number"):
             assert [h.chunk_id for h in HybridRetriever(index=shared).search(question)] == [
                 h.chunk_id for h in HybridRetriever(index=local).search(question)
             ]
+
+    # Section vectors embedded by an older pagegraph are taken from the chunks at the next ingest.
+    with (
+        Index(folder_settings.index, folder_settings, embedder=embedder) as local,
+        Index(settings.index, settings, write=True, embedder=embedder) as shared,
+    ):
+        doc = next(d for d in shared.store.documents() if shared.store.sections(d.id))
+        ids, vectors = shared.store.section_vectors(doc.id)
+        shared.store.set_section_vectors(doc.id, dict(zip(ids, np.flip(vectors, axis=1), strict=True)))
+        shared.store.set_section_vector_recipe("embedded summaries")
+        Ingestor(shared).run([])
+        assert np.allclose(shared.store.section_vectors(doc.id)[1], local.store.section_vectors(doc.id)[1])
 
 
 READER = textwrap.dedent(

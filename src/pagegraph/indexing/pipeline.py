@@ -311,14 +311,15 @@ class Ingestor:
     def _section_vectors_from_chunks(self) -> None:
         """An index whose section vectors were embedded from the summaries gets them from the chunks instead, for
         every document at once before new documents join it, so that sections of old and new documents compete
-        alike in the tree walk. No embedder call; the summaries stay as they are."""
+        alike in the tree walk. No embedder call; only the vectors are written, so a summary that `pagegraph
+        summarize` writes meanwhile is kept."""
         store = self.index.store
         if store.section_vector_recipe() == SECTION_VECTOR_RECIPE:
             return
         for document_id in store.documents_with_sections():
             sections = store.sections(document_id)
             vectors = section_vectors(sections, store.tree(document_id), *self._stored_chunks(document_id))
-            store.set_sections(document_id, SectionSummaries(sections, vectors))
+            store.set_section_vectors(document_id, {s.node_id: v for s, v in zip(sections, vectors, strict=True)})
         store.set_section_vector_recipe(SECTION_VECTOR_RECIPE)
 
     def _stored_chunks(self, document_id: str) -> tuple[list[Chunk], np.ndarray]:

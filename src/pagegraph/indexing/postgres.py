@@ -405,7 +405,7 @@ class PostgresStore:
         )
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
-        return [r["node_id"] for r in rows], np.stack([r["vector"].astype(np.float32) for r in rows])
+        return [r["node_id"] for r in rows], np.stack([r["vector"].to_numpy() for r in rows])
 
     def documents_with_sections(self) -> set[str]:
         return {row["document_id"] for row in self._rows("SELECT DISTINCT document_id FROM node_summaries")}
@@ -440,6 +440,13 @@ class PostgresStore:
     def section_vector_recipe(self) -> str | None:
         rows = self._rows("SELECT value FROM meta WHERE key = 'section_vectors'")
         return rows[0]["value"] if rows else None
+
+    def set_section_vectors(self, document_id: str, vectors: dict[str, np.ndarray]) -> None:
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE node_summaries SET vector = %s WHERE document_id = %s AND node_id = %s",
+                [(vector.astype(np.float32), document_id, node_id) for node_id, vector in vectors.items()],
+            )
 
     def set_section_vector_recipe(self, recipe: str) -> None:
         with self._connection() as conn:

@@ -374,6 +374,14 @@ class Store:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'section_vectors'").fetchone()
         return row["value"] if row else None
 
+    def set_section_vectors(self, document_id: str, vectors: dict[str, np.ndarray]) -> None:
+        """Replace the vectors of a document's sections (their summaries stay as they are) in one transaction."""
+        with self._db:
+            self._db.executemany(
+                "UPDATE node_summaries SET vector = ? WHERE document_id = ? AND node_id = ?",
+                [(_blob(vector), document_id, node_id) for node_id, vector in vectors.items()],
+            )
+
     def set_section_vector_recipe(self, recipe: str) -> None:
         with self._db:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('section_vectors', ?)", (recipe,))
