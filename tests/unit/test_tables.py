@@ -10,6 +10,7 @@ from fpdf import FPDF
 
 from pagegraph.indexing.chunking import search_text, table_header
 from pagegraph.indexing.loaders import ReadOptions, load_document
+from pagegraph.indexing.loaders.pdfium_text import pdfium_text
 from pagegraph.indexing.loaders.tables import _character as pdfium_character
 from pagegraph.indexing.loaders.tables import (
     clean_rows,
@@ -114,7 +115,9 @@ def test_a_table_is_a_grid_of_drawn_lines(tmp_path: Path) -> None:
     assert [clean_rows(first)[i] for i in (0, 1, -1)] == [YEARS, ROWS[0], ROWS[29]], "PDFium reads each cell's text"
 
 
-def test_pdfium_character_codes_become_text() -> None:
+def test_pdfium_text_becomes_plain_text() -> None:
     assert [pdfium_character(code) for code in (ord("A"), 0x2212, 0x1D463)] == ["A", "\u2212", "\U0001d463"]
-    assert pdfium_character(2) == "-", "PDFium's mark for a hyphen at a line break"
-    assert [pdfium_character(code) for code in (0, 1, 0x1F, 0x7F, 0x110000)] == [""] * 5
+    assert pdfium_character(0x110000) == "", "a code no character has"
+    assert pdfium_text("re-\x02\r\nsult") == "re--\nsult" and pdfium_text("\x02") == "-", "a hyphen at a line break"
+    assert [pdfium_text(chr(code)) for code in (0, 1, 0x1F, 0x7F)] == [""] * 4
+    assert pdfium_text("\ud835\udc63 = \ud835") == "\U0001d463 = ", "UTF-16 halves joined, a lone one dropped"

@@ -15,6 +15,7 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedErr
 from pypdf.generic import Destination
 
 from pagegraph.errors import DocumentError
+from pagegraph.indexing.loaders.pdfium_text import pdfium_text
 from pagegraph.indexing.loaders.tables import looks_tabular, pages_with_tables
 from pagegraph.indexing.ocr import OcrError, OcrOptions, ocr_pages
 from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, page_starts
@@ -144,9 +145,6 @@ def _open_reader(path: Path, data: bytes) -> PdfReader:
         raise DocumentError(path, f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
 def _page_texts(data: bytes, n_pages: int, path: Path) -> list[Page]:
     """Each page's text layer, read by PDFium (an order of magnitude faster than pypdf's extractor, which bounded
     ingest on small machines)."""
@@ -176,9 +174,8 @@ def _page_text(document: pdfium.PdfDocument, index: int, path: Path) -> Page:
     except Exception as exc:  # a single bad page must not lose the document
         log.warning("%s: page %d kept empty, text extraction failed: %s", path.name, index + 1, exc)
         return Page(number=index + 1, text="", error=f"{type(exc).__name__}: {exc}")
-    # PDFium ends lines with CRLF and marks a hyphen at a line break as \x02; other control characters are glyphs
-    # without a Unicode mapping. The page separator must stay unambiguous inside the joined text.
-    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n").replace("\x02", "-")).strip()
+    # The page separator must stay unambiguous inside the joined text.
+    text = pdfium_text(text).strip()
     return Page(number=index + 1, text=re.sub(r"\n{3,}", PAGE_SEPARATOR, text))
 
 

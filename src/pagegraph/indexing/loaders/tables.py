@@ -20,6 +20,8 @@ import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_raw
 
+from pagegraph.indexing.loaders.pdfium_text import pdfium_text
+
 log = logging.getLogger(__name__)
 
 _NUMBER = re.compile(r"(?<![\w.])[-$€£(]?\d[\d,.]*%?\)?(?![\w])")
@@ -113,21 +115,12 @@ def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, s
             texts[k].append(" ")  # a space, a line break or another cell's text came between
         texts[k].append(chars[i])
         last[k] = i
-    # A character beyond the BMP may come as two UTF-16 halves: joined here, and a lone half dropped.
-    return {
-        cell: "".join(text).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "ignore")
-        for cell, text in zip(cells, texts)
-    }
+    return {cell: pdfium_text("".join(text)) for cell, text in zip(cells, texts)}
 
 
 def _character(code: int) -> str:
-    """A PDFium character code as text: its mark for a hyphen at a line break (2) as "-", other control codes (glyphs
-    without a Unicode mapping) and impossible codes as nothing."""
-    if code == 2:
-        return "-"
-    if (code < 0x20 and code not in (0x09, 0x0A, 0x0D)) or code == 0x7F or code > 0x10FFFF:
-        return ""
-    return chr(code)
+    """A PDFium character code as text ("" for a code no character has)."""
+    return chr(code) if 0 <= code <= 0x10FFFF else ""
 
 
 def _grids(page: pdfium.PdfPage) -> list[list[Cell]]:
