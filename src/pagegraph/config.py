@@ -323,6 +323,11 @@ class Context(BaseModel):
         "this cosine similarity to the question (calibrated with bench/abstain_threshold.py: keeps 98% of "
         "answerable benchmark questions)",
     )
+    key_term_gate: bool = Field(
+        default=True,
+        description="abstain without calling the answer model when the question names something (a capitalised "
+        "name, an acronym, a year) that no retrieved passage mentions",
+    )
     low_confidence: float = Field(
         default=0.2,
         ge=0.0,

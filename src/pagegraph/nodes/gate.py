@@ -1,4 +1,5 @@
-"""Evidence gate: abstain before the answer call when nothing retrieved is close enough to the question."""
+"""Evidence gate: abstain before the answer call when nothing retrieved is close enough to the question, or when the
+question names something (a name, an acronym, a year) that no retrieved passage mentions."""
 
 from __future__ import annotations
 
@@ -8,18 +9,31 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.retrievers.key_terms import unmentioned_terms
 from pagegraph.state.graph import RagState
 
 
 def gate(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("gate")
-    threshold = context_of(runtime).abstain_threshold
+    context = context_of(runtime)
+    threshold = context.abstain_threshold
     retrieved = state.get("retrieved") or []
     best = max(state.get("relevance") or [0.0])
+    unmentioned = (
+        unmentioned_terms(state["question"], (f"{e.source} {e.section} {e.text}" for e in retrieved))
+        if context.key_term_gate
+        else []
+    )
     if not retrieved:
         reason = "no passage of the searched documents matches the question"
     elif best < threshold:
         reason = f"no passage of the searched documents is close to the question (best similarity {best:.2f} < {threshold:.2f})"
+    elif unmentioned:
+        named = ", ".join(f"“{term}”" for term in unmentioned)
+        reason = f"none of the {len(retrieved)} passages found in the searched documents mentions {named}"
     else:
         return {"trace": [timer.record(f"{len(retrieved)} passages, best similarity {best:.2f} ≥ {threshold:.2f}")]}
-    return {"abstain_reason": reason, "trace": [timer.record(reason)]}
+    return {
+        "abstain_reason": reason,
+        "trace": [timer.record(reason, details={"unmentioned": unmentioned} if unmentioned else None)],
+    }

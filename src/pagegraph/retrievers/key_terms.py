@@ -1,0 +1,78 @@
+"""The terms a question names that none of the retrieved passages mentions.
+
+A question that names something (a company, a dataset, a model, a country, a year) can only be answered from a
+passage that mentions it. A small answer model answers "the 2024 election" from a passage about 2020 and gives an
+address for a department the document does not hold; a named term that no retrieved passage mentions tells that the
+documents do not hold the answer more reliably than the model's own refusal, and costs no model call.
+
+Key terms are years and words written with a capital letter inside a sentence (names, acronyms, model names): not
+the first word of a sentence or bracket, not in a question written mostly in capitals or title case, and not words
+that name a part or kind of document (page, table, PDF, Word). A term is mentioned when each of its parts (its runs of three
+or more letters, and its numbers) is: the same word or one sharing a prefix with it (`matches`), or, for five or
+more letters, a near spelling ("Netfilx" for "Netflix").
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from pagegraph.retrievers.highlights import MIN_PREFIX, matches
+
+_TERM = re.compile(r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|\b(?:19|20)\d\d\b")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_STARTS_SENTENCE = re.compile(r"(?:^|[.?!:;(])[\s\"“'‘(]*$")
+_PART = re.compile(r"[a-z]+|\d+")
+_POSSESSIVE = re.compile(r"['’]s$")
+# Words that name a part or kind of document, which its text rarely writes ("the table at Page 28", "the Word file").
+_DOCUMENT_WORDS = frozenset(
+    {"page", "pages", "section", "sections", "figure", "figures", "fig", "table", "tables", "appendix", "chapter"}
+    | {"pdf", "word", "docx", "txt", "markdown", "excel", "powerpoint"}
+)
+MIN_LETTERS = 3
+NEAR_SPELLING_LETTERS = 5
+NEAR_SPELLING_RATIO = 0.85
+
+
+def key_terms(question: str) -> list[str]:
+    """The years and the names written with a capital inside a sentence, in the order the question has them."""
+    words = [w for w in question.split() if w[:1].isalpha()]
+    capitals_say_nothing = sum(w[0].isupper() for w in words) * 2 > len(words)
+    terms: list[str] = []
+    for match in _TERM.finditer(question):
+        term = _POSSESSIVE.sub("", match.group(0).rstrip(".'’"))
+        if _YEAR.fullmatch(term):
+            named = True
+        elif capitals_say_nothing or _STARTS_SENTENCE.search(question[: match.start()]):
+            named = False
+        else:
+            named = any(c.isupper() for c in term) and term.lower() not in _DOCUMENT_WORDS
+        if named and term not in terms:
+            terms.append(term)
+    return terms
+
+
+def _parts(term: str) -> list[str]:
+    return [p for p in _PART.findall(term.lower()) if p.isdigit() or len(p) >= MIN_LETTERS]
+
+
+def unmentioned_terms(question: str, texts: Iterable[str]) -> list[str]:
+    """The question's key terms some part of which no text mentions."""
+    terms = key_terms(question)
+    if not terms:
+        return []
+    words = set(_PART.findall(" ".join(texts).lower()))
+    spellings = [w for w in words if len(w) >= MIN_PREFIX and not w.isdigit()]
+
+    def mentioned(part: str) -> bool:
+        if part.isdigit():
+            return part in words
+        if matches(part, words):
+            return True
+        near = len(part) >= NEAR_SPELLING_LETTERS and difflib.get_close_matches(
+            part, spellings, n=1, cutoff=NEAR_SPELLING_RATIO
+        )
+        return bool(near)
+
+    return [term for term in terms if not all(mentioned(part) for part in _parts(term))]
