@@ -19,16 +19,14 @@ def gate(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     threshold = context.abstain_threshold
     retrieved = state.get("retrieved") or []
     best = max(state.get("relevance") or [0.0])
-    unmentioned = (
-        unmentioned_terms(state["question"], (f"{e.source} {e.section} {e.text}" for e in retrieved))
-        if context.key_term_gate
-        else []
-    )
+    unmentioned: list[str] = []
     if not retrieved:
         reason = "no passage of the searched documents matches the question"
     elif best < threshold:
         reason = f"no passage of the searched documents is close to the question (best similarity {best:.2f} < {threshold:.2f})"
-    elif unmentioned:
+    elif context.key_term_gate and (
+        unmentioned := unmentioned_terms(state["question"], (f"{e.source} {e.section} {e.text}" for e in retrieved))
+    ):
         named = ", ".join(f"“{term}”" for term in unmentioned)
         reason = f"none of the {len(retrieved)} passages found in the searched documents mentions {named}"
     else:

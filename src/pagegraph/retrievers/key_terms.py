@@ -7,9 +7,9 @@ documents do not hold the answer more reliably than the model's own refusal, and
 
 Key terms are years and words written with a capital letter inside a sentence (names, acronyms, model names): not
 the first word of a sentence or bracket, not in a question written mostly in capitals or title case, and not words
-that name a part or kind of document (page, table, PDF, Word). A term is mentioned when each of its parts (its runs of three
-or more letters, and its numbers) is: the same word or one sharing a prefix with it (`matches`), or, for five or
-more letters, a near spelling ("Netfilx" for "Netflix").
+that name a part or kind of document (page, table, PDF, Word). A term is mentioned when each of its parts (its runs
+of three or more letters, and its numbers) is: the same word or one sharing a prefix with it (`matches`), or, for
+five or more letters, a near spelling ("Netfilx" for "Netflix").
 """
 
 from __future__ import annotations
