@@ -1,12 +1,14 @@
-"""What the gate's key-term rule turns away on the mmlongbench dev questions, without any model.
+"""What the gate's key-term rule turns away on a question set (the mmlongbench dev rows by default), without any
+model.
 
 Each row is searched within its own documents as the graphs search it (`search_question`), then run through the
-`gate` node with `key_term_gate` on and off. Prints, per group of rows (those of the answer benchmark,
-bench/answer_rows.txt, and all the others), how many answerable and unanswerable rows the rule alone turns away,
-and each turned-away row with the terms no passage mentions. Turning away an unanswerable row is right; turning
-away an answerable one is a false abstention whatever the model would have answered.
+`gate` node with `key_term_gate` on and off. Prints, per group of rows (those --rows lists, by default the answer
+benchmark's, and all the others), how many answerable and unanswerable rows the rule alone turns away, and each
+turned-away row with the terms no passage mentions. Turning away an unanswerable row is right; turning away an
+answerable one is a false abstention whatever the model would have answered.
 
     .venv/bin/python bench/key_term_gate.py --index .pagegraph/eval-mmlb52-pdfium [--out bench/results/key-term-gate.json]
+    .venv/bin/python bench/key_term_gate.py --questions ../shared/eval/sec10q/questions.jsonl --index INDEX
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ DEV = REPO.parent / "shared" / "eval" / "mmlongbench" / "dev.jsonl"
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, required=True, help="an index holding the mmlongbench documents")
+    parser.add_argument("--questions", type=Path, default=DEV, help="question set (JSONL, as pagegraph eval reads)")
+    parser.add_argument("--index", type=Path, required=True, help="an index holding the question set's documents")
     parser.add_argument("--rows", type=Path, default=REPO / "bench" / "answer_rows.txt", help="the held-apart rows")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    if not DEV.exists():
-        sys.exit(f"evaluation data not found at {DEV} (../shared is absent)")
+    if not args.questions.exists():
+        sys.exit(f"evaluation data not found at {args.questions} (../shared is absent)")
 
     from langgraph.runtime import Runtime
 
@@ -42,11 +45,11 @@ def main() -> int:
     on = Runtime(context=Context(index=str(args.index)))
     off = Runtime(context=Context(index=str(args.index), key_term_gate=False))
     groups: dict[str, dict[str, list[dict]]] = {}
-    for row in load_questions(DEV):
+    for row in load_questions(args.questions):
         state: dict = {"question": row.question, "documents": row.documents}
         state.update(search_question(state, on, services))
-        verdict = gate(state, on)
-        turned_away = "abstain_reason" in verdict and "abstain_reason" not in gate(state, off)
+        verdict = gate(state, on, services)
+        turned_away = "abstain_reason" in verdict and "abstain_reason" not in gate(state, off, services)
         unmentioned = verdict["trace"][0].details or {}
         group = groups.setdefault(
             args.rows.name if row.id in held else "other rows", {"answerable": [], "unanswerable": []}
@@ -55,7 +58,7 @@ def main() -> int:
             {"id": row.id, "turned_away": turned_away, "unmentioned": unmentioned.get("unmentioned", [])}
         )
 
-    report: dict = {"index": str(args.index), "groups": {}}
+    report: dict = {"questions": str(args.questions), "index": str(args.index), "groups": {}}
     for name, group in groups.items():
         summary = {}
         for kind, rows in group.items():

@@ -3,7 +3,12 @@ model call."""
 
 from __future__ import annotations
 
-from pagegraph.retrievers.key_terms import key_terms, unmentioned_terms
+from pathlib import Path
+
+from pagegraph.config import Settings
+from pagegraph.indexing.index import Index
+from pagegraph.retrievers.key_terms import documents_mention, key_terms, unmentioned_in_evidence, unmentioned_terms
+from pagegraph.state.answering import Evidence
 
 FILINGS = [
     "Netflix reported revenue of $29.7 billion for fiscal 2021.",
@@ -31,6 +36,23 @@ def test_a_term_is_mentioned_by_its_parts_prefixes_and_near_spellings() -> None:
     assert unmentioned_terms("how many offices opened?", FILINGS) == []  # nothing named: nothing to miss
 
 
+MANUAL = "sb40-user-manual.pdf"
+
+
+def test_a_term_the_passages_miss_is_looked_for_in_the_rest_of_their_documents(
+    sample_index: Path, cache_dir: Path, embedder
+) -> None:
+    passage = Evidence(
+        id="c1", chunk_ids=["c1"], source=MANUAL, start_page=3, end_page=3, text="It weighs 98 kg.", score=1.0
+    )
+    with Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder) as index:
+        assert documents_mention(index, "Northwind", [MANUAL]) and not documents_mention(index, "Tesla", [MANUAL])
+        assert documents_mention(index, "After", [MANUAL])  # a stopword alone: nothing to look for
+        question = "How heavy is the Northwind SB-40 in the Tesla edition?"
+        assert unmentioned_terms(question, [passage.text]) == ["Northwind", "SB-40", "Tesla"]
+        assert unmentioned_in_evidence(index, question, [passage]) == ["Tesla"]
+
+
 WEIGHT_IN = "How much did the SB-40 weigh in 2031?"
 
 
@@ -38,7 +60,7 @@ def test_a_question_naming_what_no_passage_mentions_abstains_before_any_model_ca
     for graph in ("extract", "rag", "basic"):
         output, model = ask(WEIGHT_IN, graph=graph)
         assert output["abstained"] and not model.requests, graph
-        assert "mentions “2031”" in output["abstain_reason"]
+        assert "mention “2031”" in output["abstain_reason"]
         assert output["highlights"]  # still shown, as the closest passages
         gate = next(r for r in output["trace"] if r.stage == "gate")
         assert gate.details == {"unmentioned": ["2031"]}

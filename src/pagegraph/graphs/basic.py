@@ -27,7 +27,7 @@ def build_basic_graph(
     builder = question_graph(services, nested=nested, then="search")
     builder.add_node("highlight", partial(highlight, services=services, search=False))
     builder.add_node("search", partial(search_question, services=services))
-    builder.add_node("gate", gate)
+    builder.add_node("gate", partial(gate, services=services))
     builder.add_node("answer", partial(answer, services=services))
     builder.add_node("verify", verify)
     builder.add_edge("search", "highlight")

@@ -30,7 +30,7 @@ def build_extract_graph(
     builder = question_graph(services, nested=nested, then="search")
     builder.add_node("search", guarded("search", partial(search_question, services=services)))
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=False)))
-    builder.add_node("gate", gate)
+    builder.add_node("gate", partial(gate, services=services))
     builder.add_node("read", guarded("read", partial(read, services=services)))
     builder.add_node("weigh", weigh_answer)
     builder.add_node("verify", guarded("verify", verify))

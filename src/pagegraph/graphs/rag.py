@@ -35,7 +35,7 @@ def build_rag_graph(
     builder.add_node("plan", guarded("plan", partial(plan, services=services)))
     builder.add_node("retrieve", guarded("retrieve", partial(retrieve, services=services)))
     builder.add_node("expand_tree", guarded("expand_tree", partial(expand_tree, services=services)))
-    builder.add_node("gate", gate)
+    builder.add_node("gate", partial(gate, services=services))
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
     builder.add_node("verify", guarded("verify", verify))
     builder.add_edge("highlight", "route")

@@ -33,7 +33,7 @@ def build_small_model_graph(
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("plan_search", guarded("plan_search", partial(plan_search, services=services)))
     builder.add_node("search", guarded("search", partial(search_keywords, services=services)))
-    builder.add_node("gate", gate)
+    builder.add_node("gate", partial(gate, services=services))
     builder.add_node("map_chunk", guarded("map_chunk", partial(map_chunk, services=services)))
     builder.add_node("filter_facts", filter_facts)
     builder.add_node("reduce", guarded("reduce", partial(reduce, services=services)))

@@ -9,11 +9,12 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.retrievers.key_terms import unmentioned_terms
+from pagegraph.retrievers.key_terms import unmentioned_in_evidence
+from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 
 
-def gate(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("gate")
     context = context_of(runtime)
     threshold = context.abstain_threshold
@@ -25,10 +26,10 @@ def gate(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     elif best < threshold:
         reason = f"no passage of the searched documents is close to the question (best similarity {best:.2f} < {threshold:.2f})"
     elif context.key_term_gate and (
-        unmentioned := unmentioned_terms(state["question"], (f"{e.source} {e.section} {e.text}" for e in retrieved))
+        unmentioned := unmentioned_in_evidence(services.index(context), state["question"], retrieved)
     ):
         named = ", ".join(f"“{term}”" for term in unmentioned)
-        reason = f"none of the {len(retrieved)} passages found in the searched documents mentions {named}"
+        reason = f"neither the {len(retrieved)} passages found nor the rest of their documents mention {named}"
     else:
         return {"trace": [timer.record(f"{len(retrieved)} passages, best similarity {best:.2f} ≥ {threshold:.2f}")]}
     return {

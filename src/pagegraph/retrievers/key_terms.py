@@ -1,7 +1,7 @@
 """The terms a question names that none of the retrieved passages mentions.
 
-A question that names something (a company, a dataset, a model, a country, a year) can only be answered from a
-passage that mentions it. A small answer model answers "the 2024 election" from a passage about 2020 and gives an
+A question that names something (a company, a dataset, a model, a country, a year) can only be answered from
+documents that mention it. A small answer model answers "the 2024 election" from a passage about 2020 and gives an
 address for a department the document does not hold; a named term that no retrieved passage mentions tells that the
 documents do not hold the answer more reliably than the model's own refusal, and costs no model call.
 
@@ -9,7 +9,9 @@ Key terms are years and words written with a capital letter inside a sentence (n
 the first word of a sentence or bracket, not in a question written mostly in capitals or title case, and not words
 that name a part or kind of document (page, table, PDF, Word). A term is mentioned when each of its parts (its runs
 of three or more letters, and its numbers) is: the same word or one sharing a prefix with it (`matches`), or, for
-five or more letters, a near spelling ("Netfilx" for "Netflix").
+five or more letters, a near spelling ("Netfilx" for "Netflix"). A term the passages miss still counts as mentioned
+when the documents they come from hold each of its words somewhere (BM25's words: exact, stopwords aside): filings
+name their company on the cover and write "we" after it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ import difflib
 import re
 from collections.abc import Iterable
 
+from pagegraph.indexing.bm25 import tokenize
+from pagegraph.indexing.index import Index
 from pagegraph.retrievers.highlights import MIN_PREFIX, matches
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.answering import Evidence
 
 _TERM = re.compile(r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|\b(?:19|20)\d\d\b")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -76,3 +82,22 @@ def unmentioned_terms(question: str, texts: Iterable[str]) -> list[str]:
         return bool(near)
 
     return [term for term in terms if not all(mentioned(part) for part in _parts(term))]
+
+
+def documents_mention(index: Index, term: str, documents: list[str]) -> bool:
+    """Whether each of the term's words occurs in some chunk of `documents` (a term with no BM25 word counts as
+    mentioned: nothing to look for)."""
+    mask = index.catalog.mask(RetrievalFilter(documents=documents))
+    for word in tokenize(" ".join(_parts(term))):
+        scores = index.bm25.scores(word)
+        held = scores if mask is None or not len(scores) else scores[mask]
+        if not (held > 0).any():
+            return False
+    return True
+
+
+def unmentioned_in_evidence(index: Index, question: str, passages: list[Evidence]) -> list[str]:
+    """The key terms neither the passages (with their file names and sections) nor their documents mention."""
+    missed = unmentioned_terms(question, (f"{e.source} {e.section} {e.text}" for e in passages))
+    documents = sorted({e.source for e in passages})
+    return [term for term in missed if not documents_mention(index, term, documents)]
