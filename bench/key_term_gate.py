@@ -4,7 +4,7 @@ model.
 Each row is searched within its own documents as the graphs search it (`search_question`), then run through the
 `gate` node with `key_term_gate` on and off. Prints, per group of rows (those --rows lists, by default the answer
 benchmark's, and all the others), how many answerable and unanswerable rows the rule alone turns away, and each
-turned-away row with the terms no passage mentions. Turning away an unanswerable row is right; turning away an
+turned-away row with the terms neither the passages nor their documents mention. Turning away an unanswerable row is right; turning away an
 answerable one is a false abstention whatever the model would have answered.
 
     .venv/bin/python bench/key_term_gate.py --index .pagegraph/eval-mmlb52-pdfium [--out bench/results/key-term-gate.json]
@@ -50,12 +50,12 @@ def main() -> int:
         state.update(search_question(state, on, services))
         verdict = gate(state, on, services)
         turned_away = "abstain_reason" in verdict and "abstain_reason" not in gate(state, off, services)
-        unmentioned = verdict["trace"][0].details or {}
+        details = verdict["trace"][0].details or {}
         group = groups.setdefault(
             args.rows.name if row.id in held else "other rows", {"answerable": [], "unanswerable": []}
         )
         group["answerable" if row.answerable else "unanswerable"].append(
-            {"id": row.id, "turned_away": turned_away, "unmentioned": unmentioned.get("unmentioned", [])}
+            {"id": row.id, "turned_away": turned_away, "unmentioned": details.get("unmentioned", [])}
         )
 
     report: dict = {"questions": str(args.questions), "index": str(args.index), "groups": {}}

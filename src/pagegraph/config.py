@@ -326,7 +326,7 @@ class Context(BaseModel):
     key_term_gate: bool = Field(
         default=True,
         description="abstain without calling the answer model when the question names something (a capitalised "
-        "name, an acronym, a year) that no retrieved passage mentions",
+        "name, an acronym, a year) that neither the retrieved passages nor their documents mention",
     )
     low_confidence: float = Field(
         default=0.2,

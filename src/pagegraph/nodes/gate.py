@@ -1,5 +1,6 @@
 """Evidence gate: abstain before the answer call when nothing retrieved is close enough to the question, or when the
-question names something (a name, an acronym, a year) that no retrieved passage mentions."""
+question names something (a name, an acronym, a year) that neither the retrieved passages nor their documents
+mention."""
 
 from __future__ import annotations
 
