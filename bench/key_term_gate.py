@@ -1,13 +1,14 @@
 """What the gate's key-term rule turns away on a question set (the mmlongbench dev rows by default), without any
 model.
 
-Each row is searched within its own documents as the graphs search it (`search_question`), then run through the
-`gate` node with `key_term_gate` on and off. Prints, per group of rows (those --rows lists, by default the answer
-benchmark's, and all the others), how many answerable and unanswerable rows the rule alone turns away, and each
-turned-away row with the terms neither the passages nor their documents mention. Turning away an unanswerable row is right; turning away an
-answerable one is a false abstention whatever the model would have answered.
+Each row is searched as the graphs search it (`search_question`): within its own documents, or with --scope corpus
+in the whole index, routed as the graphs route. Then it runs through the `gate` node with `key_term_gate` on and
+off. Prints, per group of rows (those --rows lists, by default the answer benchmark's, and all the others), how many
+answerable and unanswerable rows the rule alone turns away, and each turned-away row with the terms neither the
+passages nor their documents mention. Turning away an unanswerable row is right; turning away an answerable one is
+a false abstention whatever the model would have answered.
 
-    .venv/bin/python bench/key_term_gate.py --index .pagegraph/eval-mmlb52-pdfium [--out bench/results/key-term-gate.json]
+    .venv/bin/python bench/key_term_gate.py --index .pagegraph/eval-mmlb52-pdfium [--scope corpus] [--out FILE]
     .venv/bin/python bench/key_term_gate.py --questions ../shared/eval/sec10q/questions.jsonl --index INDEX
 """
 
@@ -27,6 +28,9 @@ def main() -> int:
     parser.add_argument("--questions", type=Path, default=DEV, help="question set (JSONL, as pagegraph eval reads)")
     parser.add_argument("--index", type=Path, required=True, help="an index holding the question set's documents")
     parser.add_argument("--rows", type=Path, default=REPO / "bench" / "answer_rows.txt", help="the held-apart rows")
+    parser.add_argument(
+        "--scope", choices=("document", "corpus"), default="document", help="search each row's documents, or all"
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if not args.questions.exists():
@@ -46,7 +50,7 @@ def main() -> int:
     off = Runtime(context=Context(index=str(args.index), key_term_gate=False))
     groups: dict[str, dict[str, list[dict]]] = {}
     for row in load_questions(args.questions):
-        state: dict = {"question": row.question, "documents": row.documents}
+        state: dict = {"question": row.question, "documents": row.documents if args.scope == "document" else []}
         state.update(search_question(state, on, services))
         verdict = gate(state, on, services)
         turned_away = "abstain_reason" in verdict and "abstain_reason" not in gate(state, off, services)
@@ -58,7 +62,7 @@ def main() -> int:
             {"id": row.id, "turned_away": turned_away, "unmentioned": details.get("unmentioned", [])}
         )
 
-    report: dict = {"questions": str(args.questions), "index": str(args.index), "groups": {}}
+    report: dict = {"questions": str(args.questions), "index": str(args.index), "scope": args.scope, "groups": {}}
     for name, group in groups.items():
         summary = {}
         for kind, rows in group.items():
