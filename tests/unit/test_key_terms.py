@@ -1,5 +1,5 @@
-"""The terms a question names that no retrieved passage mentions, and the gate that abstains on them before any
-model call."""
+"""The terms a question names that neither the retrieved passages nor their documents mention, and the gate that
+abstains on them before any model call."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The terms a question names that none of the retrieved passages mentions.
+"""The terms a question names that neither the retrieved passages nor their documents mention.
 
 A question that names something (a company, a dataset, a model, a country, a year) can only be answered from
 documents that mention it. A small answer model answers "the 2024 election" from a passage about 2020 and gives an
@@ -88,12 +88,7 @@ def documents_mention(index: Index, term: str, documents: list[str]) -> bool:
     """Whether each of the term's words occurs in some chunk of `documents` (a term with no BM25 word counts as
     mentioned: nothing to look for)."""
     mask = index.catalog.mask(RetrievalFilter(documents=documents))
-    for word in tokenize(" ".join(_parts(term))):
-        scores = index.bm25.scores(word)
-        held = scores if mask is None or not len(scores) else scores[mask]
-        if not (held > 0).any():
-            return False
-    return True
+    return all(index.bm25.search(word, 1, mask) for word in tokenize(" ".join(_parts(term))))
 
 
 def unmentioned_in_evidence(index: Index, question: str, passages: list[Evidence]) -> list[str]:
