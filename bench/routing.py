@@ -1,7 +1,7 @@
 """Choose the document router's weights on mmlongbench dev questions; check them on sec10q (never tuned on).
 
 Every answerable question with document evidence is searched over the whole index (corpus scope) once, with the
-graphs' retriever (Context defaults), keeping the rank each of the three document rankings of retrievers.documents
+graphs' retriever (Context defaults), keeping the rank each of the four document rankings of retrievers.documents
 gives every document. Each combination of weights
 and RRF constant is then scored by doc_hit@k from those ranks, without searching again. Prints each ranking alone,
 the best rows of the grid on the tuning set, and the chosen combination (best mean of doc_hit@1, @3 and @5 on the

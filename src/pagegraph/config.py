@@ -194,12 +194,13 @@ def get_settings() -> Settings:
 
 
 class RoutingWeights(BaseModel):
-    """The model-free document router (retrievers.documents): weights of its three document rankings in the
+    """The model-free document router (retrievers.documents): weights of its four document rankings in the
     reciprocal-rank fusion, the fusion's constant, and how many fused chunk scores count per document."""
 
     profile: float = Field(default=0.5, ge=0.0, description="BM25 over title, summary, topics, section titles")
     centroid: float = Field(default=0.0, ge=0.0, description="question against the mean of the document's chunks")
     chunks: float = Field(default=1.0, ge=0.0, description="the document's best fused chunk scores")
+    terms: float = Field(default=0.5, ge=0.0, description="the question's names and years the document holds")
     rrf_k: int = Field(default=1, ge=1)
     per_document: int = Field(default=3, ge=1, le=20)
 

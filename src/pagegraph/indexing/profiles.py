@@ -20,7 +20,8 @@ _PROFILE_WORDS = 600
 
 class DocumentProfiles:
     def __init__(self, store: Store, chunk_document_ids: np.ndarray, chunk_vectors: np.ndarray) -> None:
-        """`chunk_document_ids` and `chunk_vectors`: every chunk's document id and vector, in one order."""
+        """`chunk_document_ids` and `chunk_vectors`: every chunk's document id and vector, in one order (the
+        catalog's); `chunk_rows` keeps each chunk's document row in that order."""
         documents = store.documents()
         summaries = store.summaries()
         titles = store.section_titles(_SECTION_LEVELS)
@@ -40,6 +41,7 @@ class DocumentProfiles:
             self._bm25 = bm25s.BM25()
             self._bm25.index([tokenize(text) for text in texts], show_progress=False)
         rows = np.array([self.row_of[doc_id] for doc_id in chunk_document_ids], dtype=np.int64)
+        self.chunk_rows = rows
         sums = np.zeros((len(self.ids), chunk_vectors.shape[1] if chunk_vectors.ndim == 2 else 0), dtype=np.float32)
         if len(rows):
             # A document's chunks lie in runs (the store lists them together): one pass over the (memory-mapped)

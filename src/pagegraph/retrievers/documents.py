@@ -1,9 +1,15 @@
-"""Document routing without a model: which documents a question is about, from three rankings of the documents the
+"""Document routing without a model: which documents a question is about, from four rankings of the documents the
 filter allows, fused by weighted reciprocal rank:
 
 - profile: BM25 over each document's label, title, summary, topics and section titles;
 - centroid: cosine between the question and the mean of the document's chunk vectors;
-- chunks: the sum of the document's best few fused chunk scores (the passages that would be retrieved).
+- chunks: the sum of the document's best few fused chunk scores (the passages that would be retrieved);
+- terms: the names and years the question writes (retrievers.key_terms) whose every BM25 word ("q2"; "gpt" and
+  "4o") the document holds somewhere, each weighted by how few of the allowed documents hold it: "Amazon's Q3 2023
+  10-Q" favours the filings that name Amazon, whatever their file names say; a term every document holds counts
+  nothing.
+
+Documents with equal scores on a ranking share its rank.
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from pagegraph.config import RoutingWeights
+from pagegraph.indexing.bm25 import tokenize
 from pagegraph.indexing.index import Index
+from pagegraph.retrievers.key_terms import documents_holding, key_terms
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.state.access import RetrievalFilter
 
-SIGNALS = ("profile", "centroid", "chunks")
+SIGNALS = ("profile", "centroid", "chunks", "terms")
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,7 @@ def rank_documents(
         "profile": np.asarray(profiles.lexical(query), dtype=np.float64),
         "centroid": np.asarray(profiles.similarity(query_vector), dtype=np.float64),
         "chunks": evidence,
+        "terms": term_scores(index, query, allowed),
     }
     candidates = np.flatnonzero(allowed)
     fused = np.zeros(len(profiles), dtype=np.float64)
@@ -60,8 +69,9 @@ def rank_documents(
         values = scores[signal][candidates]
         # documents with no score on a signal get no rank from it (nothing lexical matched, no chunk retrieved)
         present = candidates[values > 0] if signal != "centroid" else candidates
-        order = present[np.argsort(-scores[signal][present], kind="stable")]
-        ranks[signal] = {int(row): rank for rank, row in enumerate(order, start=1)}
+        present_values = scores[signal][present]
+        shared_ranks = 1 + np.searchsorted(np.sort(-present_values), -present_values, side="left")
+        ranks[signal] = {int(row): int(rank) for row, rank in zip(present, shared_ranks)}
         if weight:
             for row, rank in ranks[signal].items():
                 fused[row] += weight / (weights.rrf_k + rank)
@@ -72,3 +82,15 @@ def rank_documents(
         )
         for row in best
     ]
+
+
+def term_scores(index: Index, query: str, allowed: np.ndarray) -> np.ndarray:
+    """Per document: the summed log(allowed documents / allowed documents holding the term) of the question's key
+    terms it holds."""
+    scores = np.zeros(len(allowed), dtype=np.float64)
+    total = int(allowed.sum())
+    for term in key_terms(query):
+        holding = documents_holding(index, tokenize(term)) & allowed
+        if holding.any():
+            scores[holding] += np.log(total / holding.sum())
+    return scores

@@ -10,8 +10,8 @@ the first word of a sentence or bracket, not in a question written mostly in cap
 that name a part or kind of document (page, table, PDF, Word). A term is mentioned when each of its parts (its runs
 of three or more letters, and its numbers) is: the same word or one sharing a prefix with it (`matches`), or, for
 five or more letters, a near spelling ("Netfilx" for "Netflix"). A term the passages miss still counts as mentioned
-when the documents they come from hold each of its words somewhere (BM25's words: exact, stopwords aside): filings
-name their company on the cover and write "we" after it.
+when one of the documents they come from holds each of its words somewhere (BM25's words: exact, stopwords aside):
+filings name their company on the cover and write "we" after it.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import difflib
 import re
 from collections.abc import Iterable
 
+import numpy as np
+
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.highlights import MIN_PREFIX, matches
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import Evidence
 
 _TERM = re.compile(r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|\b(?:19|20)\d\d\b")
@@ -59,7 +60,7 @@ def key_terms(question: str) -> list[str]:
     return terms
 
 
-def _parts(term: str) -> list[str]:
+def term_parts(term: str) -> list[str]:
     return [p for p in _PART.findall(term.lower()) if p.isdigit() or len(p) >= MIN_LETTERS]
 
 
@@ -81,14 +82,26 @@ def unmentioned_terms(question: str, texts: Iterable[str]) -> list[str]:
         )
         return bool(near)
 
-    return [term for term in terms if not all(mentioned(part) for part in _parts(term))]
+    return [term for term in terms if not all(mentioned(part) for part in term_parts(term))]
+
+
+def documents_holding(index: Index, words: list[str]) -> np.ndarray:
+    """Per document (the profiles' order): whether it holds each of `words` (BM25's words: exact, stopwords aside)
+    somewhere; with no word, every document does (nothing to look for)."""
+    profiles = index.profiles
+    held = np.ones(len(profiles), dtype=bool)
+    for word in words:
+        holds = np.zeros(len(profiles), dtype=bool)
+        holds[profiles.chunk_rows[np.flatnonzero(index.bm25.scores(word) > 0)]] = True
+        held &= holds
+    return held
 
 
 def documents_mention(index: Index, term: str, documents: list[str]) -> bool:
-    """Whether each of the term's words occurs in some chunk of `documents` (a term with no BM25 word counts as
-    mentioned: nothing to look for)."""
-    mask = index.catalog.mask(RetrievalFilter(documents=documents))
-    return all(index.bm25.search(word, 1, mask) for word in tokenize(" ".join(_parts(term))))
+    """Whether one of `documents` (names) holds each of the term's parts as a word."""
+    profiles, names = index.profiles, set(documents)
+    rows = [row for row, name in enumerate(profiles.names) if name in names]
+    return bool(documents_holding(index, tokenize(" ".join(term_parts(term))))[rows].any())
 
 
 def unmentioned_in_evidence(index: Index, question: str, passages: list[Evidence]) -> list[str]:

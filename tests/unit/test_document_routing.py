@@ -1,0 +1,72 @@
+"""The document router's key-term ranking: documents that hold the names and years a question writes come first,
+rarer terms weigh more, and only the documents the filter allows are ranked or counted."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pagegraph.config import Context, RoutingWeights, Settings
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.retrievers.documents import term_scores
+from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.state.access import RetrievalFilter
+
+REPORTS = {
+    "acme-2023.md": "# Quarterly report\n\nAcme Corporation, period ended June 30, 2023.\n\n## Results\n\n"
+    "Sales of tools rose 4 percent; services were flat.\n",
+    "globex-2023.md": "# Quarterly report\n\nGlobex Inc, period ended June 30, 2023.\n\n## Services\n\n"
+    "Services revenue grew 9 percent as services customers grew.\n",
+    "globex-2022.md": "# Quarterly report\n\nGlobex Inc, period ended September 30, 2022.\n\n## Services\n\n"
+    "Services revenue grew 2 percent.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
+    folder = tmp_path_factory.mktemp("reports")
+    for name, text in REPORTS.items():
+        (folder / name).write_text(text)
+    settings = Settings(index=folder / "index", cache_dir=cache_dir)
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run(sorted(folder.glob("*.md"))).failed
+        yield index
+
+
+def scores_by_name(index: Index, question: str, flt: RetrievalFilter | None = None) -> dict[str, float]:
+    scores = term_scores(index, question, index.profiles.allowed(flt))
+    return {name: round(float(score), 4) for name, score in zip(index.profiles.names, scores)}
+
+
+def test_rarer_terms_weigh_more_and_a_term_every_document_holds_counts_nothing(reports: Index) -> None:
+    one_in_three, two_in_three = round(math.log(3), 4), round(math.log(3 / 2), 4)
+    assert scores_by_name(reports, "What did Globex report for 2023?") == {
+        "acme-2023.md": two_in_three,  # 2023
+        "globex-2023.md": round(2 * math.log(3 / 2), 4),  # Globex and 2023
+        "globex-2022.md": two_in_three,  # Globex
+    }
+    assert scores_by_name(reports, "What did Acme sell?")["acme-2023.md"] == one_in_three
+    assert set(scores_by_name(reports, "Which Quarterly report is longest?").values()) == {0.0}  # all hold it
+    assert set(scores_by_name(reports, "What did Initech sell?").values()) == {0.0}  # nobody holds it
+
+
+def test_the_ranking_follows_the_terms_and_documents_with_equal_scores_share_a_rank(reports: Index) -> None:
+    terms_only = Context(routing=RoutingWeights(profile=0.0, centroid=0.0, chunks=0.0, terms=1.0))
+    ranked = HybridRetriever.for_context(reports, terms_only).rank_documents("How did Globex do in 2023?")
+    assert ranked[0].name == "globex-2023.md"
+    assert {d.name: d.ranks["terms"] for d in ranked[1:]} == {"acme-2023.md": 2, "globex-2022.md": 2}
+    assert "terms" not in HybridRetriever.for_context(reports, Context()).rank_documents("services revenue")[0].ranks
+
+
+def test_only_the_documents_the_filter_allows_are_counted(reports: Index) -> None:
+    flt = RetrievalFilter(documents=["globex-2023.md", "globex-2022.md"])
+    scores = scores_by_name(reports, "What did Globex report for 2023?", flt)
+    assert scores == {"acme-2023.md": 0.0, "globex-2023.md": round(math.log(2), 4), "globex-2022.md": 0.0}
+    ranked = HybridRetriever.for_context(reports, Context()).rank_documents("Globex in 2023", flt)
+    assert [d.name for d in ranked][0] == "globex-2023.md" and "acme-2023.md" not in {d.name for d in ranked}
+    assert np.isfinite([d.score for d in ranked]).all()
