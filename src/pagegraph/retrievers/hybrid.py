@@ -17,6 +17,7 @@ from pagegraph.config import Context, RoutingWeights
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import RankedDocument, rank_documents
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
+from pagegraph.retrievers.named_pages import named_page_numbers, physical_pages
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups
@@ -122,9 +123,35 @@ class HybridRetriever(BaseRetriever):
         mask = self.index.catalog.mask(flt)
         if self.by_page:
             hits, relevance = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
+            hits = self._named_pages_first(query, hits, flt)
             return page_groups(hits, self.index.catalog, self.window, self.max_chunks, mask), relevance
         hits, relevance = self._fused(query, flt, None)
         return expand_window(hits, self.index.catalog, self.window, mask), relevance
+
+    def _named_pages_first(self, query: str, hits: list[ScoredChunk], flt: RetrievalFilter) -> list[ScoredChunk]:
+        """Hits led by one for each page the question names (retrievers.named_pages) in the documents the filter
+        names, else in the best hit's document: the best hit on that page, else the page's first chunk."""
+        numbers = named_page_numbers(query)
+        if not numbers or not (hits or flt.documents):
+            return hits
+        catalog, profiles = self.index.catalog, self.index.profiles
+        names = flt.documents or [catalog.sources[catalog.row_of[hits[0].chunk_id]]]
+        ids = dict(zip(profiles.names, profiles.ids))
+        score = hits[0].score if hits else 0.0
+        lead: list[ScoredChunk] = []
+        for name in names:
+            if name not in ids:
+                continue
+            for page in physical_pages(self.index.store.pages(ids[name]), numbers):
+                on_page = next((h for h in hits if _covers(catalog.location(h.chunk_id), name, page)), None)
+                if on_page is None:
+                    mask = catalog.mask(flt.model_copy(update={"documents": [name], "pages": (page, page)}))
+                    rows = np.flatnonzero(mask) if mask is not None else []
+                    on_page = ScoredChunk(catalog.ids[rows[0]], score, "hybrid+page") if len(rows) else None
+                if on_page is not None:
+                    lead.append(on_page)
+        led = {h.chunk_id for h in lead}
+        return lead + [h for h in hits if h.chunk_id not in led]
 
     def rank_documents(self, query: str, flt: RetrievalFilter | None = None) -> list[RankedDocument]:
         """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""
@@ -142,3 +169,8 @@ class HybridRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         hits = self.search(query)
         return to_documents(hits, self.index.store.chunks_by_id([h.chunk_id for h in hits]))
+
+
+def _covers(location: tuple[str, int, int], name: str, page: int) -> bool:
+    source, first, last = location
+    return source == name and first <= page <= last

@@ -1,0 +1,62 @@
+"""Pages a question names: parsed from the question, found by physical number, PDF label or printed number, and
+searched first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pagegraph.config import Context, Settings
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.retrievers.named_pages import named_page_numbers, physical_pages, printed_offset
+from pagegraph.state.access import RetrievalFilter
+from pagegraph.state.documents import Page
+from tests.pdf_factory import text_pdf
+
+TOPICS = ["solar yield", "battery health", "grid tariffs", "installer training", "warranty claims", "spare parts"]
+
+
+def test_the_pages_a_question_names() -> None:
+    assert named_page_numbers("What is the central component of the figure at Page 17?") == [17]
+    assert named_page_numbers("What models are introduced on pages 10 and 11?") == [10, 11]
+    assert named_page_numbers("How many figures are provided in Pages 51-53?") == [51, 52, 53]
+    assert named_page_numbers("the people in page 6, the buildings in page 14 and the cars on p. 3") == [6, 14, 3]
+    assert named_page_numbers("What does slide 4 say?") == [4]
+    assert named_page_numbers("How many pages does the manual have?") == []
+    assert named_page_numbers("Which pages 1 to 400 mention it?") == [1, 400]  # too long a range: its ends only
+
+
+def numbered(printed_from: int, count: int, front: int) -> list[Page]:
+    """`front` unnumbered pages, then `count` pages printing their number on the first line."""
+    pages = [Page(number=n, text=f"Cover and contents\nPart {n}") for n in range(1, front + 1)]
+    return pages + [
+        Page(number=front + i + 1, text=f"Annual review {printed_from + i}\nText of the page.\nMore text.")
+        for i in range(count)
+    ]
+
+
+def test_a_named_page_is_the_physical_page_and_the_page_printed_with_that_number() -> None:
+    pages = numbered(1, 10, front=3)
+    assert printed_offset(pages) == 3
+    assert physical_pages(pages, [4]) == [4, 7]
+    assert physical_pages(pages, [11]) == [11] and physical_pages(pages, [14]) == []  # past the end
+    labelled = [Page(number=n, label=label, text="") for n, label in enumerate(["i", "ii", "1", "2", "3"], 1)]
+    assert physical_pages(labelled, [1, 3]) == [1, 3, 5]
+    assert printed_offset([Page(number=n, text=f"Line {n * 7}") for n in range(1, 9)]) is None  # no agreement
+
+
+def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
+    bodies = [("Cover", "Annual review of the SB-40 fleet."), ("Contents", "Topics of this review, one a page.")]
+    bodies += [(f"Annual review {i}", f"This page covers {topic} across the fleet.") for i, topic in enumerate(TOPICS, 1)]
+    pdf = text_pdf(tmp_path / "review.pdf", bodies)
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run([pdf]).failed
+        search = HybridRetriever.for_context(index, Context(window=0)).search
+        flt = RetrievalFilter(documents=["review.pdf"])
+        lead = [index.catalog.location(h.chunk_id)[1] for h in search("What does the table on page 4 show?", flt)]
+        assert lead[:2] == [4, 6]  # the fourth page of the file, then the page printed "4" ("warranty claims")
+        plain = [index.catalog.location(h.chunk_id)[1] for h in search("What does the table show about spare parts?")]
+        assert plain[0] == 8
