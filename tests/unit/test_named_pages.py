@@ -49,7 +49,9 @@ def test_a_named_page_is_the_physical_page_and_the_page_printed_with_that_number
 
 def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
     bodies = [("Cover", "Annual review of the SB-40 fleet."), ("Contents", "Topics of this review, one a page.")]
-    bodies += [(f"Annual review {i}", f"This page covers {topic} across the fleet.") for i, topic in enumerate(TOPICS, 1)]
+    bodies += [
+        (f"Annual review {i}", f"This page covers {topic} across the fleet.") for i, topic in enumerate(TOPICS, 1)
+    ]
     pdf = text_pdf(tmp_path / "review.pdf", bodies)
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
     with Index(settings.index, settings, write=True, embedder=embedder) as index:
