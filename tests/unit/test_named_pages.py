@@ -10,7 +10,7 @@ from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.hybrid import HybridRetriever
-from pagegraph.retrievers.named_pages import named_page_numbers, physical_pages, printed_offset
+from pagegraph.retrievers.named_pages import LAST, PageReferences, named_pages, page_references, printed_offset
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import Page
 from tests.pdf_factory import text_pdf
@@ -18,14 +18,23 @@ from tests.pdf_factory import text_pdf
 TOPICS = ["solar yield", "battery health", "grid tariffs", "installer training", "warranty claims", "spare parts"]
 
 
+def numbers(question: str) -> list[int]:
+    return page_references(question).numbers
+
+
 def test_the_pages_a_question_names() -> None:
-    assert named_page_numbers("What is the central component of the figure at Page 17?") == [17]
-    assert named_page_numbers("What models are introduced on pages 10 and 11?") == [10, 11]
-    assert named_page_numbers("How many figures are provided in Pages 51-53?") == [51, 52, 53]
-    assert named_page_numbers("the people in page 6, the buildings in page 14 and the cars on p. 3") == [6, 14, 3]
-    assert named_page_numbers("What does slide 4 say?") == [4]
-    assert named_page_numbers("How many pages does the manual have?") == []
-    assert named_page_numbers("Which pages 1 to 400 mention it?") == [1, 400]  # too long a range: its ends only
+    assert numbers("What is the central component of the figure at Page 17?") == [17]
+    assert numbers("What models are introduced on pages 10 and 11?") == [10, 11]
+    assert numbers("How many figures are provided in Pages 51-53?") == [51, 52, 53]
+    assert numbers("the people in page 6, the buildings in page 14 and the cars on p. 3") == [6, 14, 3]
+    assert numbers("What does slide 4 say? And slides nine to ten?") == [4, 9, 10]
+    assert numbers("How many people appear on pages three and four?") == [3, 4]
+    assert numbers("What is on the first page, the second slide and the last page?") == [1, 2, LAST]
+    assert numbers("What color is the car on the cover? And on the back cover?") == [1, LAST]
+    assert numbers("Which pages 1 to 400 mention it?") == [1, 400]  # too long a range: its ends only
+    assert not page_references("How many pages does the manual have? Which topics does it cover?")
+    named = page_references("Which steps in Figure 1 map to Fig. 10 and to Table 2?")
+    assert named.captions == [("figure", 1), ("figure", 10), ("table", 2)] and not named.numbers
 
 
 def numbered(printed_from: int, count: int, front: int) -> list[Page]:
@@ -40,11 +49,22 @@ def numbered(printed_from: int, count: int, front: int) -> list[Page]:
 def test_a_named_page_is_the_physical_page_and_the_page_printed_with_that_number() -> None:
     pages = numbered(1, 10, front=3)
     assert printed_offset(pages) == 3
-    assert physical_pages(pages, [4]) == [4, 7]
-    assert physical_pages(pages, [11]) == [11] and physical_pages(pages, [14]) == []  # past the end
+    assert named_pages(pages, PageReferences([4])) == [4, 7]
+    assert named_pages(pages, PageReferences([11])) == [11] and named_pages(pages, PageReferences([14])) == []
+    assert named_pages(pages, PageReferences([LAST])) == [13]
     labelled = [Page(number=n, label=label, text="") for n, label in enumerate(["i", "ii", "1", "2", "3"], 1)]
-    assert physical_pages(labelled, [1, 3]) == [1, 3, 5]
+    assert named_pages(labelled, PageReferences([1, 3])) == [1, 3, 5]
     assert printed_offset([Page(number=n, text=f"Line {n * 7}") for n in range(1, 9)]) is None  # no agreement
+
+
+def test_a_named_figure_is_the_page_of_its_caption() -> None:
+    pages = [
+        Page(number=1, text="As Figure 2 shows, yields rose."),
+        Page(number=2, text="Yields by month\nFigure 2: Monthly yield.\nTable 2 Tariffs"),
+        Page(number=3, text="Fig. 3. Battery health"),
+    ]
+    assert named_pages(pages, PageReferences(captions=[("figure", 2), ("figure", 3), ("table", 2)])) == [2, 3]
+    assert named_pages(pages, PageReferences(captions=[("table", 9)])) == []
 
 
 def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:

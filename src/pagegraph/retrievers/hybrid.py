@@ -17,7 +17,7 @@ from pagegraph.config import Context, RoutingWeights
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import RankedDocument, rank_documents
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
-from pagegraph.retrievers.named_pages import named_page_numbers, physical_pages
+from pagegraph.retrievers.named_pages import named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups
@@ -30,6 +30,9 @@ class Reranker(Protocol):
     """Scores (query, chunk) pairs, higher is better; e.g. a cross-encoder a user plugs in."""
 
     def score(self, query: str, chunks: list[Chunk]) -> list[float]: ...
+
+
+MAX_NAMED_PAGE_DOCUMENTS = 3
 
 
 class HybridRetriever(BaseRetriever):
@@ -130,23 +133,28 @@ class HybridRetriever(BaseRetriever):
 
     def _named_pages_first(self, query: str, hits: list[ScoredChunk], flt: RetrievalFilter) -> list[ScoredChunk]:
         """Hits led by one for each page the question names (retrievers.named_pages) in the documents the filter
-        names, else in the best hit's document: the best hit on that page, else the page's first chunk."""
-        numbers = named_page_numbers(query)
-        if not numbers or not (hits or flt.documents):
+        names (when it names at most MAX_NAMED_PAGE_DOCUMENTS), else in the best hit's document: the best hit on
+        that page, else the page's first chunk."""
+        references = page_references(query)
+        if not references:
             return hits
         catalog, profiles = self.index.catalog, self.index.profiles
-        names = flt.documents or [catalog.sources[catalog.row_of[hits[0].chunk_id]]]
+        few = flt.documents if flt.documents and len(flt.documents) <= MAX_NAMED_PAGE_DOCUMENTS else None
+        if not few and not hits:
+            return hits
+        names = few or [catalog.sources[catalog.row_of[hits[0].chunk_id]]]
         ids = dict(zip(profiles.names, profiles.ids))
         score = hits[0].score if hits else 0.0
         lead: list[ScoredChunk] = []
         for name in names:
             if name not in ids:
                 continue
-            for page in physical_pages(self.index.store.pages(ids[name]), numbers):
+            for page in named_pages(self.index.store.pages(ids[name]), references):
                 on_page = next((h for h in hits if _covers(catalog.location(h.chunk_id), name, page)), None)
                 if on_page is None:
-                    mask = catalog.mask(flt.model_copy(update={"documents": [name], "pages": (page, page)}))
-                    rows = np.flatnonzero(mask) if mask is not None else []
+                    rows = np.flatnonzero(
+                        catalog.mask(flt.model_copy(update={"documents": [name], "pages": (page, page)}))
+                    )
                     on_page = ScoredChunk(catalog.ids[rows[0]], score, "hybrid+page") if len(rows) else None
                 if on_page is not None:
                     lead.append(on_page)

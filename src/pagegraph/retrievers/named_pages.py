@@ -1,38 +1,78 @@
-"""Pages a question names ("the figure on page 17", "slides 4 and 5", "pages 51-53"), found in a document.
+"""Pages a question names ("the figure on page 17", "pages three and four", "the cover", "the last page", "Figure
+4"), found in a document.
 
 A reader names the number printed on the page, which often differs from the page's place in the file (a cover and
 a table of contents before page 1). A named number N stands for the physical page N and for the page printed N:
 the page whose label (the PDF's own page labels) is N, or, in a document that defines no labels, the page whose
 first or last lines print N, found through the offset between physical and printed numbers that most pages agree on.
+A named figure or table is the page whose caption starts a line with it ("Figure 4:", "Fig. 4", "Table 2").
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 
 from pagegraph.state.documents import Page
 
+_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
+_NUMBER = r"\d{1,4}|" + "|".join(_WORDS)
 _PAGE_REFERENCE = re.compile(
-    r"\b(?:pages?|pp?\.|slides?)\s*(\d{1,4})(?:\s*(?:-|–|to|and|&)\s*(\d{1,4}))?", re.IGNORECASE
+    rf"\b(?:pages?|pp?\.|slides?)\s*({_NUMBER})\b(?:\s*(?:-|–|to|and|&)\s*({_NUMBER})\b)?", re.IGNORECASE
 )
+_ORDINAL_PAGE = re.compile(rf"\b({'|'.join(_ORDINALS)}|last|final)\s+(?:page|slide)s?\b", re.IGNORECASE)
+_FRONT_COVER = re.compile(r"\b(?:the|front)\s+cover\b|\bcover\s+page\b", re.IGNORECASE)
+_BACK_COVER = re.compile(r"\bback\s+cover\b", re.IGNORECASE)
+_CAPTION_REFERENCE = re.compile(r"\b(fig(?:ure)?s?\.?|tables?)\s*(\d{1,3})\b", re.IGNORECASE)
+_CAPTION_LABELS = {"figure": r"(?:figure|fig\.?)", "table": r"table"}
 _EDGE_NUMBER = re.compile(r"^\s*(\d{1,4})\b|\b(\d{1,4})\s*$")
 MAX_NAMED_PAGES = 10
+LAST = -1
 _EDGE_LINES = 2
 # The share of pages that must print their number at the agreed offset for the offset to be trusted.
 MIN_OFFSET_SUPPORT = 0.3
 
 
-def named_page_numbers(question: str) -> list[int]:
-    """The page numbers the question names, in its order; a range counts each page of it (at most
-    MAX_NAMED_PAGES in all)."""
+@dataclass(frozen=True)
+class PageReferences:
+    """What a question names: page numbers (LAST: the last page) and captions such as ("figure", 4)."""
+
+    numbers: list[int] = field(default_factory=list)
+    captions: list[tuple[str, int]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.numbers or self.captions)
+
+
+def _number(text: str) -> int:
+    return int(text) if text.isdigit() else _WORDS.index(text.lower()) + 1
+
+
+def page_references(question: str) -> PageReferences:
+    """The pages and captions the question names, in its order; a page range counts each of its pages (at most
+    MAX_NAMED_PAGES in all; a longer range counts its ends)."""
     numbers: list[int] = []
     for match in _PAGE_REFERENCE.finditer(question):
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) else first
-        span = range(first, last + 1) if first <= last <= first + MAX_NAMED_PAGES else (first, last)
-        numbers.extend(n for n in span if n >= 1 and n not in numbers)
-    return numbers[:MAX_NAMED_PAGES]
+        first = _number(match.group(1))
+        last = _number(match.group(2)) if match.group(2) else first
+        numbers.extend(range(first, last + 1) if first <= last <= first + MAX_NAMED_PAGES else (first, last))
+    for match in _ORDINAL_PAGE.finditer(question):
+        word = match.group(1).lower()
+        numbers.append(_ORDINALS.index(word) + 1 if word in _ORDINALS else LAST)
+    if _FRONT_COVER.search(question):
+        numbers.append(1)
+    if _BACK_COVER.search(question):
+        numbers.append(LAST)
+    captions = [
+        ("figure" if label.lower().startswith("fig") else "table", int(number))
+        for label, number in _CAPTION_REFERENCE.findall(question)
+    ]
+    return PageReferences(
+        [n for i, n in enumerate(numbers) if n != 0 and n not in numbers[:i]][:MAX_NAMED_PAGES],
+        list(dict.fromkeys(captions)),
+    )
 
 
 def _edge_numbers(text: str) -> set[int]:
@@ -51,16 +91,26 @@ def printed_offset(pages: list[Page]) -> int | None:
     return offset if support >= max(2, MIN_OFFSET_SUPPORT * len(pages)) else None
 
 
-def physical_pages(pages: list[Page], numbers: list[int]) -> list[int]:
-    """The physical pages that `numbers` name in a document with these pages: each number's physical page, then
-    its printed page (by label, else by the printed offset), without repeats."""
+def caption_pages(pages: list[Page], kind: str, number: int) -> list[int]:
+    """The pages where a line starts with the caption ("Figure 4", "Fig. 4", "Table 4")."""
+    caption = re.compile(rf"^\s*{_CAPTION_LABELS[kind]}\s*{number}\b", re.IGNORECASE | re.MULTILINE)
+    return [page.number for page in pages if caption.search(page.text)]
+
+
+def named_pages(pages: list[Page], references: PageReferences) -> list[int]:
+    """The physical pages the references name in a document with these pages, without repeats: each number's
+    physical page, then its printed page (by label, else by the printed offset); then the captions' pages."""
     count = len(pages)
     by_label = {page.label: page.number for page in pages if page.label}
     offset = None if by_label else printed_offset(pages)
     found: list[int] = []
-    for n in numbers:
-        printed = by_label.get(str(n)) if by_label else (n + offset if offset is not None else None)
-        for page in (n, printed):
+    for n in references.numbers:
+        printed = None
+        if n != LAST:
+            printed = by_label.get(str(n)) if by_label else (n + offset if offset is not None else None)
+        for page in (count if n == LAST else n, printed):
             if page is not None and 1 <= page <= count and page not in found:
                 found.append(page)
+    for kind, number in references.captions:
+        found.extend(page for page in caption_pages(pages, kind, number) if page not in found)
     return found
