@@ -267,6 +267,11 @@ class Context(BaseModel):
         default=True,
         description="count retrieved hits by page: one hit per page not yet covered, windows skip covered pages",
     )
+    named_pages: bool = Field(
+        default=True,
+        description="a question naming pages or figures ('page 17', 'the cover', 'Figure 4') gets those pages first "
+        "(with page_ranking)",
+    )
     route_documents: int = Field(
         default=5,
         ge=0,

@@ -45,6 +45,7 @@ class HybridRetriever(BaseRetriever):
     by_page: bool = Field(
         default=False, description="rank pages: one hit per page not yet covered, windows skip covered pages"
     )
+    named_pages: bool = Field(default=False, description="with by_page: pages the question names come first")
     fusion: Literal["rrf", "convex"] = Field(
         default="rrf", description="weighted reciprocal rank fusion (as first landed) or convex score fusion"
     )
@@ -77,6 +78,7 @@ class HybridRetriever(BaseRetriever):
             "alpha": context.alpha,
             "window": context.window,
             "by_page": context.page_ranking,
+            "named_pages": context.named_pages,
             "route_documents": context.route_documents,
             "routing": context.routing,
         }
@@ -126,7 +128,8 @@ class HybridRetriever(BaseRetriever):
         mask = self.index.catalog.mask(flt)
         if self.by_page:
             hits, relevance = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
-            hits = self._named_pages_first(query, hits, flt)
+            if self.named_pages:
+                hits = self._named_pages_first(query, hits, flt)
             return page_groups(hits, self.index.catalog, self.window, self.max_chunks, mask), relevance
         hits, relevance = self._fused(query, flt, None)
         return expand_window(hits, self.index.catalog, self.window, mask), relevance
