@@ -272,6 +272,11 @@ class Context(BaseModel):
         description="a question naming pages or figures ('page 17', 'the cover', 'Figure 4') gets those pages first "
         "(with page_ranking)",
     )
+    statement_pages: bool = Field(
+        default=True,
+        description="a question asking for a financial metric (a ratio, margin, turnover, return) gets the first "
+        "page of its report's balance sheet, income statement and cash flow statement first (with page_ranking)",
+    )
     route_documents: int = Field(
         default=5,
         ge=0,

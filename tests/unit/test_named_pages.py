@@ -1,5 +1,5 @@
-"""Pages a question names: parsed from the question, found by physical number, PDF label or printed number, and
-searched first."""
+"""Pages a question points at, searched first: the pages it names (by physical number, PDF label or printed
+number, figure caption) and, for a financial metric, the report's primary statements."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.named_pages import LAST, PageReferences, named_pages, page_references, printed_offset
+from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import Page
 from tests.pdf_factory import text_pdf
@@ -86,3 +87,44 @@ def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder
         assert first_pages("What does the table on page 4 show?") == [4, 6]
         assert first_pages("What does the table on page 4 show?", named_pages=False) != [4, 6]
         assert first_pages("What does the table show about spare parts?")[0] == 8
+
+
+def statement_text(title: str) -> str:
+    rows = "\n".join(f"Line item {i} {i * 1000:,} {i * 900:,}" for i in range(1, 25))
+    return f"ACME INC.\nCONSOLIDATED {title}\n(In millions)\n{rows}"
+
+
+def statement(title: str, number: int) -> Page:
+    return Page(number=number, text=statement_text(title))
+
+
+def test_a_financial_metric_question_gets_the_primary_statements() -> None:
+    assert asks_for_metric("What is the FY2021 inventory turnover ratio for Acme?")
+    assert asks_for_metric("What was the gross margin?") and asks_for_metric("What is the return on equity?")
+    assert not asks_for_metric("Who audits the company?")
+    index_page = Page(number=2, text="Index to Consolidated Financial Statements\nConsolidated Balance Sheets 4")
+    report = [Page(number=1, text="Annual report"), index_page, statement("STATEMENTS OF OPERATIONS", 3)]
+    report += [statement("BALANCE SHEETS", 4), statement("STATEMENTS OF CASH FLOWS", 5), statement("BALANCE SHEETS", 6)]
+    assert statement_pages(report) == [4, 3, 5]  # balance sheet, income statement, cash flows: each first page
+    assert statement_pages(report[:3]) == []  # one statement alone: not a financial report
+
+
+def test_statements_lead_a_metric_question_within_the_named_report(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    bodies = [("Acme annual report", "Our business sells tools and services."), ("Risk factors", "Prices may rise.")]
+    bodies += [(f"CONSOLIDATED {title}", statement_text(title)) for title in ("BALANCE SHEETS", "STATEMENTS OF INCOME")]
+    bodies += [("Outlook", "We expect the inventory turnover ratio to improve as tools sell faster.")]
+    pdf = text_pdf(tmp_path / "acme-10k.pdf", bodies)
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run([pdf]).failed
+        question = "What is the inventory turnover ratio of Acme?"
+
+        def first_pages(flt: RetrievalFilter | None, **context: object) -> list[int]:
+            search = HybridRetriever.for_context(index, Context(window=0, **context)).search
+            return [index.catalog.location(h.chunk_id)[1] for h in search(question, flt)][:2]
+
+        assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"])) == [3, 4]
+        assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), statement_pages=False)[0] == 5
+        assert first_pages(None)[0] == 5  # across the library: no guess at the report

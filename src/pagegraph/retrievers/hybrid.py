@@ -1,6 +1,8 @@
 """Hybrid retrieval: BM25 and dense candidates fused (convex score fusion, or the weighted rank fusion it first
-landed with), optionally reranked, expanded with windows or ranked by page. A search whose filter names no documents
-can first route: rank the documents (retrievers.documents, no model) and search only the best few.
+landed with), optionally reranked, expanded with windows or ranked by page; ranked by page, they can be led by the
+pages the question points at (named pages and figures, a report's statements for a financial metric). A search whose
+filter names no documents can first route: rank the documents (retrievers.documents, no model) and search only the
+best few.
 `HybridRetriever.for_context` is the retriever the graphs use."""
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from pagegraph.config import Context, RoutingWeights
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import RankedDocument, rank_documents
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
-from pagegraph.retrievers.named_pages import named_pages, page_references
+from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
+from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups
 from pagegraph.state.access import RetrievalFilter
@@ -32,7 +35,7 @@ class Reranker(Protocol):
     def score(self, query: str, chunks: list[Chunk]) -> list[float]: ...
 
 
-MAX_NAMED_PAGE_DOCUMENTS = 3
+MAX_LEAD_DOCUMENTS = 3
 
 
 class HybridRetriever(BaseRetriever):
@@ -46,6 +49,9 @@ class HybridRetriever(BaseRetriever):
         default=False, description="rank pages: one hit per page not yet covered, windows skip covered pages"
     )
     named_pages: bool = Field(default=False, description="with by_page: pages the question names come first")
+    statement_pages: bool = Field(
+        default=False, description="with by_page: a financial-metric question gets the primary statements first"
+    )
     fusion: Literal["rrf", "convex"] = Field(
         default="rrf", description="weighted reciprocal rank fusion (as first landed) or convex score fusion"
     )
@@ -79,6 +85,7 @@ class HybridRetriever(BaseRetriever):
             "window": context.window,
             "by_page": context.page_ranking,
             "named_pages": context.named_pages,
+            "statement_pages": context.statement_pages,
             "route_documents": context.route_documents,
             "routing": context.routing,
         }
@@ -128,23 +135,23 @@ class HybridRetriever(BaseRetriever):
         mask = self.index.catalog.mask(flt)
         if self.by_page:
             hits, relevance = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
-            if self.named_pages:
-                hits = self._named_pages_first(query, hits, flt)
+            hits = self._pages_first(query, hits, flt)
             return page_groups(hits, self.index.catalog, self.window, self.max_chunks, mask), relevance
         hits, relevance = self._fused(query, flt, None)
         return expand_window(hits, self.index.catalog, self.window, mask), relevance
 
-    def _named_pages_first(self, query: str, hits: list[ScoredChunk], flt: RetrievalFilter) -> list[ScoredChunk]:
-        """Hits led by one for each page the question names (retrievers.named_pages) in the documents the filter
-        names (when it names at most MAX_NAMED_PAGE_DOCUMENTS), else in the best hit's document: the best hit on
-        that page, else the page's first chunk."""
-        references = page_references(query)
-        if not references:
+    def _pages_first(self, query: str, hits: list[ScoredChunk], flt: RetrievalFilter) -> list[ScoredChunk]:
+        """Hits led by the pages the question points at, each by its best hit, else by the page's first chunk:
+        - the pages it names (retrievers.named_pages), in the documents the filter names (at most
+          MAX_LEAD_DOCUMENTS), else in the best hit's document;
+        - for a financial-metric question, the primary statements (retrievers.statements), only in documents the
+          filter names: across a library, a wrong guess at the document would fill the top with its statements."""
+        few = flt.documents if flt.documents and len(flt.documents) <= MAX_LEAD_DOCUMENTS else None
+        references = page_references(query) if self.named_pages else PageReferences()
+        metric = bool(few) and self.statement_pages and asks_for_metric(query)
+        if not (references or metric) or not (few or hits):
             return hits
         catalog, profiles = self.index.catalog, self.index.profiles
-        few = flt.documents if flt.documents and len(flt.documents) <= MAX_NAMED_PAGE_DOCUMENTS else None
-        if not few and not hits:
-            return hits
         names = few or [catalog.sources[catalog.row_of[hits[0].chunk_id]]]
         ids = dict(zip(profiles.names, profiles.ids))
         score = hits[0].score if hits else 0.0
@@ -152,14 +159,16 @@ class HybridRetriever(BaseRetriever):
         for name in names:
             if name not in ids:
                 continue
-            for page in named_pages(self.index.store.pages(ids[name]), references):
+            pages = self.index.store.pages(ids[name])
+            wanted = named_pages(pages, references) + (statement_pages(pages) if metric else [])
+            for page in dict.fromkeys(wanted):
                 on_page = next((h for h in hits if _covers(catalog.location(h.chunk_id), name, page)), None)
                 if on_page is None:
                     rows = np.flatnonzero(
                         catalog.mask(flt.model_copy(update={"documents": [name], "pages": (page, page)}))
                     )
                     on_page = ScoredChunk(catalog.ids[rows[0]], score, "hybrid+page") if len(rows) else None
-                if on_page is not None:
+                if on_page is not None and on_page not in lead:
                     lead.append(on_page)
         led = {h.chunk_id for h in lead}
         return lead + [h for h in hits if h.chunk_id not in led]

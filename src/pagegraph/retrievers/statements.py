@@ -1,0 +1,53 @@
+"""A financial report's primary statements, for questions that ask for a financial metric.
+
+A ratio, margin, turnover or return is computed from line items on the balance sheet, the income statement and the
+cash flow statement, pages that share few words with the question: "inventory turnover" needs cost of sales and
+inventories, neither of which the question writes. When a question asks for such a metric and its document holds
+those statements, the first page of each is searched first. A statement's page is one whose first lines name it and
+that holds many numbers (an index of the statements names them too, with a few page numbers).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pagegraph.state.documents import Page
+
+_METRIC = re.compile(
+    r"\b(?:ratios?|margins?|turnover|returns? on|ebitda|ebit|working capital|per share|eps|capital employed"
+    r"|invested capital|capitali[sz]ation|effective tax rate|cash conversion|days (?:sales|payables|inventory)"
+    r"|coverage|leverage|liquidity|payout)\b",
+    re.IGNORECASE,
+)
+_OF = r"statements?\s+of\s+(?:consolidated\s+)?"
+_STATEMENTS = (
+    re.compile(rf"balance\s+sheets?|{_OF}financial\s+position", re.IGNORECASE),
+    re.compile(rf"{_OF}(?:operations|income|earnings)", re.IGNORECASE),
+    re.compile(rf"{_OF}cash\s+flows?", re.IGNORECASE),
+)
+_NUMBER = re.compile(r"\d[\d,.]*")
+HEAD_CHARS = 400
+MIN_NUMBERS = 40
+MIN_STATEMENTS = 2
+
+
+def asks_for_metric(question: str) -> bool:
+    return bool(_METRIC.search(question))
+
+
+def statement_pages(pages: list[Page]) -> list[int]:
+    """The first page of each primary statement (balance sheet, income statement, cash flow statement), in that
+    order; none unless at least MIN_STATEMENTS are found (a document that is not a financial report)."""
+    found = []
+    for statement in _STATEMENTS:
+        first = next(
+            (
+                page.number
+                for page in pages
+                if statement.search(page.text[:HEAD_CHARS]) and len(_NUMBER.findall(page.text)) >= MIN_NUMBERS
+            ),
+            None,
+        )
+        if first is not None:
+            found.append(first)
+    return found if len(found) >= MIN_STATEMENTS else []
