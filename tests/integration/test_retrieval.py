@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pagegraph.cli import app
-from pagegraph.config import Settings
+from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
@@ -43,7 +43,13 @@ def index(
         yield opened
 
 
-QUESTIONS = ["personality traits of users", "how to measure heart rate", "battery charging time", "dataset statistics"]
+QUESTIONS = [
+    "personality traits of users",
+    "how to measure heart rate",
+    "battery charging time",
+    "dataset statistics",
+    "What does the figure on page 2 show, and Figure 1?",  # named pages lead: still only what the filter allows
+]
 FILTERS = [
     RetrievalFilter(documents=[MANUAL]),
     RetrievalFilter(projects=["research"]),
@@ -71,6 +77,9 @@ def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -
         "hybrid": lambda q: [h.chunk_id for h in HybridRetriever(index=index, window=2).search(q, flt)],
         "routed by page": lambda q: [
             h.chunk_id for h in HybridRetriever(index=index, window=2, by_page=True, route_documents=1).search(q, flt)
+        ],
+        "the graphs' retriever, no window": lambda q: [
+            h.chunk_id for h in HybridRetriever.for_context(index, Context(window=0)).search(q, flt)
         ],
     }
     for name, search in retrievers.items():

@@ -162,6 +162,8 @@ class HybridRetriever(BaseRetriever):
             pages = self.index.store.pages(ids[name])
             wanted = named_pages(pages, references) + (statement_pages(pages) if metric else [])
             for page in dict.fromkeys(wanted):
+                if flt.pages and not flt.pages[0] <= page <= flt.pages[1]:
+                    continue
                 on_page = next((h for h in hits if _covers(catalog.location(h.chunk_id), name, page)), None)
                 if on_page is None:
                     rows = np.flatnonzero(
