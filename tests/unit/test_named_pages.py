@@ -32,6 +32,7 @@ def test_the_pages_a_question_names() -> None:
     assert numbers("How many people appear on pages three and four?") == [3, 4]
     assert numbers("What is on the first page, the second slide and the last page?") == [1, 2, LAST]
     assert numbers("What color is the car on the cover? And on the back cover?") == [1, LAST]
+    assert numbers("Who signed the title page?") == numbers("What is on the front page?") == [1]
     assert numbers("Which pages 1 to 400 mention it?") == [1, 400]  # too long a range: its ends only
     assert not page_references("How many pages does the manual have? Which topics does it cover?")
     named = page_references("Which steps in Figure 1 map to Fig. 10 and to Table 2?")

@@ -23,7 +23,7 @@ _PAGE_REFERENCE = re.compile(
     rf"\b(?:pages?|pp?\.|slides?)\s*({_NUMBER})\b(?:\s*(?:-|–|to|and|&)\s*({_NUMBER})\b)?", re.IGNORECASE
 )
 _ORDINAL_PAGE = re.compile(rf"\b({'|'.join(_ORDINALS)}|last|final)\s+(?:page|slide)s?\b", re.IGNORECASE)
-_FRONT_COVER = re.compile(r"\b(?:the|front)\s+cover\b|\bcover\s+page\b", re.IGNORECASE)
+_FRONT_COVER = re.compile(r"\b(?:the|front)\s+cover\b|\b(?:cover|front|title)\s+page\b", re.IGNORECASE)
 _BACK_COVER = re.compile(r"\bback\s+cover\b", re.IGNORECASE)
 _CAPTION_REFERENCE = re.compile(r"\b(fig(?:ure)?s?\.?|tables?)\s*(\d{1,3})\b", re.IGNORECASE)
 _CAPTION_LABELS = {"figure": r"(?:figure|fig\.?)", "table": r"table"}
