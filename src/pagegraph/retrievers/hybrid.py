@@ -23,7 +23,7 @@ from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_r
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.retrievers.window import expand_window, page_groups
+from pagegraph.retrievers.window import expand_window, page_groups, pages_of
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import Chunk
 
@@ -164,7 +164,7 @@ class HybridRetriever(BaseRetriever):
             for page in dict.fromkeys(wanted):
                 if flt.pages and not flt.pages[0] <= page <= flt.pages[1]:
                     continue
-                on_page = next((h for h in hits if _covers(catalog.location(h.chunk_id), name, page)), None)
+                on_page = next((h for h in hits if (name, page) in pages_of(catalog, h.chunk_id)), None)
                 if on_page is None:
                     rows = np.flatnonzero(
                         catalog.mask(flt.model_copy(update={"documents": [name], "pages": (page, page)}))
@@ -191,8 +191,3 @@ class HybridRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         hits = self.search(query)
         return to_documents(hits, self.index.store.chunks_by_id([h.chunk_id for h in hits]))
-
-
-def _covers(location: tuple[str, int, int], name: str, page: int) -> bool:
-    source, first, last = location
-    return source == name and first <= page <= last

@@ -40,12 +40,12 @@ def page_groups(
     for hit in hits:
         if leads == pages:
             break
-        if hit.chunk_id in seen or _pages(catalog, hit.chunk_id) <= covered:
+        if hit.chunk_id in seen or pages_of(catalog, hit.chunk_id) <= covered:
             continue
         leads += 1
         before = set(covered)
         for chunk_id in catalog.neighbours(hit.chunk_id, n, mask) if n > 0 else [hit.chunk_id]:
-            chunk_pages = _pages(catalog, chunk_id)
+            chunk_pages = pages_of(catalog, chunk_id)
             if chunk_id in seen or (chunk_id != hit.chunk_id and chunk_pages <= before):
                 continue
             seen.add(chunk_id)
@@ -54,6 +54,7 @@ def page_groups(
     return grouped
 
 
-def _pages(catalog: ChunkCatalog, chunk_id: str) -> set[tuple[str, int]]:
+def pages_of(catalog: ChunkCatalog, chunk_id: str) -> set[tuple[str, int]]:
+    """The (file name, page) pairs a chunk spans."""
     source, first, last = catalog.location(chunk_id)
     return {(source, page) for page in range(first, last + 1)}
