@@ -29,6 +29,7 @@ class DocumentProfiles:
         self.ids = [doc.id for doc in documents]
         self.names = [doc.name for doc in documents]
         self.row_of = {doc_id: row for row, doc_id in enumerate(self.ids)}
+        self.row_named = {name: row for row, name in enumerate(self.names)}
         texts = []
         for doc in documents:
             summary = summaries.get(doc.id)

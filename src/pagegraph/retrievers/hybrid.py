@@ -153,13 +153,12 @@ class HybridRetriever(BaseRetriever):
             return hits
         catalog, profiles = self.index.catalog, self.index.profiles
         names = few or [catalog.sources[catalog.row_of[hits[0].chunk_id]]]
-        ids = dict(zip(profiles.names, profiles.ids))
         score = hits[0].score if hits else 0.0
         lead: list[ScoredChunk] = []
         for name in names:
-            if name not in ids:
+            if name not in profiles.row_named:
                 continue
-            pages = self.index.store.pages(ids[name])
+            pages = self.index.store.pages(profiles.ids[profiles.row_named[name]])
             wanted = named_pages(pages, references) + (statement_pages(pages) if metric else [])
             for page in dict.fromkeys(wanted):
                 if flt.pages and not flt.pages[0] <= page <= flt.pages[1]:

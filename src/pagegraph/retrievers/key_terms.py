@@ -99,8 +99,8 @@ def documents_holding(index: Index, words: list[str]) -> np.ndarray:
 
 def documents_mention(index: Index, term: str, documents: list[str]) -> bool:
     """Whether one of `documents` (names) holds each of the term's parts as a word."""
-    profiles, names = index.profiles, set(documents)
-    rows = [row for row, name in enumerate(profiles.names) if name in names]
+    profiles = index.profiles
+    rows = [profiles.row_named[name] for name in documents if name in profiles.row_named]
     return bool(documents_holding(index, tokenize(" ".join(term_parts(term))))[rows].any())
 
 
