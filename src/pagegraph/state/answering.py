@@ -122,6 +122,9 @@ class Reading(BaseModel):
     )
     source: int | None = Field(default=None, description="the excerpt number the support was measured in")
     widen: bool = Field(default=False, description="a focused read that fell short: read whole passages next")
+    computed: bool = Field(
+        default=False, description="the answer was computed from figures the model copied, not written by it"
+    )
 
 
 class Citation(BaseModel):
