@@ -208,3 +208,19 @@ def test_the_terminal_shows_the_result_after_the_streamed_program(sample_index, 
     shown = console.export_text()
     order = [shown.index(part) for part in ("Evidence", "peak = 7.5", "Computed: 7.5 - 5 = 2.5", "Sources")]
     assert order == sorted(order), shown
+
+
+def test_a_reply_of_one_value_is_read_as_that_figure() -> None:
+    calculation = parse_calculation("18% [2]")
+    assert calculation.value == 18.0 and calculation.percent
+    assert [(f.value, f.excerpt) for f in calculation.figures] == [(18.0, 2)]
+    assert parse_calculation("answer: 1,250").value == 1250.0
+
+
+def test_a_scaled_figure_is_checked_by_the_number_it_copies() -> None:
+    program = "very = 45 / 100  # [2] very confident\nnot_at_all = 35 / 100  # [2] not confident at all\nanswer = very - not_at_all"
+    calculation = parse_calculation(program)
+    assert calculation.value == pytest.approx(0.1) and calculation.expression == "(45 / 100) - (35 / 100)"
+    assert [f.value for f in calculation.figures] == [45.0, 35.0]
+    _, support = place_figures(calculation, [_passage("45% are very confident and 35% are not confident at all.", 1)])
+    assert support == 1.0

@@ -34,6 +34,8 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d)")
 _CURRENCY = re.compile(r"[$€£¥₹]")
 _PERCENT = re.compile(r"(?<=[\d.])\s*%")
 _FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# A reply of one value (small models sometimes answer so): read as `answer = value  # [n]`.
+_LONE_VALUE = re.compile(r"^\s*(?:answer\s*[:=]\s*)?([-−]?[$€£¥₹]?\d[\d,]*(?:\.\d+)?\s*%?)\s*(\[\d+\])?\s*\.?\s*$")
 _OPERATORS = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -103,14 +105,16 @@ def _evaluate(node: ast.AST, values: dict[str, float]) -> float:
     raise CalculationError(f"not arithmetic: {ast.unparse(node)!r}")
 
 
-def _constant(node: ast.AST) -> float | None:
-    """The value of a bare (possibly signed) number, else None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _constant(node.operand)
-        return None if inner is None else -inner
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return float(node.value)
-    return None
+def _copied(node: ast.AST) -> float | None:
+    """The figure a line without names copies: its first number (`45 / 100` copies 45 and scales it), else None."""
+    walked = list(ast.walk(node))
+    if any(isinstance(n, ast.Name) for n in walked):
+        return None
+    return next((float(n.value) for n in walked if isinstance(n, ast.Constant)), None)
+
+
+def _constant_text(code: str) -> bool:
+    return bool(re.fullmatch(r"-?\d+(?:\.\d+)?", code))
 
 
 class _Written(ast.NodeTransformer):
@@ -129,6 +133,8 @@ def parse_calculation(reply: str) -> Calculation:
     lines = [line for line in reply.strip().splitlines() if line.strip() and not _FENCE.match(line)]
     if not lines or len(lines) > MAX_LINES:
         raise CalculationError(f"no program of at most {MAX_LINES} lines")
+    if len(lines) == 1 and (lone := _LONE_VALUE.match(lines[0])):
+        lines = [f"answer = {lone.group(1).replace('−', '-')}  # {lone.group(2) or ''}"]
     values: dict[str, float] = {}
     figures: dict[str, Figure] = {}
     written: dict[str, str] = {}
@@ -152,13 +158,13 @@ def parse_calculation(reply: str) -> Calculation:
         if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
             raise CalculationError(f"{name} is out of range")
         values[name] = value
-        constant = _constant(expression)
-        if constant is not None:
+        copied = _copied(expression)
+        if copied is not None:
             cited = _CITED.search(note)
             label = _CITED.sub("", note).strip(" :;,-")
-            figures[name] = Figure(name, constant, code.strip(), label, int(cited.group(1)) if cited else None, percent)
+            figures[name] = Figure(name, copied, code.strip(), label, int(cited.group(1)) if cited else None, percent)
             shown, uses[name], additive[name] = code.strip(), {name}, True
-            written[name] = shown
+            written[name] = shown if _constant_text(shown) else f"({shown})"
         else:
             figures.pop(name, None)
             names = [n.id for n in ast.walk(expression) if isinstance(n, ast.Name) and n.id in uses]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
@@ -23,7 +23,14 @@ from pagegraph.nodes.calculate import (
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
 from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
-from pagegraph.prompts.extract import CALCULATE_SYSTEM, EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
+from pagegraph.prompts.extract import (
+    CALCULATE_EXAMPLE_REPLY,
+    CALCULATE_EXAMPLE_REQUEST,
+    CALCULATE_SYSTEM,
+    EXTRACT_REQUEST,
+    EXTRACT_SYSTEM,
+    SHAPE_INSTRUCTIONS,
+)
 from pagegraph.retrievers.highlights import answer_shape, content_words, focus_passages, matches, score_sentences
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Reading
@@ -115,20 +122,23 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     shape = answer_shape(state["question"])
     computing = context.calculate and shape not in ("list", "yes_no") and asks_to_compute(state["question"])
     turns = "\n".join(TURN.format(question=t.question, answer=t.answer) for t in recent_turns(state, context))
+    example: list[BaseMessage] = []
     if computing:
         system = CALCULATE_SYSTEM.format(refusal=REFUSAL)
+        example = [HumanMessage(content=CALCULATE_EXAMPLE_REQUEST), AIMessage(content=CALCULATE_EXAMPLE_REPLY)]
     else:
         system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
     request = EXTRACT_REQUEST.format(
         history=HISTORY.format(turns=turns) if turns else "", question=state["question"], evidence="{evidence}"
     )
-    budget = min(limit, evidence_budget(model, system + request, services.settings))
+    shown = system + request + "".join(message_text(m) for m in example)
+    budget = min(limit, evidence_budget(model, shown, services.settings))
     fit = fit_evidence(
         list(enumerate(passages, 1)), lambda item: render_evidence(*item), budget=budget, count=token_counter(model)
     )
     kept = [evidence for _, evidence in fit.kept]
     blocks = "\n\n".join(render_evidence(n, e) for n, e in enumerate(kept, 1))
-    messages = [SystemMessage(content=system), HumanMessage(content=request.replace("{evidence}", blocks))]
+    messages = [SystemMessage(content=system), *example, HumanMessage(content=request.replace("{evidence}", blocks))]
     reply, call = invoke_model(model, messages, purpose="read")
     draft = message_text(reply).strip()
     if computing:
