@@ -34,8 +34,8 @@ In 2022 the bakery sold 12,400 loaves. Sales rose to 15,100 loaves in 2023.
 [2] [bakery-report.pdf, Staff, p. 5]
 The bakery employed 8 bakers in 2022 and 11 in 2023.
 
-Question: By what percentage did loaf sales grow from 2022 to 2023? Round to one decimal place."""
+Question: How many more loaves did the bakery sell in 2023 than in 2022?"""
 
 CALCULATE_EXAMPLE_REPLY = """loaves_2022 = 12400  # [1] loaves sold in 2022
 loaves_2023 = 15100  # [1] loaves sold in 2023
-answer = (loaves_2023 - loaves_2022) / loaves_2022 * 100"""
+answer = loaves_2023 - loaves_2022"""
