@@ -300,11 +300,6 @@ class Context(BaseModel):
     focus_max_tokens: int = Field(
         default=1200, ge=100, le=100_000, description="extract graph: evidence tokens of the first, focused read"
     )
-    calculate: bool = Field(
-        default=True,
-        description="extract graph: a question asking for a computed figure (a difference, total, average, change, "
-        "ratio) gets the figures copied by the model and the arithmetic done in Python",
-    )
     widen_below: float = Field(
         default=0.5,
         ge=0.0,

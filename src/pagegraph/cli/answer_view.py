@@ -77,7 +77,6 @@ class StreamedAnswer:
         self.evidence_shown = False
         self.streamed = ""
         self.streaming: tuple[Any, ...] | None = None  # the model call whose tokens are being shown
-        self.computed = False  # the streamed tokens were figures and arithmetic, not the answer itself
 
     def part(self, mode: str, data: Any) -> None:
         if mode == "updates":
@@ -103,8 +102,6 @@ class StreamedAnswer:
                 self.evidence_shown = True
                 print_evidence(self.console, update.get("highlights") or [])
             return
-        if node == "read" and update.get("readings"):
-            self.computed = update["readings"][-1].computed
         label = STAGE_LABELS.get(node)
         if label is None or self.streamed:
             return
@@ -118,13 +115,12 @@ class StreamedAnswer:
             self.console.print(f"[dim]· {label}[/dim]", highlight=False)
 
     def finish(self, output: dict[str, Any]) -> None:
-        """After the run: the verified answer where nothing was streamed, or the run abstained, or the streamed
-        tokens were a calculation; then sources."""
+        """After the run: the verified answer where nothing was streamed (or the run abstained), then sources."""
         if self.streamed:
             self.console.print()
         if not self.evidence_shown:
             print_evidence(self.console, output.get("highlights") or [])
-        if not self.streamed or output["abstained"] or self.computed:
+        if not self.streamed or output["abstained"]:
             searched_as(self.console, output)
             self.console.print(output["answer"], highlight=False, markup=False)
         print_sources(self.console, output)

@@ -1,6 +1,5 @@
 """`extract`: the reader for small models. search → highlight → gate → read (the answer copied from the best
-sentences of the top passages, with their neighbours; for a computed figure, the figures copied and the arithmetic
-done in Python) → read again from whole passages when the first read refused
+sentences of the top passages, with their neighbours) → read again from whole passages when the first read refused
 or its answer is barely in the excerpt it cites → weigh (abstain unless refusal, support and retrieval similarity
 together clear `answer_threshold`) → verify. One or two model calls; failures → basic."""
 

@@ -6,31 +6,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.answer import render_evidence
-from pagegraph.nodes.calculate import (
-    CalculationError,
-    asks_to_compute,
-    calculation_answer,
-    parse_calculation,
-    place_figures,
-)
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
 from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
-from pagegraph.prompts.extract import (
-    CALCULATE_EXAMPLE_REPLY,
-    CALCULATE_EXAMPLE_REQUEST,
-    CALCULATE_SYSTEM,
-    EXTRACT_REQUEST,
-    EXTRACT_SYSTEM,
-    SHAPE_INSTRUCTIONS,
-)
+from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
 from pagegraph.retrievers.highlights import answer_shape, content_words, focus_passages, matches, score_sentences
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Reading
@@ -83,23 +69,6 @@ def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: boo
     return Reading(draft=f"{plain} [{best}]", wide=wide, refused=False, support=round(scores[best], 3), source=best)
 
 
-def judge_calculation(reply: str, question: str, evidence: list[Evidence], wide: bool) -> tuple[Reading, str]:
-    """A reading of a program of copied figures: the result computed here, cited to the excerpts holding its
-    figures; its support is the share of figures the excerpts hold. A reply that is no such program is a refusal."""
-    if not evidence or is_refusal(reply, []):
-        return Reading(draft=reply, wide=wide, refused=True, support=0.0), "refused"
-    try:
-        calculation = parse_calculation(reply)
-    except CalculationError as exc:
-        return Reading(draft=reply, wide=wide, refused=True, support=0.0), f"no calculation in the reply ({exc})"
-    placed, support = place_figures(calculation, evidence)
-    draft = calculation_answer(calculation, question, placed)
-    source = next((p for p in placed if p is not None), None)
-    reading = Reading(draft=draft, wide=wide, refused=False, support=round(support, 3), source=source, computed=True)
-    figures = len(calculation.figures)
-    return reading, f"computed from {figures} figure{'s' * (figures != 1)}, {support:.0%} of them in the excerpts"
-
-
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
     scored = score_sentences(state["question"], passages, index.embedder.embed)
@@ -120,37 +89,27 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         top = ranked[: context.highlight_passages]
         passages, limit = focused_evidence(state, context, services, top), context.focus_max_tokens
     shape = answer_shape(state["question"])
-    computing = context.calculate and shape not in ("list", "yes_no") and asks_to_compute(state["question"])
     turns = "\n".join(TURN.format(question=t.question, answer=t.answer) for t in recent_turns(state, context))
-    example: list[BaseMessage] = []
-    if computing:
-        system = CALCULATE_SYSTEM.format(refusal=REFUSAL)
-        example = [HumanMessage(content=CALCULATE_EXAMPLE_REQUEST), AIMessage(content=CALCULATE_EXAMPLE_REPLY)]
-    else:
-        system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
+    system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
     request = EXTRACT_REQUEST.format(
         history=HISTORY.format(turns=turns) if turns else "", question=state["question"], evidence="{evidence}"
     )
-    shown = system + request + "".join(message_text(m) for m in example)
-    budget = min(limit, evidence_budget(model, shown, services.settings))
+    budget = min(limit, evidence_budget(model, system + request, services.settings))
     fit = fit_evidence(
         list(enumerate(passages, 1)), lambda item: render_evidence(*item), budget=budget, count=token_counter(model)
     )
     kept = [evidence for _, evidence in fit.kept]
     blocks = "\n\n".join(render_evidence(n, e) for n, e in enumerate(kept, 1))
-    messages = [SystemMessage(content=system), *example, HumanMessage(content=request.replace("{evidence}", blocks))]
+    messages = [SystemMessage(content=system), HumanMessage(content=request.replace("{evidence}", blocks))]
     reply, call = invoke_model(model, messages, purpose="read")
     draft = message_text(reply).strip()
-    if computing:
-        reading, outcome = judge_calculation(draft, state["question"], kept, wide)
-    else:
-        reading = judge_reading(draft, state["question"], kept, wide)
-        outcome = "refused" if reading.refused else f"support {reading.support:.2f} in excerpt {reading.source}"
+    reading = judge_reading(draft, state["question"], kept, wide)
     if not wide and (reading.refused or reading.support < context.widen_below):
         reading = reading.model_copy(update={"widen": True})
     how = "whole passages" if wide else "focused excerpts"
-    kind = "computed" if computing else shape
-    summary = f"{kind} answer from {len(kept)} {how} ({fit.tokens} of {budget} tokens): {outcome}"
+    summary = f"{shape} answer from {len(kept)} {how} ({fit.tokens} of {budget} tokens): " + (
+        "refused" if reading.refused else f"support {reading.support:.2f} in excerpt {reading.source}"
+    )
     return {
         "draft": reading.draft,
         "evidence": kept,

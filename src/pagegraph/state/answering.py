@@ -118,14 +118,10 @@ class Reading(BaseModel):
         ge=0.0,
         le=1.0,
         description="share of the answer's own numbers and words (those not in the question) found in the excerpt "
-        "it cites (or, citing none, the excerpt holding most of them); for a computed answer, the share of its "
-        "figures the excerpts hold",
+        "it cites (or, citing none, the excerpt holding most of them)",
     )
     source: int | None = Field(default=None, description="the excerpt number the support was measured in")
     widen: bool = Field(default=False, description="a focused read that fell short: read whole passages next")
-    computed: bool = Field(
-        default=False, description="the answer was computed from figures the model copied, not written by it"
-    )
 
 
 class Citation(BaseModel):
