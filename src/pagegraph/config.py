@@ -300,6 +300,11 @@ class Context(BaseModel):
     focus_max_tokens: int = Field(
         default=1200, ge=100, le=100_000, description="extract graph: evidence tokens of the first, focused read"
     )
+    confirm_answers: bool = Field(
+        default=True,
+        description="extract graph: read whole passages also after a focused read that answered; abstain when the "
+        "two answers differ, keep the focused one when the second refuses",
+    )
     widen_below: float = Field(
         default=0.5,
         ge=0.0,

@@ -4,7 +4,7 @@ whole passages are read once when that falls short, and abstention weighs refusa
 from __future__ import annotations
 
 from pagegraph.config import Context
-from pagegraph.nodes.read import answer_confidence, answer_support, judge_reading
+from pagegraph.nodes.read import answer_confidence, answer_support, answers_agree, judge_reading
 from pagegraph.retrievers.highlights import focus_passages, score_sentences
 from pagegraph.state.answering import Evidence, Reading
 
@@ -75,8 +75,37 @@ def test_focused_excerpts_keep_the_best_sentences_with_their_neighbours(embedder
     assert all(" … " not in p.text or p.id == "c1" for p in two) and "98 kg" in two[0].text
 
 
+def test_two_answers_agree_on_a_shared_figure_or_most_words() -> None:
+    assert answers_agree("98 kg [1]", "It weighs 98 kg without the bracket [3].", WEIGHT)
+    assert not answers_agree("98 kg [1]", "75 pounds [2]", WEIGHT)
+    question = "What does error E04 mean?"
+    assert answers_agree("Grid voltage out of range [1]", "The grid voltage is out of range [2].", question)
+    assert not answers_agree("Grid voltage out of range [1]", "The battery is overheating [2].", question)
+    assert answers_agree("Error E04 [1]", "Grid voltage out of range [2].", question)  # nothing of its own to compare
+
+
+def test_a_confirming_read_that_agrees_keeps_the_answer(ask) -> None:
+    output, model = ask(WEIGHT, "98 kg [1]", "It weighs 98 kg [1].", graph="extract")
+    first, second = (request[0][1].content for request in model.requests)
+    assert len(second) > len(first)  # whole passages the second time
+    assert not output["abstained"] and "98 kg" in output["answer"] and output["llm_calls"] == 2
+
+
+def test_a_confirming_read_that_differs_abstains(ask) -> None:
+    output, _ = ask(WEIGHT, "98 kg [1]", "It weighs 120 kg [1].", graph="extract")
+    assert output["abstained"] and "different answers" in output["abstain_reason"]
+    (weigh,) = [r for r in output["trace"] if r.stage == "weigh"]
+    assert weigh.details["disagrees"] is True
+
+
+def test_a_confirming_read_that_refuses_leaves_the_focused_answer(ask) -> None:
+    output, _ = ask(WEIGHT, "98 kg [1]", "The documents do not contain the answer.", graph="extract")
+    assert not output["abstained"] and "98 kg" in output["answer"] and output["citations"]
+    assert [r for r in output["trace"] if r.stage == "read"][-1].summary.endswith("the focused answer stands")
+
+
 def test_the_first_read_shows_excerpts_and_a_supported_answer_is_verified(ask) -> None:
-    output, model = ask(WEIGHT, "98 kg [1]", graph="extract", answer_threshold=0.3)
+    output, model = ask(WEIGHT, "98 kg [1]", graph="extract", answer_threshold=0.3, confirm_answers=False)
     (request,) = model.requests
     prompt = request[0][1].content
     assert "98 kg" in prompt and len(prompt) < 3000, prompt
@@ -100,7 +129,7 @@ def test_a_refusal_after_widening_abstains(ask) -> None:
 
 
 def test_auto_reads_with_extract_for_small_models(ask) -> None:
-    output, _ = ask(WEIGHT, "98 kg [1]", graph="auto", model="local-fast")
+    output, _ = ask(WEIGHT, "98 kg [1]", graph="auto", model="local-fast", confirm_answers=False)
     assert output["trace"][1].stage == "auto" and output["trace"][1].ids == ["extract"]
     assert "98 kg" in output["answer"] and not output["abstained"]
     output, _ = ask(WEIGHT, "98 kg [1].", graph="auto", model="ollama:qwen2.5:7b")
@@ -108,7 +137,7 @@ def test_auto_reads_with_extract_for_small_models(ask) -> None:
 
 
 def test_a_failing_read_falls_back_to_basic(ask) -> None:
-    output, _ = ask(WEIGHT, RuntimeError("model crashed"), "98 kg [1].", graph="extract")
+    output, _ = ask(WEIGHT, RuntimeError("model crashed"), "98 kg [1].", graph="extract", confirm_answers=False)
     assert any(r.stage == "read" and r.error == "RuntimeError: model crashed" for r in output["trace"])
     assert [r.stage for r in output["trace"]][-3:] == ["gate", "answer", "verify"]
     assert not output["abstained"] and "98 kg" in output["answer"]

@@ -69,6 +69,21 @@ def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: boo
     return Reading(draft=f"{plain} [{best}]", wide=wide, refused=False, support=round(scores[best], 3), source=best)
 
 
+def answers_agree(first: str, second: str, question: str) -> bool:
+    """Whether two answers to a question say the same: they share a figure the question does not hold when both
+    state one, else half the words the question does not hold of the shorter one."""
+    first, second = strip_citations(first), strip_citations(second)
+    asked = figures(question)
+    first_figures, second_figures = figures(first) - asked, figures(second) - asked
+    if first_figures and second_figures:
+        return bool(first_figures & second_figures)
+    asked_words = content_words(question)
+    first_words, second_words = content_words(first) - asked_words, content_words(second) - asked_words
+    if not first_words or not second_words:
+        return True
+    return len(first_words & second_words) >= 0.5 * min(len(first_words), len(second_words))
+
+
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
     scored = score_sentences(state["question"], passages, index.embedder.embed)
@@ -79,7 +94,9 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     """First read: the best sentences of the top passages with their neighbours. Second read (when the first fell
     short): the passages whole, as many as the evidence budget holds."""
     context = context_of(runtime)
-    wide = bool(state.get("readings"))
+    focused = (state.get("readings") or [None])[-1]
+    wide = focused is not None
+    confirming = wide and not focused.refused and focused.support >= context.widen_below
     timer = StageTimer("read")
     model = services.chat_model(context)
     ranked = sorted(state.get("retrieved") or [], key=lambda e: (e.step, e.rank))
@@ -104,17 +121,26 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     reply, call = invoke_model(model, messages, purpose="read")
     draft = message_text(reply).strip()
     reading = judge_reading(draft, state["question"], kept, wide)
-    if not wide and (reading.refused or reading.support < context.widen_below):
+    if not wide and (reading.refused or reading.support < context.widen_below or context.confirm_answers):
         reading = reading.model_copy(update={"widen": True})
     how = "whole passages" if wide else "focused excerpts"
     summary = f"{shape} answer from {len(kept)} {how} ({fit.tokens} of {budget} tokens): " + (
         "refused" if reading.refused else f"support {reading.support:.2f} in excerpt {reading.source}"
     )
+    record = timer.record(summary, ids=[e.label() for e in kept], calls=[call])
+    if confirming and reading.refused:
+        # the whole passages hid what the excerpts showed: the focused answer, its excerpts and its draft stand
+        kept_focused = focused.model_copy(update={"widen": False})
+        record = record.model_copy(update={"summary": f"{summary}; the focused answer stands"})
+        return {"readings": [kept_focused], "trace": [record]}
+    if confirming and not answers_agree(focused.draft, reading.draft, state["question"]):
+        reading = reading.model_copy(update={"disagrees": True})
+        record = record.model_copy(update={"summary": f"{summary}; it differs from the focused answer"})
     return {
         "draft": reading.draft,
         "evidence": kept,
         "readings": [reading],
-        "trace": [timer.record(summary, ids=[e.label() for e in kept], calls=[call])],
+        "trace": [record],
     }
 
 
@@ -139,9 +165,12 @@ def weigh_answer(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "relevance": round(relevance, 4),
         "confidence": round(confidence, 4),
         "wide": reading.wide,
+        "disagrees": reading.disagrees,
     }
     if reading.refused:
         reason = "the answer model found no answer in the retrieved passages"
+    elif reading.disagrees:
+        reason = "the answer model gave different answers from the best excerpts and from the whole passages"
     elif confidence < context.answer_threshold:
         reason = (
             f"the answer is not supported well enough by the passages (confidence {confidence:.2f} < "
