@@ -301,9 +301,9 @@ class Context(BaseModel):
         default=1200, ge=100, le=100_000, description="extract graph: evidence tokens of the first, focused read"
     )
     confirm_answers: bool = Field(
-        default=True,
+        default=False,
         description="extract graph: read whole passages also after a focused read that answered; abstain when the "
-        "two answers differ, keep the focused one when the second refuses",
+        "two answers differ, keep the focused one when the second refuses (fewer wrong answers, fewer right ones)",
     )
     widen_below: float = Field(
         default=0.5,

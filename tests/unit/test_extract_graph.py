@@ -85,27 +85,28 @@ def test_two_answers_agree_on_a_shared_figure_or_most_words() -> None:
 
 
 def test_a_confirming_read_that_agrees_keeps_the_answer(ask) -> None:
-    output, model = ask(WEIGHT, "98 kg [1]", "It weighs 98 kg [1].", graph="extract")
+    output, model = ask(WEIGHT, "98 kg [1]", "It weighs 98 kg [1].", graph="extract", confirm_answers=True)
     first, second = (request[0][1].content for request in model.requests)
     assert len(second) > len(first)  # whole passages the second time
     assert not output["abstained"] and "98 kg" in output["answer"] and output["llm_calls"] == 2
 
 
 def test_a_confirming_read_that_differs_abstains(ask) -> None:
-    output, _ = ask(WEIGHT, "98 kg [1]", "It weighs 120 kg [1].", graph="extract")
+    output, _ = ask(WEIGHT, "98 kg [1]", "It weighs 120 kg [1].", graph="extract", confirm_answers=True)
     assert output["abstained"] and "different answers" in output["abstain_reason"]
     (weigh,) = [r for r in output["trace"] if r.stage == "weigh"]
     assert weigh.details["disagrees"] is True
 
 
 def test_a_confirming_read_that_refuses_leaves_the_focused_answer(ask) -> None:
-    output, _ = ask(WEIGHT, "98 kg [1]", "The documents do not contain the answer.", graph="extract")
+    refusal = "The documents do not contain the answer."
+    output, _ = ask(WEIGHT, "98 kg [1]", refusal, graph="extract", confirm_answers=True)
     assert not output["abstained"] and "98 kg" in output["answer"] and output["citations"]
     assert [r for r in output["trace"] if r.stage == "read"][-1].summary.endswith("the focused answer stands")
 
 
 def test_the_first_read_shows_excerpts_and_a_supported_answer_is_verified(ask) -> None:
-    output, model = ask(WEIGHT, "98 kg [1]", graph="extract", answer_threshold=0.3, confirm_answers=False)
+    output, model = ask(WEIGHT, "98 kg [1]", graph="extract", answer_threshold=0.3)
     (request,) = model.requests
     prompt = request[0][1].content
     assert "98 kg" in prompt and len(prompt) < 3000, prompt
@@ -129,7 +130,7 @@ def test_a_refusal_after_widening_abstains(ask) -> None:
 
 
 def test_auto_reads_with_extract_for_small_models(ask) -> None:
-    output, _ = ask(WEIGHT, "98 kg [1]", graph="auto", model="local-fast", confirm_answers=False)
+    output, _ = ask(WEIGHT, "98 kg [1]", graph="auto", model="local-fast")
     assert output["trace"][1].stage == "auto" and output["trace"][1].ids == ["extract"]
     assert "98 kg" in output["answer"] and not output["abstained"]
     output, _ = ask(WEIGHT, "98 kg [1].", graph="auto", model="ollama:qwen2.5:7b")
@@ -137,7 +138,7 @@ def test_auto_reads_with_extract_for_small_models(ask) -> None:
 
 
 def test_a_failing_read_falls_back_to_basic(ask) -> None:
-    output, _ = ask(WEIGHT, RuntimeError("model crashed"), "98 kg [1].", graph="extract", confirm_answers=False)
+    output, _ = ask(WEIGHT, RuntimeError("model crashed"), "98 kg [1].", graph="extract")
     assert any(r.stage == "read" and r.error == "RuntimeError: model crashed" for r in output["trace"])
     assert [r.stage for r in output["trace"]][-3:] == ["gate", "answer", "verify"]
     assert not output["abstained"] and "98 kg" in output["answer"]

@@ -67,7 +67,7 @@ def test_a_question_naming_what_no_passage_mentions_abstains_before_any_model_ca
 
 
 def test_the_key_term_gate_can_be_turned_off(ask) -> None:
-    output, model = ask(WEIGHT_IN, "98 kg [1]", graph="extract", key_term_gate=False, confirm_answers=False)
+    output, model = ask(WEIGHT_IN, "98 kg [1]", graph="extract", key_term_gate=False)
     assert not output["abstained"] and len(model.requests) == 1
-    output, model = ask("How much does the SB-40 weigh?", "98 kg [1]", graph="extract", confirm_answers=False)
+    output, model = ask("How much does the SB-40 weigh?", "98 kg [1]", graph="extract")
     assert not output["abstained"] and len(model.requests) == 1
