@@ -96,7 +96,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     context = context_of(runtime)
     focused = (state.get("readings") or [None])[-1]
     wide = focused is not None
-    confirming = wide and not focused.refused and focused.support >= context.widen_below
+    confirming = wide and context.confirm_answers and not focused.refused and focused.support >= context.widen_below
     timer = StageTimer("read")
     model = services.chat_model(context)
     ranked = sorted(state.get("retrieved") or [], key=lambda e: (e.step, e.rank))

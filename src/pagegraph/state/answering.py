@@ -121,7 +121,9 @@ class Reading(BaseModel):
         "it cites (or, citing none, the excerpt holding most of them)",
     )
     source: int | None = Field(default=None, description="the excerpt number the support was measured in")
-    widen: bool = Field(default=False, description="read whole passages next (the focused read fell short, or confirm)")
+    widen: bool = Field(
+        default=False, description="read whole passages next: the focused read fell short, or `confirm_answers` is on"
+    )
     disagrees: bool = Field(default=False, description="a confirming read whose answer differs from the focused one")
 
 
