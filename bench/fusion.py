@@ -15,15 +15,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tune_check import parse_tune_check
+
+if TYPE_CHECKING:
+    from pagegraph.config import Context
 
 ALPHAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 
 
-def measure(index_folder: Path, questions_file: Path, scopes: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    """Per retriever and scope: hit@5 and doc_hit@5 over the answerable questions."""
-    from pagegraph.config import Context, Settings
+def measure(
+    index_folder: Path, questions_file: Path, scopes: tuple[str, ...], candidates: dict[str, Context]
+) -> dict[str, dict[str, float]]:
+    """Per retriever and scope: hit@5 and doc_hit@5 over the answerable questions; the candidates are the graphs'
+    retriever under each context, beside BM25 alone, dense alone and the landed rank fusion."""
+    from pagegraph.config import Settings
     from pagegraph.eval.metrics import gold_for, question_metrics, summarise
     from pagegraph.eval.questions import load_questions
     from pagegraph.eval.retrieval import RetrievalEvalConfig, make_searches
@@ -35,9 +42,9 @@ def measure(index_folder: Path, questions_file: Path, scopes: tuple[str, ...]) -
         page_counts = {doc.name: doc.n_pages for doc in index.store.documents()}
         questions = [q for q in load_questions(questions_file) if q.answerable]
         searches = make_searches(index, RetrievalEvalConfig(retrievers=["bm25", "dense", "hybrid+window"]))
-        for alpha in ALPHAS:
-            config = RetrievalEvalConfig(retrievers=["default"], context=Context(alpha=alpha))
-            searches[f"convex {alpha}"] = make_searches(index, config)["default"]
+        for name, context in candidates.items():
+            config = RetrievalEvalConfig(retrievers=["default"], context=context)
+            searches[name] = make_searches(index, config)["default"]
         for scope in scopes:
             for name, search in searches.items():
                 rows = []
@@ -54,11 +61,13 @@ def measure(index_folder: Path, questions_file: Path, scopes: tuple[str, ...]) -
 
 def main() -> int:
     args = parse_tune_check(__doc__)
-    tune = measure(*args.tune, scopes=("document", "corpus"))
-    check = measure(*args.check, scopes=("corpus",))
+    from pagegraph.config import Context
+
+    candidates = {f"convex {alpha}": Context(alpha=alpha) for alpha in ALPHAS}
+    tune = measure(*args.tune, scopes=("document", "corpus"), candidates=candidates)
+    check = measure(*args.check, scopes=("corpus",), candidates=candidates)
     for name in tune:
         print(f"{name:>14}  tune {tune[name]}  check {check[name]}")
-    candidates = [f"convex {alpha}" for alpha in ALPHAS]
     best = max(candidates, key=lambda n: (tune[n]["document hit@5"] + tune[n]["corpus hit@5"], -float(n.split()[1])))
     print(f"chosen: {best}")
     if args.out:

@@ -284,6 +284,13 @@ class Context(BaseModel):
         description="a search over the whole library searches only this many documents, ranked without a model "
         "(0: every document)",
     )
+    route_alone: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="a search over the whole library searches only the best-ranked document, as if the question "
+        "named it, when the second scores under this share of its routing score (0: never)",
+    )
     routing: RoutingWeights = Field(default_factory=RoutingWeights, description="the model-free document router")
     highlights: int = Field(
         default=3, ge=0, le=20, description="evidence sentences picked before any answer-model call and shown first"

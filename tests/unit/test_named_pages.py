@@ -129,3 +129,13 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"])) == [3, 4]
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), statement_pages=False)[0] == 5
         assert first_pages(None)[0] == 5  # across the library: no guess at the report
+
+        others = [text_pdf(tmp_path / f"{topic}.pdf", [(topic, f"A guide to {topic}.")]) for topic in TOPICS[:3]]
+        assert not Ingestor(index).run(others).failed
+        ranked = HybridRetriever.for_context(index, Context(route_documents=2)).rank_documents(question)
+        assert ranked[0].name == "acme-10k.pdf" and ranked[1].score < 0.6 * ranked[0].score
+        # the router clearly leads with the report: searched as if the question had named it
+        assert first_pages(None, route_documents=2) == [3, 4]
+        assert first_pages(None, route_documents=2, route_alone=0.0)[0] == 5
+        lead = ranked[1].score / ranked[0].score
+        assert first_pages(None, route_documents=2, route_alone=lead / 2)[0] == 5

@@ -134,6 +134,6 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     found = passages(index, hits, 0)
     where = f"{len(flt.documents or known)} documents"
     if not flt.documents and 0 < context.route_documents < len(known):
-        where = f"the best {context.route_documents} of {len(known)} documents"
+        where = f"the best-ranked of {len(known)} documents"
     summary = f"{len(found)} chunks in {where}; best similarity {relevance:.2f}{note}"
     return {"retrieved": found, "relevance": [relevance], "trace": [timer.record(summary, ids=[e.id for e in found])]}

@@ -2,7 +2,7 @@
 landed with), optionally reranked, expanded with windows or ranked by page; ranked by page, they can be led by the
 pages the question points at (named pages and figures, a report's statements for a financial metric). A search whose
 filter names no documents can first route: rank the documents (retrievers.documents, no model) and search only the
-best few.
+best few, or the best one alone when it clearly leads, as if the question had named it.
 `HybridRetriever.for_context` is the retriever the graphs use."""
 
 from __future__ import annotations
@@ -65,6 +65,13 @@ class HybridRetriever(BaseRetriever):
     route_documents: int = Field(
         default=0, ge=0, description="search only this many best-ranked documents when the filter names none (0: all)"
     )
+    route_alone: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="with routing: search the best document alone, as if named, when the second scores under this "
+        "share of its score",
+    )
     routing: RoutingWeights = Field(default_factory=RoutingWeights)
 
     @model_validator(mode="after")
@@ -87,6 +94,7 @@ class HybridRetriever(BaseRetriever):
             "named_pages": context.named_pages,
             "statement_pages": context.statement_pages,
             "route_documents": context.route_documents,
+            "route_alone": context.route_alone,
             "routing": context.routing,
         }
         return cls(index=index, **{**settings, **fields})
@@ -113,16 +121,24 @@ class HybridRetriever(BaseRetriever):
         fused = convex_fusion(pool, lexical_scores, index.bm25.vectors[rows] @ vector, self.alpha)
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 
-    def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> tuple[list[ScoredChunk], float]:
+    def _fused(
+        self, query: str, flt: RetrievalFilter, limit: int | None
+    ) -> tuple[list[ScoredChunk], float, RetrievalFilter]:
+        """Hits, the best cosine of the dense list, and the filter the question is treated as having named: the
+        routed document when routing settled on one alone, else `flt`."""
         vector, bm25_scores = self.index.embedder.embed([query])[0], self.index.bm25.scores(query)
         hits, dense = self._candidates(query, vector, bm25_scores, flt)
         if self.route_documents and flt.documents is None and len(self.index.profiles) > self.route_documents:
             ranked = rank_documents(self.index, query, vector, hits, flt, self.routing)
-            routed = flt.model_copy(update={"documents": [d.name for d in ranked[: self.route_documents]]})
+            alone = len(ranked) > 1 and ranked[1].score < self.route_alone * ranked[0].score
+            chosen = ranked[:1] if alone else ranked[: self.route_documents]
+            routed = flt.model_copy(update={"documents": [d.name for d in chosen]})
             hits, dense = self._candidates(query, vector, bm25_scores, routed)
+            if alone:
+                flt = routed
         if self.reranker is not None:
             hits = self._rerank(query, hits[: 2 * self.max_chunks])
-        return hits[: limit or self.max_chunks], max((h.score for h in dense), default=0.0)
+        return hits[: limit or self.max_chunks], max((h.score for h in dense), default=0.0), flt
 
     def search(self, query: str, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
         """Fused hits expanded with their windows."""
@@ -134,16 +150,16 @@ class HybridRetriever(BaseRetriever):
         flt = flt or self.filter
         mask = self.index.catalog.mask(flt)
         if self.by_page:
-            hits, relevance = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
+            hits, relevance, flt = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
             hits = self._pages_first(query, hits, flt)
             return page_groups(hits, self.index.catalog, self.window, self.max_chunks, mask), relevance
-        hits, relevance = self._fused(query, flt, None)
+        hits, relevance, _ = self._fused(query, flt, None)
         return expand_window(hits, self.index.catalog, self.window, mask), relevance
 
     def _pages_first(self, query: str, hits: list[ScoredChunk], flt: RetrievalFilter) -> list[ScoredChunk]:
         """Hits led by the pages the question points at, each by its best hit, else by the page's first chunk:
         - the pages it names (retrievers.named_pages), in the documents the filter names (at most
-          MAX_LEAD_DOCUMENTS), else in the best hit's document;
+          MAX_LEAD_DOCUMENTS; routing to one document alone names it), else in the best hit's document;
         - for a financial-metric question, the primary statements (retrievers.statements), only in documents the
           filter names: across a library, a wrong guess at the document would fill the top with its statements."""
         few = flt.documents if flt.documents and len(flt.documents) <= MAX_LEAD_DOCUMENTS else None

@@ -1,0 +1,41 @@
+"""Choose when a library-wide search routes to its best document alone (Context.route_alone) on mmlongbench dev
+questions; check it on sec10q, which is never tuned on.
+
+A search over the whole library routes to the best-ranked documents (retrievers.documents); when the second scores
+under `route_alone` × the first's routing score, the first alone is searched, as if the question had named it. For
+each candidate share, the graphs' retriever searches every answerable question over the whole index: mmlongbench
+gives page hit@5 and doc_hit@5, sec10q doc_hit@5 (its evidence is document level). The chosen share has the best
+sum of mmlongbench's two figures (ties: the lower share); 0 never routes to one document alone.
+
+    .venv/bin/python bench/route_alone.py --tune .pagegraph/eval-mmlb52-pdfium ../shared/eval/mmlongbench/dev.jsonl \
+        --check .pagegraph/eval-sec10q-v2 ../shared/eval/sec10q/questions.jsonl [--out bench/results/route-alone.json]
+"""
+
+from __future__ import annotations
+
+import json
+
+from fusion import measure
+from tune_check import parse_tune_check
+
+SHARES = (0.0, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9)
+
+
+def main() -> int:
+    args = parse_tune_check(__doc__)
+    from pagegraph.config import Context
+
+    candidates = {f"route_alone {share}": Context(route_alone=share) for share in SHARES}
+    tune = measure(*args.tune, scopes=("corpus",), candidates=candidates)
+    check = measure(*args.check, scopes=("corpus",), candidates=candidates)
+    for name in tune:
+        print(f"{name:>17}  tune {tune[name]}  check {check[name]}")
+    best = max(candidates, key=lambda n: (tune[n]["corpus hit@5"] + tune[n]["corpus doc_hit@5"], -float(n.split()[1])))
+    print(f"chosen: {best}")
+    if args.out:
+        args.out.write_text(json.dumps({"tune": tune, "check": check, "chosen": best}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
