@@ -63,6 +63,19 @@ def committed(url: str, folder: Path) -> dict[str, int]:
     return dict(rows)
 
 
+def wait_for_killed_clients(url: str, timeout: float = 30) -> None:
+    """Wait until no other client of the database is mid-statement: a COMMIT a killed process sent before it died
+    still completes on the server, after the kill returns."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(url, autocommit=True) as conn:
+        while conn.execute(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND state <> 'idle'"
+        ).fetchone()[0]:
+            assert time.monotonic() < deadline, f"a killed client still runs a statement after {timeout:.0f} s"
+            time.sleep(0.05)
+
+
 def cli_env(url: str, cache_dir: Path) -> dict[str, str]:
     return {**os.environ, "PAGEGRAPH_DATABASE_URL": url, "PAGEGRAPH_CACHE_DIR": str(cache_dir)}
 
@@ -285,6 +298,7 @@ def test_a_killed_ingest_loses_nothing_committed_and_the_next_run_finishes(
     notes = write_notes(docs, "harbour", 24)
     env = cli_env(database_url, cache_dir)
     kill_ingest_after_a_commit([str(docs), "--index", str(folder)], env, lambda: committed(database_url, folder))
+    wait_for_killed_clients(database_url)
     before = committed(database_url, folder)
     assert 0 < len(before) < len(notes), "killed mid-run, after a commit"
     finished = subprocess.run(
