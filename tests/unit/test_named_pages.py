@@ -9,7 +9,7 @@ from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
-from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.retrievers.hybrid import FusedSearch, HybridRetriever
 from pagegraph.retrievers.named_pages import LAST, PageReferences, named_pages, page_references, printed_offset
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.state.access import RetrievalFilter
@@ -88,6 +88,19 @@ def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder
         assert first_pages("What does the table on page 4 show?") == [4, 6]
         assert first_pages("What does the table on page 4 show?", named_pages=False) != [4, 6]
         assert first_pages("What does the table show about spare parts?")[0] == 8
+
+        # across a library, the named page is looked for in the router's first document, not the best hit's
+        other = text_pdf(tmp_path / "tariffs.pdf", [("Tariffs", "What the table on page 4 shows: grid tariffs.")])
+        assert not Ingestor(index).run([other]).failed
+        retriever = HybridRetriever.for_context(index, Context(window=0))
+        question = "What does the table on page 4 show?"
+        best = retriever.fused(question)[0]
+        assert index.catalog.location(best.chunk_id)[0] == "tariffs.pdf"
+        routed = FusedSearch([best], 0.5, RetrievalFilter(), first_routed="review.pdf")
+        assert [index.catalog.location(h.chunk_id)[:2] for h in retriever._pages_first(question, routed)][:2] == [
+            ("review.pdf", 4),
+            ("review.pdf", 6),
+        ]
 
 
 def statement_text(title: str) -> str:

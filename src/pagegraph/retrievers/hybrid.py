@@ -7,6 +7,7 @@ best few, or the best one alone when it clearly leads, as if the question had na
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -36,6 +37,17 @@ class Reranker(Protocol):
 
 
 MAX_LEAD_DOCUMENTS = 3
+
+
+@dataclass(frozen=True)
+class FusedSearch:
+    """A search's fused hits; the best cosine of its dense list; the filter the question is treated as having
+    named (the routed document when routing settled on one alone); the router's first document when it routed."""
+
+    hits: list[ScoredChunk]
+    relevance: float
+    named: RetrievalFilter
+    first_routed: str | None
 
 
 class HybridRetriever(BaseRetriever):
@@ -101,7 +113,7 @@ class HybridRetriever(BaseRetriever):
 
     def fused(self, query: str, flt: RetrievalFilter | None = None, limit: int | None = None) -> list[ScoredChunk]:
         """Fused (and reranked) hits, best first, without windows."""
-        return self._fused(query, flt or self.filter, limit)[0]
+        return self._fused(query, flt or self.filter, limit).hits
 
     def _candidates(
         self, query: str, vector: np.ndarray, bm25_scores: np.ndarray, flt: RetrievalFilter
@@ -121,24 +133,22 @@ class HybridRetriever(BaseRetriever):
         fused = convex_fusion(pool, lexical_scores, index.bm25.vectors[rows] @ vector, self.alpha)
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 
-    def _fused(
-        self, query: str, flt: RetrievalFilter, limit: int | None
-    ) -> tuple[list[ScoredChunk], float, RetrievalFilter]:
-        """Hits, the best cosine of the dense list, and the filter the question is treated as having named: the
-        routed document when routing settled on one alone, else `flt`."""
+    def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
         vector, bm25_scores = self.index.embedder.embed([query])[0], self.index.bm25.scores(query)
         hits, dense = self._candidates(query, vector, bm25_scores, flt)
+        first = None
         if self.route_documents and flt.documents is None and len(self.index.profiles) > self.route_documents:
             ranked = rank_documents(self.index, query, vector, hits, flt, self.routing)
             alone = len(ranked) > 1 and ranked[1].score < self.route_alone * ranked[0].score
             chosen = ranked[:1] if alone else ranked[: self.route_documents]
             routed = flt.model_copy(update={"documents": [d.name for d in chosen]})
             hits, dense = self._candidates(query, vector, bm25_scores, routed)
+            first = chosen[0].name if chosen else None
             if alone:
                 flt = routed
         if self.reranker is not None:
             hits = self._rerank(query, hits[: 2 * self.max_chunks])
-        return hits[: limit or self.max_chunks], max((h.score for h in dense), default=0.0), flt
+        return FusedSearch(hits[: limit or self.max_chunks], max((h.score for h in dense), default=0.0), flt, first)
 
     def search(self, query: str, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
         """Fused hits expanded with their windows."""
@@ -150,25 +160,27 @@ class HybridRetriever(BaseRetriever):
         flt = flt or self.filter
         mask = self.index.catalog.mask(flt)
         if self.by_page:
-            hits, relevance, flt = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
-            hits = self._pages_first(query, hits, flt)
-            return page_groups(hits, self.index.catalog, self.window, self.max_chunks, mask), relevance
-        hits, relevance, _ = self._fused(query, flt, None)
-        return expand_window(hits, self.index.catalog, self.window, mask), relevance
+            fused = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
+            hits = self._pages_first(query, fused)
+            return page_groups(hits, self.index.catalog, self.window, self.max_chunks, mask), fused.relevance
+        fused = self._fused(query, flt, None)
+        return expand_window(fused.hits, self.index.catalog, self.window, mask), fused.relevance
 
-    def _pages_first(self, query: str, hits: list[ScoredChunk], flt: RetrievalFilter) -> list[ScoredChunk]:
+    def _pages_first(self, query: str, fused: FusedSearch) -> list[ScoredChunk]:
         """Hits led by the pages the question points at, each by its best hit, else by the page's first chunk:
         - the pages it names (retrievers.named_pages), in the documents the filter names (at most
-          MAX_LEAD_DOCUMENTS; routing to one document alone names it), else in the best hit's document;
+          MAX_LEAD_DOCUMENTS; routing to one document alone names it), else in the router's first document, else
+          in the best hit's;
         - for a financial-metric question, the primary statements (retrievers.statements), only in documents the
           filter names: across a library, a wrong guess at the document would fill the top with its statements."""
+        hits, flt = fused.hits, fused.named
         few = flt.documents if flt.documents and len(flt.documents) <= MAX_LEAD_DOCUMENTS else None
         references = page_references(query) if self.named_pages else PageReferences()
         metric = bool(few) and self.statement_pages and asks_for_metric(query)
         if not (references or metric) or not (few or hits):
             return hits
         catalog, profiles = self.index.catalog, self.index.profiles
-        names = few or [catalog.sources[catalog.row_of[hits[0].chunk_id]]]
+        names = few or [fused.first_routed or catalog.sources[catalog.row_of[hits[0].chunk_id]]]
         score = hits[0].score if hits else 0.0
         lead: list[ScoredChunk] = []
         for name in names:
