@@ -13,7 +13,9 @@ landed rank fusion are printed beside it.
 
 from __future__ import annotations
 
+import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,20 +61,35 @@ def measure(
     return results
 
 
+def tune_and_check(
+    args: argparse.Namespace,
+    candidates: dict[str, Context],
+    tune_scopes: tuple[str, ...],
+    objective: Callable[[dict[str, float]], float],
+) -> int:
+    """Measure the candidates on --tune (`tune_scopes`) and --check (corpus scope), print every figure, choose the
+    candidate with the best `objective` of its tuning figures (ties: the earlier one), write it all to --out."""
+    tune = measure(*args.tune, scopes=tune_scopes, candidates=candidates)
+    check = measure(*args.check, scopes=("corpus",), candidates=candidates)
+    width = max(map(len, tune))
+    for name in tune:
+        print(f"{name:>{width}}  tune {tune[name]}  check {check[name]}")
+    order = list(candidates)
+    best = max(order, key=lambda name: (objective(tune[name]), -order.index(name)))
+    print(f"chosen: {best}")
+    if args.out:
+        args.out.write_text(json.dumps({"tune": tune, "check": check, "chosen": best}, indent=2) + "\n")
+    return 0
+
+
 def main() -> int:
     args = parse_tune_check(__doc__)
     from pagegraph.config import Context
 
     candidates = {f"convex {alpha}": Context(alpha=alpha) for alpha in ALPHAS}
-    tune = measure(*args.tune, scopes=("document", "corpus"), candidates=candidates)
-    check = measure(*args.check, scopes=("corpus",), candidates=candidates)
-    for name in tune:
-        print(f"{name:>14}  tune {tune[name]}  check {check[name]}")
-    best = max(candidates, key=lambda n: (tune[n]["document hit@5"] + tune[n]["corpus hit@5"], -float(n.split()[1])))
-    print(f"chosen: {best}")
-    if args.out:
-        args.out.write_text(json.dumps({"tune": tune, "check": check, "chosen": best}, indent=2) + "\n")
-    return 0
+    return tune_and_check(
+        args, candidates, ("document", "corpus"), lambda figures: figures["document hit@5"] + figures["corpus hit@5"]
+    )
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ sum of mmlongbench's two figures (ties: the lower share); 0 never routes to one 
 
 from __future__ import annotations
 
-import json
-
-from fusion import measure
+from fusion import tune_and_check
 from tune_check import parse_tune_check
 
 SHARES = (0.0, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9)
@@ -26,15 +24,9 @@ def main() -> int:
     from pagegraph.config import Context
 
     candidates = {f"route_alone {share}": Context(route_alone=share) for share in SHARES}
-    tune = measure(*args.tune, scopes=("corpus",), candidates=candidates)
-    check = measure(*args.check, scopes=("corpus",), candidates=candidates)
-    for name in tune:
-        print(f"{name:>17}  tune {tune[name]}  check {check[name]}")
-    best = max(candidates, key=lambda n: (tune[n]["corpus hit@5"] + tune[n]["corpus doc_hit@5"], -float(n.split()[1])))
-    print(f"chosen: {best}")
-    if args.out:
-        args.out.write_text(json.dumps({"tune": tune, "check": check, "chosen": best}, indent=2) + "\n")
-    return 0
+    return tune_and_check(
+        args, candidates, ("corpus",), lambda figures: figures["corpus hit@5"] + figures["corpus doc_hit@5"]
+    )
 
 
 if __name__ == "__main__":
