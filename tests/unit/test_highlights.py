@@ -3,6 +3,7 @@ then the evidence, then the answer's tokens, then its sources."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -138,4 +139,5 @@ def test_the_terminal_shows_stages_then_evidence_then_tokens_then_sources(
     shown = console.export_text()
     order = [shown.index(part) for part in ("· searching", "Evidence", "· writing", "weighs 98 kg [1].", "Sources")]
     assert order == sorted(order), shown
+    assert re.search(r"· searching: \d+ passages from (1 document|\d+ documents)\n", shown), shown
     assert shown.count("Evidence") == 1 and output["citations"][0].label in shown.split("Sources")[1]

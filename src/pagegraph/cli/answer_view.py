@@ -105,8 +105,9 @@ class StreamedAnswer:
         label = STAGE_LABELS.get(node)
         if label is None or self.streamed:
             return
-        if update.get("retrieved"):
-            label = f"{label}: {len(update['retrieved'])} passages"
+        if retrieved := update.get("retrieved"):
+            documents = len({passage.source for passage in retrieved})
+            label = f"{label}: {len(retrieved)} passages from {documents} document{'s' if documents > 1 else ''}"
         self._stage(label)
 
     def _stage(self, label: str) -> None:
