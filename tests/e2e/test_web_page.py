@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -321,6 +322,8 @@ def test_a_browser_user_uploads_asks_and_checks_a_citation(site: dict, browser) 
     browser.find_element(By.ID, "question").send_keys("How much energy does the SB-40 store?\n")
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".turn .sources a.cite"))
     assert browser.execute_script("return window.seen") == ["stage", "tokens", "final"]
+    stages = [li.text for li in browser.find_elements(By.CSS_SELECTOR, ".turn .stages li")]
+    assert any(re.fullmatch(r"searching: \d+ passages from (1 document|\d+ documents)", s) for s in stages), stages
     assert ANSWER.split(" [")[0] in browser.find_element(By.CSS_SELECTOR, ".turn .answer").text
     assert browser.find_elements(By.CSS_SELECTOR, ".turn .evidence a.cite"), "evidence is shown with the answer"
 

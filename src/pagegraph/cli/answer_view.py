@@ -105,9 +105,10 @@ class StreamedAnswer:
         label = STAGE_LABELS.get(node)
         if label is None or self.streamed:
             return
-        if retrieved := update.get("retrieved"):
-            documents = len({passage.source for passage in retrieved})
-            label = f"{label}: {len(retrieved)} passages from {documents} document{'s' if documents > 1 else ''}"
+        found = next((r.details for r in update.get("trace") or [] if "passages" in r.details), None)
+        if found and found["passages"]:
+            plural = "s" if found["documents"] > 1 else ""
+            label = f"{label}: {found['passages']} passages from {found['documents']} document{plural}"
         self._stage(label)
 
     def _stage(self, label: str) -> None:

@@ -55,6 +55,12 @@ def passages(index: Index, hits: list[ScoredChunk], step: int) -> list[Evidence]
     return evidence
 
 
+def search_details(found: list[Evidence]) -> dict[str, int]:
+    """A search's trace details: how many passages it found, in how many documents (what a watching user is told;
+    a subgraph's updates carry its trace but not its passages)."""
+    return {"passages": len(found), "documents": len({e.source for e in found})}
+
+
 def _joined(chunks: list[Chunk]) -> str:
     text, end = chunks[0].text, chunks[0].end_offset
     for chunk in chunks[1:]:
@@ -82,6 +88,7 @@ def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> d
             timer.record(
                 f"{len(found)} passages ({len(hits)} chunks) for {task['query']!r}; best similarity {relevance:.2f}",
                 ids=[e.id for e in found],
+                details=search_details(found),
             )
         ],
     }
@@ -136,4 +143,5 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     if not flt.documents and 0 < context.route_documents < len(known):
         where = f"the best-ranked of {len(known)} documents"
     summary = f"{len(found)} chunks in {where}; best similarity {relevance:.2f}{note}"
-    return {"retrieved": found, "relevance": [relevance], "trace": [timer.record(summary, ids=[e.id for e in found])]}
+    record = timer.record(summary, ids=[e.id for e in found], details=search_details(found))
+    return {"retrieved": found, "relevance": [relevance], "trace": [record]}

@@ -220,6 +220,13 @@ function stage(view, label) {
   scrollDown();
 }
 
+// "searching: 15 passages from 1 document", from the search's trace (a subgraph's updates carry no passages).
+function searched(label, update) {
+  const found = ((update && update.trace) || []).map((record) => record.details || {}).find((d) => d.passages);
+  if (!found) return label;
+  return `${label}: ${found.passages} passages from ${found.documents} document${found.documents > 1 ? "s" : ""}`;
+}
+
 function scrollDown() {
   $("turns").scrollTop = $("turns").scrollHeight;
 }
@@ -292,8 +299,7 @@ async function ask(event) {
         for (const [node, update] of Object.entries(data)) {
           if (node === "highlight") showEvidence(view, update && update.highlights);
           const label = state.me.stages[node];
-          if (label && !streamed)
-            stage(view, update && update.retrieved ? `${label}: ${update.retrieved.length} passages` : label);
+          if (label && !streamed) stage(view, searched(label, update));
         }
       },
       messages([chunk, metadata]) {
