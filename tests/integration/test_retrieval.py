@@ -135,6 +135,17 @@ def test_routing_searches_only_the_best_documents(index: Index) -> None:
     assert len(pages) == len(set(pages)) == 5  # five hits on five pages
 
 
+def test_routing_to_one_document_alone_keeps_the_rest_of_the_filter(index: Index) -> None:
+    alone = HybridRetriever(index=index, route_documents=1, route_alone=1.0, by_page=True, named_pages=True, window=1)
+    flt = RetrievalFilter(pages=(3, 4))
+    for question in ("How do I measure my heart rate with the watch?", "What does page 9 of the watch manual show?"):
+        ranked = alone.rank_documents(question, flt)
+        assert ranked[1].score < ranked[0].score, "the first document leads: searched alone"
+        located = sources_and_pages(index, [h.chunk_id for h in alone.search(question, flt)])
+        assert located and {source for source, *_ in located} == {ranked[0].name}
+        assert all(end >= 3 and start <= 4 for _, start, end in located), located  # page 9 is not let in
+
+
 def test_reranker_hook_reorders_hits(index: Index) -> None:
     class PrefersShortChunks:
         def score(self, query: str, chunks: list) -> list[float]:
