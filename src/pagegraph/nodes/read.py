@@ -84,6 +84,11 @@ def answers_agree(first: str, second: str, question: str) -> bool:
     return len(first_words & second_words) >= 0.5 * min(len(first_words), len(second_words))
 
 
+def fell_short(reading: Reading, context: Context) -> bool:
+    """Whether a focused read needs the whole passages: it refused, or too little of its answer is in its excerpt."""
+    return reading.refused or reading.support < context.widen_below
+
+
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
     scored = score_sentences(state["question"], passages, index.embedder.embed)
@@ -96,7 +101,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     context = context_of(runtime)
     focused = (state.get("readings") or [None])[-1]
     wide = focused is not None
-    confirming = wide and context.confirm_answers and not focused.refused and focused.support >= context.widen_below
+    confirming = wide and context.confirm_answers and not fell_short(focused, context)
     timer = StageTimer("read")
     model = services.chat_model(context)
     ranked = sorted(state.get("retrieved") or [], key=lambda e: (e.step, e.rank))
@@ -121,7 +126,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     reply, call = invoke_model(model, messages, purpose="read")
     draft = message_text(reply).strip()
     reading = judge_reading(draft, state["question"], kept, wide)
-    if not wide and (reading.refused or reading.support < context.widen_below or context.confirm_answers):
+    if not wide and (fell_short(reading, context) or context.confirm_answers):
         reading = reading.model_copy(update={"widen": True})
     how = "whole passages" if wide else "focused excerpts"
     summary = f"{shape} answer from {len(kept)} {how} ({fit.tokens} of {budget} tokens): " + (
