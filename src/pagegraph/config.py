@@ -292,6 +292,11 @@ class Context(BaseModel):
         "named it, when the second scores under this share of its routing score (0: never)",
     )
     routing: RoutingWeights = Field(default_factory=RoutingWeights, description="the model-free document router")
+    correct_spelling: bool = Field(
+        default=True,
+        description="search a question's words that no indexed chunk holds, and that are not common English words, "
+        "as the indexed word one typing slip away ('Neflix' as 'Netflix')",
+    )
     highlights: int = Field(
         default=3, ge=0, le=20, description="evidence sentences picked before any answer-model call and shown first"
     )

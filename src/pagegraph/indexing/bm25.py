@@ -97,6 +97,13 @@ class BM25Index:
             return np.zeros(len(ids), dtype=np.float32)
         return retriever.get_scores(tokens)
 
+    def chunks_holding(self, word: str) -> int:
+        """How many chunks hold `word` (a BM25 word: lower case, not a stopword)."""
+        retriever, _ = self._loaded
+        if retriever is None or word not in retriever.vocab_dict:
+            return 0
+        return int(np.count_nonzero(retriever.get_scores([word])))
+
     def search(
         self, query: str, k: int, mask: np.ndarray | None = None, scores: np.ndarray | None = None
     ) -> list[tuple[str, float]]:

@@ -37,3 +37,9 @@ def _counting_tokenizer() -> Any:
 def count_tokens(text: str) -> int:
     """Word-pieces the embedder would see, with [CLS] and [SEP], before its truncation."""
     return len(_counting_tokenizer().encode(text).ids)
+
+
+@cache
+def whole_words() -> frozenset[str]:
+    """The lower-case words the word-piece vocabulary holds whole (about 20,000 common English words)."""
+    return frozenset(piece for piece in load_tokenizer().get_vocab() if piece.isalpha() and piece.islower())

@@ -2,7 +2,8 @@
 landed with), optionally reranked, expanded with windows or ranked by page; ranked by page, they can be led by the
 pages the question points at (named pages and figures, a report's statements for a financial metric). A search whose
 filter names no documents can first route: rank the documents (retrievers.documents, no model) and search only the
-best few, or the best one alone when it clearly leads, as if the question had named it.
+best few, or the best one alone when it clearly leads, as if the question had named it. Words the index has never
+seen can be searched as its nearest spelling (retrievers.spelling).
 `HybridRetriever.for_context` is the retriever the graphs use."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pagegraph.retrievers.documents import RankedDocument, rank_documents
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
 from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
+from pagegraph.retrievers.spelling import correct_spelling
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups, pages_of
@@ -85,6 +87,9 @@ class HybridRetriever(BaseRetriever):
         "share of its score",
     )
     routing: RoutingWeights = Field(default_factory=RoutingWeights)
+    correct_spelling: bool = Field(
+        default=False, description="search words the index has never seen as its word one edit away"
+    )
 
     @model_validator(mode="after")
     def _convex_needs_alpha(self) -> HybridRetriever:
@@ -108,12 +113,16 @@ class HybridRetriever(BaseRetriever):
             "route_documents": context.route_documents,
             "route_alone": context.route_alone,
             "routing": context.routing,
+            "correct_spelling": context.correct_spelling,
         }
         return cls(index=index, **{**settings, **fields})
 
     def fused(self, query: str, flt: RetrievalFilter | None = None, limit: int | None = None) -> list[ScoredChunk]:
         """Fused (and reranked) hits, best first, without windows."""
-        return self._fused(query, flt or self.filter, limit).hits
+        return self._fused(self._as_searched(query), flt or self.filter, limit).hits
+
+    def _as_searched(self, query: str) -> str:
+        return correct_spelling(query, self.index.bm25) if self.correct_spelling else query
 
     def _candidates(
         self, query: str, vector: np.ndarray, bm25_scores: np.ndarray, flt: RetrievalFilter
@@ -157,7 +166,7 @@ class HybridRetriever(BaseRetriever):
     def search_with_relevance(self, query: str, flt: RetrievalFilter | None = None) -> tuple[list[ScoredChunk], float]:
         """Fused hits with their windows, and the best cosine similarity of any chunk to the query: fusion scores
         only order hits, this says whether anything in the searched documents is close at all."""
-        flt = flt or self.filter
+        query, flt = self._as_searched(query), flt or self.filter
         mask = self.index.catalog.mask(flt)
         if self.by_page:
             fused = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
@@ -204,7 +213,7 @@ class HybridRetriever(BaseRetriever):
 
     def rank_documents(self, query: str, flt: RetrievalFilter | None = None) -> list[RankedDocument]:
         """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""
-        flt = flt or self.filter
+        query, flt = self._as_searched(query), flt or self.filter
         vector = self.index.embedder.embed([query])[0]
         hits, _ = self._candidates(query, vector, self.index.bm25.scores(query), flt)
         return rank_documents(self.index, query, vector, hits, flt, self.routing)

@@ -1,0 +1,50 @@
+"""Searching a question's unseen words as the index's nearest spelling (Context.correct_spelling), on and off, on
+mmlongbench dev questions (within their documents and over the whole index) and sec10q (over the whole index, never
+tuned on); `on` is kept only if it has the better sum of mmlongbench's three figures (ties: off). The words each
+question set has corrected are listed, so what the rule does can be read, not only scored.
+
+    .venv/bin/python bench/spelling.py --tune .pagegraph/eval-mmlb52-pdfium ../shared/eval/mmlongbench/dev.jsonl \
+        --check .pagegraph/eval-sec10q-v2 ../shared/eval/sec10q/questions.jsonl [--out bench/results/spelling.json]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fusion import tune_and_check
+from tune_check import parse_tune_check
+
+
+def corrections(index_folder: Path, questions_file: Path) -> list[tuple[str, str]]:
+    """(word as written, word searched) for every word the rule changes in the set's questions."""
+    from pagegraph.config import Settings
+    from pagegraph.eval.questions import load_questions
+    from pagegraph.indexing.index import Index
+    from pagegraph.retrievers.spelling import correct_spelling
+
+    changed: list[tuple[str, str]] = []
+    with Index(index_folder, Settings()) as index:
+        for question in load_questions(questions_file):
+            searched = correct_spelling(question.question, index.bm25)
+            changed += [(a, b) for a, b in zip(question.question.split(), searched.split()) if a != b]
+    return changed
+
+
+def main() -> int:
+    args = parse_tune_check(__doc__)
+    from pagegraph.config import Context
+
+    for name, (index_folder, questions_file) in (("tune", args.tune), ("check", args.check)):
+        changed = corrections(index_folder, questions_file)
+        print(f"{name}: {len(changed)} words searched as another: " + ", ".join(f"{a} -> {b}" for a, b in changed))
+    candidates = {"spelling off": Context(correct_spelling=False), "spelling on": Context(correct_spelling=True)}
+    return tune_and_check(
+        args,
+        candidates,
+        ("document", "corpus"),
+        lambda figures: figures["document hit@5"] + figures["corpus hit@5"] + figures["corpus doc_hit@5"],
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

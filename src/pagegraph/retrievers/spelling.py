@@ -1,0 +1,57 @@
+"""A question's words the index has never seen, read as the index's word one typing slip away: "Neflix" as
+"Netflix", "advertsing" as "advertising". A misspelt word matches nothing in BM25, pulls the question's vector away
+from the passages and hides from the router the company the question names; the search reads the corrected
+question (the question shown and answered stays as written).
+
+A word is read as another only when all of these hold:
+- it has at least MIN_LETTERS letters and is not a stopword;
+- it is written in one case, or capitalised: a name written in mixed case ("LLaVa", "iPhone") is spelled on purpose;
+- no chunk of the index holds it;
+- it is not a common English word (one the embedder's word-piece vocabulary holds whole), so "compare" stays
+  "compare" in an index whose documents only write "compared";
+- a word one edit away (a letter dropped, added or changed, or two neighbours swapped) is held by some chunk; of
+  several, the one the most chunks hold, then one that only adds an ending ("italic" as "italics", not "italia").
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+from pagegraph.indexing.bm25 import BM25Index, tokenize
+from pagegraph.indexing.minilm import whole_words
+
+MIN_LETTERS = 5
+_WORD = re.compile(rf"(?<!\w)[A-Za-z]{{{MIN_LETTERS},}}(?!\w)")
+
+
+def one_edit_away(word: str) -> set[str]:
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    dropped = {head + tail[1:] for head, tail in splits if tail}
+    swapped = {head + tail[1] + tail[0] + tail[2:] for head, tail in splits if len(tail) > 1}
+    changed = {head + letter + tail[1:] for head, tail in splits if tail for letter in string.ascii_lowercase}
+    added = {head + letter + tail for head, tail in splits for letter in string.ascii_lowercase}
+    return (dropped | swapped | changed | added) - {word}
+
+
+def _may_be_misspelt(word: str, bm25: BM25Index) -> bool:
+    lower = word.lower()
+    one_case = word.isupper() or word[1:].islower()
+    return one_case and bool(tokenize(lower)) and lower not in whole_words() and not bm25.chunks_holding(lower)
+
+
+def correct_spelling(query: str, bm25: BM25Index) -> str:
+    """`query` with each word the index has never seen replaced by its nearest held spelling, in the word's case."""
+
+    def corrected(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if not _may_be_misspelt(word, bm25):
+            return word
+        lower = word.lower()
+        held = {candidate: n for candidate in one_edit_away(lower) if (n := bm25.chunks_holding(candidate))}
+        if not held:
+            return word
+        best = max(sorted(held), key=lambda candidate: (held[candidate], candidate.startswith(lower)))
+        return best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best
+
+    return _WORD.sub(corrected, query)

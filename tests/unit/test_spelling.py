@@ -1,0 +1,78 @@
+"""A question's words the index has never seen are searched as the index's word one edit away; words it holds,
+common English words, stopwords and short words stay as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pagegraph.config import Context, RoutingWeights, Settings
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.retrievers.spelling import correct_spelling, one_edit_away
+
+REPORTS = {
+    "acme.md": "# Acme report\n\nAcme Corporation sold tools and tolls passes; sales compared well with last year.\n",
+    "globex.md": "# Globex report\n\nGlobex services revenue grew as its tools sold.\n",
+    "initech.md": "# Annual report\n\nThe company licensed software to Zorbak and to Zorbeks.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
+    folder = tmp_path_factory.mktemp("spelling")
+    for name, text in REPORTS.items():
+        (folder / name).write_text(text)
+    settings = Settings(index=folder / "index", cache_dir=cache_dir)
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run(sorted(folder.glob("*.md"))).failed
+        yield index
+
+
+def test_one_edit_is_a_letter_dropped_added_changed_or_two_neighbours_swapped() -> None:
+    edits = one_edit_away("abc")
+    assert {"bc", "ac", "ab", "bac", "acb", "xbc", "abxc", "abcx"} <= edits
+    assert "abc" not in edits and "cab" not in edits and "ab c" not in edits
+
+
+def test_unseen_words_are_searched_as_the_nearest_held_spelling_in_their_case(reports: Index) -> None:
+    bm25 = reports.bm25
+    assert correct_spelling("How did Glboex do?", bm25) == "How did Globex do?"  # two letters swapped
+    assert correct_spelling("GLOBX services", bm25) == "GLOBEX services"  # a letter dropped
+    assert correct_spelling("What did Acmme sell?", bm25) == "What did Acme sell?"  # a letter added
+    assert correct_spelling("servixes revenue", bm25) == "services revenue"  # a letter changed
+
+
+def test_of_several_near_spellings_the_one_more_chunks_hold_wins_then_one_that_adds_an_ending(reports: Index) -> None:
+    bm25 = reports.bm25
+    assert bm25.chunks_holding("tools") > bm25.chunks_holding("tolls") > 0
+    assert correct_spelling("toolls", bm25) == "tools"
+    assert bm25.chunks_holding("zorbak") == bm25.chunks_holding("zorbeks") == 1
+    assert correct_spelling("zorbek", bm25) == "zorbeks"  # not "zorbak", as near and as often held
+
+
+def test_held_common_short_stop_and_unmatched_words_stay_as_written(reports: Index) -> None:
+    bm25 = reports.bm25
+    # "compare" is an English word the index does not hold ("compared" is one edit away): it stays; so does a name
+    # written in mixed case ("GlobX", one letter from "globex")
+    for question in (
+        "compare the sales",
+        "Globex revenue",
+        "toos sold",
+        "Initrode licences",
+        "abouts their tools",
+        "GlobX",
+    ):
+        assert correct_spelling(question, bm25) == question
+
+
+def test_the_router_finds_a_misspelt_name_only_with_correction_on(reports: Index) -> None:
+    terms_only = RoutingWeights(profile=0.0, centroid=0.0, chunks=0.0, terms=1.0)
+    spelled = HybridRetriever.for_context(reports, Context(routing=terms_only)).rank_documents("What did Glboex sell?")
+    assert spelled[0].name == "globex.md" and "terms" in spelled[0].ranks
+    as_written = Context(routing=terms_only, correct_spelling=False)
+    ranked = HybridRetriever.for_context(reports, as_written).rank_documents("What did Glboex sell?")
+    assert all("terms" not in d.ranks for d in ranked)
