@@ -7,8 +7,8 @@ the whole index (page hit@5), sec10q over the whole index (doc_hit@5, its eviden
 weight has the best mean of the two mmlongbench figures (ties: the lower weight). BM25 alone, dense alone and the
 landed rank fusion are printed beside it.
 
-    .venv/bin/python bench/fusion.py --tune .pagegraph/eval-mmlb52 ../shared/eval/mmlongbench/dev.jsonl \
-        --check .pagegraph/eval-sec10q ../shared/eval/sec10q/questions.jsonl [--out bench/results/fusion.json]
+    .venv/bin/python bench/fusion.py --tune .pagegraph/eval-mmlb52-pdfium ../shared/eval/mmlongbench/dev.jsonl \
+        --check .pagegraph/eval-sec10q-v2 ../shared/eval/sec10q/questions.jsonl [--out bench/results/fusion.json]
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def percentiles(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--source-index", type=Path, default=REPO / ".pagegraph" / "eval-mmlb52")
+    parser.add_argument("--source-index", type=Path, default=REPO / ".pagegraph" / "eval-mmlb52-pdfium")
     parser.add_argument("--sizes", default="20000,200000")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--workdir", type=Path, default=REPO / "bench" / "out")

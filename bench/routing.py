@@ -7,8 +7,8 @@ and RRF constant is then scored by doc_hit@k from those ranks, without searching
 the best rows of the grid on the tuning set, and the chosen combination (best mean of doc_hit@1, @3 and @5 on the
 tuning set; ties: the earlier in the grid) on both sets.
 
-    .venv/bin/python bench/routing.py --tune .pagegraph/eval-mmlb52 ../shared/eval/mmlongbench/dev.jsonl \
-        --check .pagegraph/eval-sec10q ../shared/eval/sec10q/questions.jsonl [--out bench/results/routing.json]
+    .venv/bin/python bench/routing.py --tune .pagegraph/eval-mmlb52-pdfium ../shared/eval/mmlongbench/dev.jsonl \
+        --check .pagegraph/eval-sec10q-v2 ../shared/eval/sec10q/questions.jsonl [--out bench/results/routing.json]
 """
 
 from __future__ import annotations

@@ -20,14 +20,11 @@ def corrections(index_folder: Path, questions_file: Path) -> list[tuple[str, str
     from pagegraph.config import Settings
     from pagegraph.eval.questions import load_questions
     from pagegraph.indexing.index import Index
-    from pagegraph.retrievers.spelling import correct_spelling
+    from pagegraph.retrievers.spelling import spelling_corrections
 
-    changed: list[tuple[str, str]] = []
     with Index(index_folder, Settings()) as index:
-        for question in load_questions(questions_file):
-            searched = correct_spelling(question.question, index.bm25)
-            changed += [(a, b) for a, b in zip(question.question.split(), searched.split()) if a != b]
-    return changed
+        questions = load_questions(questions_file)
+        return [pair for q in questions for pair in spelling_corrections(q.question, index.bm25).items()]
 
 
 def main() -> int:

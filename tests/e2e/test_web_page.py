@@ -319,11 +319,12 @@ def test_a_browser_user_uploads_asks_and_checks_a_citation(site: dict, browser) 
     assert "added" in browser.find_element(By.ID, "upload-progress").text
 
     browser.execute_script(WATCH_ORDER)
-    browser.find_element(By.ID, "question").send_keys("How much energy does the SB-40 store?\n")
+    browser.find_element(By.ID, "question").send_keys("How much enregy does the SB-40 store?\n")  # misspelt
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".turn .sources a.cite"))
     assert browser.execute_script("return window.seen") == ["stage", "tokens", "final"]
     stages = [li.text for li in browser.find_elements(By.CSS_SELECTOR, ".turn .stages li")]
-    assert any(re.fullmatch(r"searching: \d+ passages from (1 document|\d+ documents)", s) for s in stages), stages
+    searched = r'searching: \d+ passages from (1 document|\d+ documents) \(read "enregy" as "energy"\)'
+    assert any(re.fullmatch(searched, s) for s in stages), stages
     assert ANSWER.split(" [")[0] in browser.find_element(By.CSS_SELECTOR, ".turn .answer").text
     assert browser.find_elements(By.CSS_SELECTOR, ".turn .evidence a.cite"), "evidence is shown with the answer"
 

@@ -144,3 +144,21 @@ def test_the_terminal_shows_stages_then_evidence_then_tokens_then_sources(
     assert order == sorted(order), shown
     assert re.search(r"· searching: \d+ passages from (1 document|\d+ documents)\n", shown), shown
     assert shown.count("Evidence") == 1 and output["citations"][0].label in shown.split("Sources")[1]
+
+
+def test_the_search_stage_says_which_words_it_read_as_others(sample_index: Path, cache_dir: Path, embedder: Embedder):
+    reply = "The SB-40 weighs 98 kg [1]."
+    compiled, _, index = _graph(sample_index, cache_dir, embedder, "basic", reply, reply)
+    console = Console(record=True, force_terminal=True, width=240)
+    try:
+        question = {"question": "What is the SB-40's wieght?"}
+        output = _run_question(compiled, question, Context(), False, None, StreamedAnswer(console))
+        unread = _run_question(compiled, question, Context(correct_spelling=False), False, None, None)
+    finally:
+        index.close()
+    search = next(r for r in output["trace"] if "passages" in r.details)
+    assert search.details["spelling"] == {"wieght": "weight"} and "read 'wieght' as 'weight'" in search.summary
+    assert re.search(
+        r'· searching: \d+ passages from \d+ documents? \(read "wieght" as "weight"\)\n', console.export_text()
+    )
+    assert "spelling" not in next(r for r in unread["trace"] if "passages" in r.details).details

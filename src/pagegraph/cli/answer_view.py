@@ -109,6 +109,8 @@ class StreamedAnswer:
         if found and found["passages"]:
             plural = "s" if found["documents"] > 1 else ""
             label = f"{label}: {found['passages']} passages from {found['documents']} document{plural}"
+        if found and found.get("spelling"):
+            label += "".join(f' (read "{written}" as "{searched}")' for written, searched in found["spelling"].items())
         self._stage(label)
 
     def _stage(self, label: str) -> None:

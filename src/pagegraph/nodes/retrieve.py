@@ -55,10 +55,15 @@ def passages(index: Index, hits: list[ScoredChunk], step: int) -> list[Evidence]
     return evidence
 
 
-def search_details(found: list[Evidence]) -> dict[str, int]:
-    """A search's trace details: how many passages it found, in how many documents (what a watching user is told;
-    a subgraph's updates carry its trace but not its passages)."""
-    return {"passages": len(found), "documents": len({e.source for e in found})}
+def search_details(found: list[Evidence], spelling: dict[str, str]) -> dict[str, Any]:
+    """A search's trace details: how many passages it found, in how many documents, and the words it read as others
+    (what a watching user is told; a subgraph's updates carry its trace but not its passages)."""
+    details: dict[str, Any] = {"passages": len(found), "documents": len({e.source for e in found})}
+    return {**details, "spelling": spelling} if spelling else details
+
+
+def spelling_note(spelling: dict[str, str]) -> str:
+    return "".join(f"; read {written!r} as {searched!r}" for written, searched in spelling.items())
 
 
 def _joined(chunks: list[Chunk]) -> str:
@@ -81,14 +86,14 @@ def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> d
     retriever = HybridRetriever.for_context(index, context)
     hits, relevance = retriever.search_with_relevance(task["query"], flt)
     found = passages(index, hits, task["step"])
+    spelling = retriever.spelling_corrections(task["query"])
+    summary = f"{len(found)} passages ({len(hits)} chunks) for {task['query']!r}; best similarity {relevance:.2f}"
     return {
         "retrieved": found,
         "relevance": [relevance],
         "trace": [
             timer.record(
-                f"{len(found)} passages ({len(hits)} chunks) for {task['query']!r}; best similarity {relevance:.2f}",
-                ids=[e.id for e in found],
-                details=search_details(found),
+                summary + spelling_note(spelling), ids=[e.id for e in found], details=search_details(found, spelling)
             )
         ],
     }
@@ -142,6 +147,7 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     where = f"{len(flt.documents or known)} documents"
     if not flt.documents and 0 < context.route_documents < len(known):
         where = f"the best-ranked of {len(known)} documents"
-    summary = f"{len(found)} chunks in {where}; best similarity {relevance:.2f}{note}"
-    record = timer.record(summary, ids=[e.id for e in found], details=search_details(found))
+    spelling = retriever.spelling_corrections(query)
+    summary = f"{len(found)} chunks in {where}; best similarity {relevance:.2f}{note}{spelling_note(spelling)}"
+    record = timer.record(summary, ids=[e.id for e in found], details=search_details(found, spelling))
     return {"retrieved": found, "relevance": [relevance], "trace": [record]}

@@ -23,7 +23,7 @@ from pagegraph.retrievers.documents import RankedDocument, rank_documents
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
 from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
-from pagegraph.retrievers.spelling import correct_spelling
+from pagegraph.retrievers.spelling import correct_spelling, spelling_corrections
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups, pages_of
@@ -121,8 +121,12 @@ class HybridRetriever(BaseRetriever):
         """Fused (and reranked) hits, best first, without windows."""
         return self._fused(self._as_searched(query), flt or self.filter, limit).hits
 
+    def spelling_corrections(self, query: str) -> dict[str, str]:
+        """The question's words the search reads as others (retrievers.spelling), when it corrects spelling."""
+        return spelling_corrections(query, self.index.bm25) if self.correct_spelling else {}
+
     def _as_searched(self, query: str) -> str:
-        return correct_spelling(query, self.index.bm25) if self.correct_spelling else query
+        return correct_spelling(query, self.spelling_corrections(query))
 
     def _candidates(
         self, query: str, vector: np.ndarray, bm25_scores: np.ndarray, flt: RetrievalFilter

@@ -40,18 +40,20 @@ def _may_be_misspelt(word: str, bm25: BM25Index) -> bool:
     return one_case and bool(tokenize(lower)) and lower not in whole_words() and not bm25.chunks_holding(lower)
 
 
-def correct_spelling(query: str, bm25: BM25Index) -> str:
-    """`query` with each word the index has never seen replaced by its nearest held spelling, in the word's case."""
-
-    def corrected(match: re.Match[str]) -> str:
-        word = match.group(0)
+def spelling_corrections(query: str, bm25: BM25Index) -> dict[str, str]:
+    """Each word of `query` the index has never seen, with the nearest spelling it holds, in the word's case."""
+    corrections: dict[str, str] = {}
+    for word in dict.fromkeys(_WORD.findall(query)):
         if not _may_be_misspelt(word, bm25):
-            return word
+            continue
         lower = word.lower()
         held = {candidate: n for candidate in one_edit_away(lower) if (n := bm25.chunks_holding(candidate))}
-        if not held:
-            return word
-        best = max(sorted(held), key=lambda candidate: (held[candidate], candidate.startswith(lower)))
-        return best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best
+        if held:
+            best = max(sorted(held), key=lambda candidate: (held[candidate], candidate.startswith(lower)))
+            corrections[word] = best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best
+    return corrections
 
-    return _WORD.sub(corrected, query)
+
+def correct_spelling(query: str, corrections: dict[str, str]) -> str:
+    """`query` with its `spelling_corrections` made."""
+    return _WORD.sub(lambda match: corrections.get(match.group(0), match.group(0)), query)

@@ -220,11 +220,14 @@ function stage(view, label) {
   scrollDown();
 }
 
-// "searching: 15 passages from 1 document", from the search's trace (a subgraph's updates carry no passages).
+// "searching: 15 passages from 1 document (read "Neflix" as "Netflix")", from the search's trace (a subgraph's
+// updates carry no passages).
 function searched(label, update) {
   const found = ((update && update.trace) || []).map((record) => record.details || {}).find((d) => d.passages);
   if (!found) return label;
-  return `${label}: ${found.passages} passages from ${found.documents} document${found.documents > 1 ? "s" : ""}`;
+  const respelled = Object.entries(found.spelling || {}).map(([written, read]) => ` (read "${written}" as "${read}")`);
+  const plural = found.documents > 1 ? "s" : "";
+  return `${label}: ${found.passages} passages from ${found.documents} document${plural}${respelled.join("")}`;
 }
 
 function scrollDown() {
