@@ -116,6 +116,11 @@ def test_a_financial_metric_question_gets_the_primary_statements() -> None:
     assert asks_for_metric("What is the FY2021 inventory turnover ratio for Acme?")
     assert asks_for_metric("What was the gross margin?") and asks_for_metric("What is the return on equity?")
     assert not asks_for_metric("Who audits the company?")
+    assert asks_for_metric("What is cash_ratio in FY2021?") and asks_for_metric("What is Acme's debt_to_equity?")
+    assert asks_for_metric("What is Interest to Average Total Debt?") and asks_for_metric(
+        "cash flow to current liabilities"
+    )
+    assert not asks_for_metric("How much did Acme pay to reduce its debt?") and not asks_for_metric("Who sold to Acme?")
     index_page = Page(number=2, text="Index to Consolidated Financial Statements\nConsolidated Balance Sheets 4")
     report = [Page(number=1, text="Annual report"), index_page, statement("STATEMENTS OF OPERATIONS", 3)]
     report += [statement("BALANCE SHEETS", 4), statement("STATEMENTS OF CASH FLOWS", 5), statement("BALANCE SHEETS", 6)]

@@ -16,7 +16,9 @@ from pagegraph.state.documents import Page
 _METRIC = re.compile(
     r"\b(?:ratios?|margins?|turnover|returns? on|ebitda|ebit|working capital|per share|eps|capital employed"
     r"|invested capital|capitali[sz]ation|effective tax rate|cash conversion|days (?:sales|payables|inventory)"
-    r"|coverage|leverage|liquidity|payout)\b",
+    r"|coverage|leverage|liquidity|payout)\b"
+    # a ratio named "A to B": "interest to average total debt", "operating cash flow to current liabilities"
+    r"|\bto\s+(?:average\s+)?(?:total\s+|current\s+)?(?:assets|equity|debt|liabilities|sales|revenues?)\b",
     re.IGNORECASE,
 )
 _OF = r"statements?\s+of\s+(?:consolidated\s+)?"
@@ -32,7 +34,8 @@ MIN_STATEMENTS = 2
 
 
 def asks_for_metric(question: str) -> bool:
-    return bool(_METRIC.search(question))
+    """Whether the question names a financial metric; words joined by underscores ("cash_ratio") count apart."""
+    return bool(_METRIC.search(question.replace("_", " ")))
 
 
 def statement_pages(pages: list[Page]) -> list[int]:
