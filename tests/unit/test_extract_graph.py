@@ -127,6 +127,19 @@ def test_a_refusal_after_widening_abstains(ask) -> None:
     output, model = ask(WEIGHT, refusal, refusal, graph="extract")
     assert output["abstained"] and len(model.requests) == 2
     assert "found no answer" in output["abstain_reason"]
+    # nothing was named: the user is told which documents the passages came from, and how to name another
+    came_from = next(
+        line for line in output["answer"].splitlines() if line.startswith("The passages found came from: ")
+    )
+    assert "sb40-user-manual.pdf" in came_from
+    assert "ask again naming it (`--document NAME`)" in output["answer"]
+
+
+def test_an_abstention_within_named_documents_only_suggests_ingesting(ask) -> None:
+    refusal = "The documents do not contain the answer."
+    output, _ = ask(WEIGHT, refusal, refusal, graph="extract", inputs={"documents": ["sb40-user-manual.pdf"]})
+    assert output["abstained"] and "The passages found came from: sb40-user-manual.pdf." in output["answer"]
+    assert "--document" not in output["answer"] and "pagegraph ingest PATH" in output["answer"]
 
 
 def test_auto_reads_with_extract_for_small_models(ask) -> None:

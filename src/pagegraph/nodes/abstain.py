@@ -8,16 +8,26 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, finished_turn, usage_update
-from pagegraph.prompts.abstain import ABSTAIN_MESSAGE, SEARCHED
+from pagegraph.prompts.abstain import ABSTAIN_MESSAGE, INGEST_HINT, NAME_HINT, PASSAGES_FROM, SEARCHED
 from pagegraph.state.graph import RagState
 
 
 def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Abstain, naming the documents read. A search the user did not point at documents chose them itself, and may
+    have missed the one that holds the answer: the user is told how to name it."""
     timer = StageTimer("abstain")
     reason = state.get("abstain_reason") or "no relevant passage was found"
     route = state.get("route")
-    searched = SEARCHED.format(documents=", ".join(route.names)) if route else ""
-    message = ABSTAIN_MESSAGE.format(reason=reason, searched=searched)
+    sources = list(
+        dict.fromkeys(e.source for e in sorted(state.get("retrieved") or [], key=lambda e: (e.step, e.rank)))
+    )
+    if route:
+        searched = SEARCHED.format(documents=", ".join(route.names))
+    else:
+        searched = PASSAGES_FROM.format(documents=", ".join(sources)) if sources else ""
+    named = bool(state.get("documents") or (state.get("filters") and state["filters"].documents))
+    hint = NAME_HINT if sources and not named else INGEST_HINT
+    message = ABSTAIN_MESSAGE.format(reason=reason, searched=searched, hint=hint)
     return {
         "answer": message,
         "citations": [],
