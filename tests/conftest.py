@@ -8,18 +8,31 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Iterator, Sized
 from pathlib import Path
 
 import pytest
 
 from pagegraph.config import Settings
 from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import Ingestor
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
 SHARED_DOCS = REPO.parent / "shared" / "eval" / "mmlongbench" / "documents"
 PAGEGRAPH = Path(sys.executable).with_name("pagegraph")
+
+
+@contextlib.contextmanager
+def markdown_library(folder: Path, texts: dict[str, str], cache_dir: Path, embedder: Embedder) -> Iterator[Index]:
+    """An index of Markdown files written from `texts` (file name -> text) into `folder`, open while in use."""
+    for name, text in texts.items():
+        (folder / name).write_text(text)
+    settings = Settings(index=folder / "index", cache_dir=cache_dir)
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run(sorted(folder.glob("*.md"))).failed
+        yield index
 
 
 def committed_names(index: Path) -> list[str]:

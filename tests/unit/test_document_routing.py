@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.config import Context, RoutingWeights, Settings
+from pagegraph.config import Context, RoutingWeights
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
-from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.documents import term_scores
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.state.access import RetrievalFilter
+from tests.conftest import markdown_library
 
 REPORTS = {
     "acme-2023.md": "# Quarterly report\n\nAcme Corporation, period ended June 30, 2023.\n\n## Results\n\n"
@@ -28,12 +28,7 @@ REPORTS = {
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
-    folder = tmp_path_factory.mktemp("reports")
-    for name, text in REPORTS.items():
-        (folder / name).write_text(text)
-    settings = Settings(index=folder / "index", cache_dir=cache_dir)
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
-        assert not Ingestor(index).run(sorted(folder.glob("*.md"))).failed
+    with markdown_library(tmp_path_factory.mktemp("reports"), REPORTS, cache_dir, embedder) as index:
         yield index
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.config import Context, RoutingWeights, Settings
+from pagegraph.config import Context, RoutingWeights
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
-from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.spelling import correct_spelling, one_edit_away, spelling_corrections
+from tests.conftest import markdown_library
 
 REPORTS = {
     "acme.md": "# Acme report\n\nAcme Corporation sold tools and tolls passes; sales compared well with last year.\n",
@@ -23,12 +23,7 @@ REPORTS = {
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
-    folder = tmp_path_factory.mktemp("spelling")
-    for name, text in REPORTS.items():
-        (folder / name).write_text(text)
-    settings = Settings(index=folder / "index", cache_dir=cache_dir)
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
-        assert not Ingestor(index).run(sorted(folder.glob("*.md"))).failed
+    with markdown_library(tmp_path_factory.mktemp("spelling"), REPORTS, cache_dir, embedder) as index:
         yield index
 
 
