@@ -121,6 +121,9 @@ def test_a_financial_metric_question_gets_the_primary_statements() -> None:
         "cash flow to current liabilities"
     )
     assert not asks_for_metric("How much did Acme pay to reduce its debt?") and not asks_for_metric("Who sold to Acme?")
+    assert not asks_for_metric("How did Acme respond to sales falling?") and not asks_for_metric(
+        "Acme's exposure to debt"
+    )
     index_page = Page(number=2, text="Index to Consolidated Financial Statements\nConsolidated Balance Sheets 4")
     report = [Page(number=1, text="Annual report"), index_page, statement("STATEMENTS OF OPERATIONS", 3)]
     report += [statement("BALANCE SHEETS", 4), statement("STATEMENTS OF CASH FLOWS", 5), statement("BALANCE SHEETS", 6)]

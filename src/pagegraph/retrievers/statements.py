@@ -17,8 +17,9 @@ _METRIC = re.compile(
     r"\b(?:ratios?|margins?|turnover|returns? on|ebitda|ebit|working capital|per share|eps|capital employed"
     r"|invested capital|capitali[sz]ation|effective tax rate|cash conversion|days (?:sales|payables|inventory)"
     r"|coverage|leverage|liquidity|payout)\b"
-    # a ratio named "A to B": "interest to average total debt", "operating cash flow to current liabilities"
-    r"|\bto\s+(?:average\s+)?(?:total\s+|current\s+)?(?:assets|equity|debt|liabilities|sales|revenues?)\b",
+    # a ratio named "A to B" of two line items: "interest to average total debt", "cash flow to current liabilities"
+    r"|\b(?:income|interest|debt|assets|equity|liabilities|sales|revenues?|cash flow|profit|earnings|expenses?)"
+    r"\s+to\s+(?:average\s+)?(?:total\s+|current\s+)?(?:assets|equity|debt|liabilities|sales|revenues?)\b",
     re.IGNORECASE,
 )
 _OF = r"statements?\s+of\s+(?:consolidated\s+)?"
