@@ -97,12 +97,14 @@ class BM25Index:
             return np.zeros(len(ids), dtype=np.float32)
         return retriever.get_scores(tokens)
 
-    def chunks_holding(self, word: str) -> int:
-        """How many chunks hold `word` (a BM25 word: lower case, not a stopword)."""
+    def holds(self, word: str) -> bool:
+        """Whether some chunk holds `word` (a BM25 word: lower case, not a stopword)."""
         retriever, _ = self._loaded
-        if retriever is None or word not in retriever.vocab_dict:
-            return 0
-        return int(np.count_nonzero(retriever.get_scores([word])))
+        return retriever is not None and word in retriever.vocab_dict
+
+    def chunks_holding(self, word: str) -> int:
+        """How many chunks hold `word`."""
+        return int(np.count_nonzero(self._loaded[0].get_scores([word]))) if self.holds(word) else 0
 
     def search(
         self, query: str, k: int, mask: np.ndarray | None = None, scores: np.ndarray | None = None

@@ -37,7 +37,7 @@ def one_edit_away(word: str) -> set[str]:
 def _may_be_misspelt(word: str, bm25: BM25Index) -> bool:
     lower = word.lower()
     one_case = word.isupper() or word[1:].islower()
-    return one_case and bool(tokenize(lower)) and lower not in whole_words() and not bm25.chunks_holding(lower)
+    return one_case and bool(tokenize(lower)) and lower not in whole_words() and not bm25.holds(lower)
 
 
 def spelling_corrections(query: str, bm25: BM25Index) -> dict[str, str]:
@@ -47,7 +47,9 @@ def spelling_corrections(query: str, bm25: BM25Index) -> dict[str, str]:
         if not _may_be_misspelt(word, bm25):
             continue
         lower = word.lower()
-        held = {candidate: n for candidate in one_edit_away(lower) if (n := bm25.chunks_holding(candidate))}
+        held = {
+            candidate: bm25.chunks_holding(candidate) for candidate in one_edit_away(lower) if bm25.holds(candidate)
+        }
         if held:
             best = max(sorted(held), key=lambda candidate: (held[candidate], candidate.startswith(lower)))
             corrections[word] = best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best
