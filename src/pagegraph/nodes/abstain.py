@@ -18,9 +18,7 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("abstain")
     reason = state.get("abstain_reason") or "no relevant passage was found"
     route = state.get("route")
-    sources = list(
-        dict.fromkeys(e.source for e in sorted(state.get("retrieved") or [], key=lambda e: (e.step, e.rank)))
-    )
+    sources = list(dict.fromkeys(e.source for e in state.get("retrieved") or []))  # in (step, rank) order
     if route:
         searched = SEARCHED.format(documents=", ".join(route.names))
     else:

@@ -104,7 +104,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     confirming = wide and context.confirm_answers and not fell_short(focused, context)
     timer = StageTimer("read")
     model = services.chat_model(context)
-    ranked = sorted(state.get("retrieved") or [], key=lambda e: (e.step, e.rank))
+    ranked = state.get("retrieved") or []  # the state keeps it in (step, rank) order
     if wide:
         passages, limit = ranked, context.max_evidence_tokens
     else:
