@@ -59,7 +59,11 @@ def main() -> int:
             args.rows.name if row.id in held else "other rows", {"answerable": [], "unanswerable": []}
         )
         group["answerable" if row.answerable else "unanswerable"].append(
-            {"id": row.id, "turned_away": turned_away, "unmentioned": details.get("unmentioned", [])}
+            {
+                "id": row.id,
+                "turned_away": turned_away,
+                "named": details.get("unmentioned", []) + details.get("absent", []),
+            }
         )
 
     report: dict = {"questions": str(args.questions), "index": str(args.index), "scope": args.scope, "groups": {}}
@@ -73,7 +77,7 @@ def main() -> int:
                 "share": round(len(away) / max(len(rows), 1), 3),
             }
             for r in away:
-                print(f"{name:>16}  {kind:<12}  {r['id']}  {', '.join(r['unmentioned'])}")
+                print(f"{name:>16}  {kind:<12}  {r['id']}  {', '.join(r['named'])}")
         report["groups"][name] = {"summary": summary, "rows": group}
         print(
             f"{name}: "

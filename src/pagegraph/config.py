@@ -354,7 +354,8 @@ class Context(BaseModel):
     key_term_gate: bool = Field(
         default=True,
         description="abstain without calling the answer model when the question names something (a capitalised "
-        "name, an acronym, a year) that neither the retrieved passages nor their documents mention",
+        "name, an acronym, a year) that neither the retrieved passages nor their documents mention, or a page, "
+        "figure or table their documents do not have",
     )
     low_confidence: float = Field(
         default=0.2,

@@ -71,3 +71,22 @@ def test_the_key_term_gate_can_be_turned_off(ask) -> None:
     assert not output["abstained"] and len(model.requests) == 1
     output, model = ask("How much does the SB-40 weigh?", "98 kg [1]", graph="extract")
     assert not output["abstained"] and len(model.requests) == 1
+
+
+def test_a_question_naming_a_page_the_document_does_not_have_abstains_before_any_model_call(ask) -> None:
+    manual = {"documents": [MANUAL]}  # nine pages
+    output, model = ask("What is shown on pages 40 and 41?", graph="extract", inputs=manual)
+    assert output["abstained"] and not model.requests
+    assert output["abstain_reason"] == f"{MANUAL} has no page 40 or page 41"
+    gate = next(r for r in output["trace"] if r.stage == "gate")
+    assert gate.details == {"absent": ["page 40", "page 41"]}
+    refusal = "The documents do not contain the answer."
+    let_through = [
+        ("What is shown on page 3?", manual, {}),
+        ("What is shown on page 40?", manual, {"key_term_gate": False}),
+        # across the library, the documents searched are the router's guess: a page they lack says little
+        ("What is shown on page 40 of the SB-40 manual?", {}, {}),
+    ]
+    for question, inputs, context in let_through:
+        output, model = ask(question, refusal, refusal, graph="extract", inputs=inputs, **context)
+        assert len(model.requests) == 2, question  # the gate let it through to both reads

@@ -10,7 +10,14 @@ from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.hybrid import FusedSearch, HybridRetriever
-from pagegraph.retrievers.named_pages import LAST, PageReferences, named_pages, page_references, printed_offset
+from pagegraph.retrievers.named_pages import (
+    LAST,
+    PageReferences,
+    absent_references,
+    named_pages,
+    page_references,
+    printed_offset,
+)
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import Page
@@ -67,6 +74,21 @@ def test_a_named_figure_is_the_page_of_its_caption() -> None:
     ]
     assert named_pages(pages, PageReferences(captions=[("figure", 2), ("figure", 3), ("table", 2)])) == [2, 3]
     assert named_pages(pages, PageReferences(captions=[("table", 9)])) == []
+
+
+def test_pages_figures_and_tables_a_document_does_not_have() -> None:
+    pages = numbered(1, 10, front=3)  # 13 pages, printed 1-10 after three unnumbered ones
+    assert absent_references(pages, PageReferences([4, 13, 14, 40, LAST]), paged=True) == ["page 14", "page 40"]
+    assert absent_references(pages, PageReferences([40]), paged=False) == []  # a writer's page breaks
+    assert absent_references([], PageReferences([LAST]), paged=True) == ["the last page"]
+    captioned = [
+        Page(number=1, text="As Figure 2 shows, yields rose (see also Fig. 3)."),
+        Page(number=2, text="Figure 2: Monthly yield.\nTable 1 Tariffs"),
+    ]
+    references = PageReferences(captions=[("figure", 3), ("figure", 7), ("table", 1), ("table", 2)])
+    assert absent_references(captioned, references, paged=True) == ["Figure 7", "Table 2"]
+    # a document that numbers no figures may show them as pictures: it is not judged
+    assert absent_references(pages, PageReferences(captions=[("figure", 7)]), paged=True) == []
 
 
 def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:

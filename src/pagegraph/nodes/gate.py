@@ -1,6 +1,6 @@
-"""Evidence gate: abstain before the answer call when nothing retrieved is close enough to the question, or when the
+"""Evidence gate: abstain before the answer call when nothing retrieved is close enough to the question, when the
 question names something (a name, an acronym, a year) that neither the retrieved passages nor their documents
-mention."""
+mention, or when it names a page, figure or table that the documents the user named do not have."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.retrievers.key_terms import unmentioned_in_evidence
+from pagegraph.retrievers.named_pages import absent_from_documents
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 
@@ -22,6 +23,8 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     retrieved = state.get("retrieved") or []
     best = max(state.get("relevance") or [0.0])
     unmentioned: list[str] = []
+    absent: list[str] = []
+    documents = sorted({e.source for e in retrieved})
     if not retrieved:
         reason = "no passage of the searched documents matches the question"
     elif best < threshold:
@@ -31,9 +34,21 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     ):
         named = ", ".join(f"“{term}”" for term in unmentioned)
         reason = f"neither the {len(retrieved)} passages found nor the rest of their documents mention {named}"
+    elif (
+        context.key_term_gate
+        and state.get("documents")  # across a library, a page the routed documents lack may be the router's miss
+        and (absent := absent_from_documents(services.index(context), state["question"], documents))
+    ):
+        holder = documents[0] if len(documents) == 1 else f"none of the {len(documents)} searched documents"
+        reason = f"{holder} has no {' or '.join(absent)}"
     else:
         return {"trace": [timer.record(f"{len(retrieved)} passages, best similarity {best:.2f} ≥ {threshold:.2f}")]}
     return {
         "abstain_reason": reason,
-        "trace": [timer.record(reason, details={"unmentioned": unmentioned} if unmentioned else None)],
+        "trace": [
+            timer.record(
+                reason,
+                details=({"unmentioned": unmentioned} if unmentioned else {"absent": absent} if absent else None),
+            )
+        ],
     }

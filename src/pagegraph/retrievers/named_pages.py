@@ -6,6 +6,9 @@ a table of contents before page 1). A named number N stands for the physical pag
 the page whose label (the PDF's own page labels) is N, or, in a document that defines no labels, the page whose
 first or last lines print N, found through the offset between physical and printed numbers that most pages agree on.
 A named figure or table is the page whose caption starts a line with it ("Figure 4:", "Fig. 4", "Table 2").
+
+A reference can also be absent: a PDF has no page 400 among its 151, and a paper that numbers its figures 1 to 6
+has no Figure 7. A question naming either cannot be answered from that document (nodes.gate).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pagegraph.state.documents import Page
+from pagegraph.indexing.index import Index
+from pagegraph.state.documents import Page, SourceType
 
 _WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
@@ -27,6 +31,7 @@ _FRONT_COVER = re.compile(r"\b(?:the|front)\s+cover\b|\b(?:cover|front|title)\s+
 _BACK_COVER = re.compile(r"\bback\s+cover\b", re.IGNORECASE)
 _CAPTION_REFERENCE = re.compile(r"\b(fig(?:ure)?s?\.?|tables?)\s*(\d{1,3})\b", re.IGNORECASE)
 _CAPTION_LABELS = {"figure": r"(?:figure|fig\.?)", "table": r"table"}
+_NUMBERED = {kind: re.compile(rf"\b{label}\s*(\d{{1,3}})\b", re.IGNORECASE) for kind, label in _CAPTION_LABELS.items()}
 _EDGE_NUMBER = re.compile(r"^\s*(\d{1,4})\b|\b(\d{1,4})\s*$")
 MAX_NAMED_PAGES = 10
 LAST = -1
@@ -114,3 +119,41 @@ def named_pages(pages: list[Page], references: PageReferences) -> list[int]:
     for kind, number in references.captions:
         found.extend(page for page in caption_pages(pages, kind, number) if page not in found)
     return found
+
+
+def absent_references(pages: list[Page], references: PageReferences, *, paged: bool) -> list[str]:
+    """What the references name that a document with these pages lacks, as "page 400" or "Figure 7":
+    - in a `paged` document (a PDF; other files' page breaks are the writer's, not the reader's), a number that
+      is neither a physical nor a printed page of it;
+    - a figure or table number its text never writes, in a document that writes numbers of that kind (one that
+      numbers none may show its figures as pictures, captions and all)."""
+    absent = []
+    if paged:
+        absent = [
+            "the last page" if n == LAST else f"page {n}"
+            for n in references.numbers
+            if not named_pages(pages, PageReferences(numbers=[n]))
+        ]
+    text = "\n".join(page.text for page in pages)
+    for kind, number in references.captions:
+        numbered = {int(n) for n in _NUMBERED[kind].findall(text)}
+        if numbered and number not in numbered:
+            absent.append(f"{kind.capitalize()} {number}")
+    return absent
+
+
+def absent_from_documents(index: Index, question: str, documents: list[str]) -> list[str]:
+    """The pages, figures and tables the question names that none of `documents` (names) has."""
+    references = page_references(question)
+    profiles = index.profiles
+    rows = [profiles.row_named[name] for name in documents if name in profiles.row_named]
+    if not references or not rows:
+        return []
+    absent: list[str] | None = None
+    for row in rows:
+        record = profiles.documents[row]
+        lacking = absent_references(
+            index.store.pages(record.id), references, paged=record.source_type == SourceType.PDF
+        )
+        absent = lacking if absent is None else [name for name in absent if name in lacking]
+    return absent or []
