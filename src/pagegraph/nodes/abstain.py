@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.nodes.common import StageTimer, finished_turn, usage_update
+from pagegraph.nodes.common import StageTimer, finished_turn, names_documents, usage_update
 from pagegraph.prompts.abstain import ABSTAIN_MESSAGE, INGEST_HINT, NAME_HINT, PASSAGES_FROM, SEARCHED
 from pagegraph.state.graph import RagState
 
@@ -23,8 +23,7 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         searched = SEARCHED.format(documents=", ".join(route.names))
     else:
         searched = PASSAGES_FROM.format(documents=", ".join(sources)) if sources else ""
-    named = bool(state.get("documents") or (state.get("filters") and state["filters"].documents))
-    hint = NAME_HINT if sources and not named else INGEST_HINT
+    hint = NAME_HINT if sources and not names_documents(state) else INGEST_HINT
     message = ABSTAIN_MESSAGE.format(reason=reason, searched=searched, hint=hint)
     return {
         "answer": message,

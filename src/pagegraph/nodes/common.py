@@ -45,6 +45,13 @@ def finished_turn(state: RagState, answer: str) -> dict[str, Any]:
     return {"history": [Turn(question=state.get("question", ""), answer=answer)], "messages": [AIMessage(answer)]}
 
 
+def names_documents(state: RagState) -> bool:
+    """Whether the user pointed the search at documents (by name or by filter), rather than leaving the router to
+    choose them."""
+    filters = state.get("filters")
+    return bool(state.get("documents") or (filters and filters.documents))
+
+
 def match_document_names(requested: Sequence[str], known: Sequence[str]) -> list[str]:
     """Indexed names for the names a user or a model gave: exact, then ignoring case, then ignoring the extension,
     then a unique partial match. Names that match nothing are dropped; order is kept, repeats removed."""

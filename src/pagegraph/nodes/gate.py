@@ -9,7 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.nodes.common import StageTimer, context_of, names_documents
 from pagegraph.retrievers.key_terms import unmentioned_in_evidence
 from pagegraph.retrievers.named_pages import absent_from_documents
 from pagegraph.services import Services
@@ -36,7 +36,7 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         reason = f"neither the {len(retrieved)} passages found nor the rest of their documents mention {named}"
     elif (
         context.key_term_gate
-        and state.get("documents")  # across a library, a page the routed documents lack may be the router's miss
+        and names_documents(state)  # across a library, a page the routed documents lack may be the router's miss
         and (absent := absent_from_documents(services.index(context), state["question"], documents))
     ):
         holder = documents[0] if len(documents) == 1 else f"none of the {len(documents)} searched documents"
