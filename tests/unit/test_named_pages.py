@@ -83,9 +83,9 @@ def test_pages_figures_and_tables_a_document_does_not_have() -> None:
     assert absent_references([], PageReferences([LAST]), paged=True) == ["the last page"]
     captioned = [
         Page(number=1, text="As Figure 2 shows, yields rose (see also Fig. 3)."),
-        Page(number=2, text="Figure 2: Monthly yield.\nTable 1 Tariffs"),
+        Page(number=2, text="Figure 2: Monthly yield.\nTable 1 Tariffs\nFig. 5b. Storage"),
     ]
-    references = PageReferences(captions=[("figure", 3), ("figure", 7), ("table", 1), ("table", 2)])
+    references = PageReferences(captions=[("figure", 3), ("figure", 5), ("figure", 7), ("table", 1), ("table", 2)])
     assert absent_references(captioned, references, paged=True) == ["Figure 7", "Table 2"]
     # a document that numbers no figures may show them as pictures: it is not judged
     assert absent_references(pages, PageReferences(captions=[("figure", 7)]), paged=True) == []

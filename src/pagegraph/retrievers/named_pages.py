@@ -31,7 +31,10 @@ _FRONT_COVER = re.compile(r"\b(?:the|front)\s+cover\b|\b(?:cover|front|title)\s+
 _BACK_COVER = re.compile(r"\bback\s+cover\b", re.IGNORECASE)
 _CAPTION_REFERENCE = re.compile(r"\b(fig(?:ure)?s?\.?|tables?)\s*(\d{1,3})\b", re.IGNORECASE)
 _CAPTION_LABELS = {"figure": r"(?:figure|fig\.?)", "table": r"table"}
-_NUMBERED = {kind: re.compile(rf"\b{label}\s*(\d{{1,3}})\b", re.IGNORECASE) for kind, label in _CAPTION_LABELS.items()}
+# "Figure 7", "Fig. 7b": the numbers a document writes of a kind, sub-figures included
+_NUMBERED = {
+    kind: re.compile(rf"\b{label}\s*(\d{{1,3}})(?!\d)", re.IGNORECASE) for kind, label in _CAPTION_LABELS.items()
+}
 _EDGE_NUMBER = re.compile(r"^\s*(\d{1,4})\b|\b(\d{1,4})\s*$")
 MAX_NAMED_PAGES = 10
 LAST = -1
