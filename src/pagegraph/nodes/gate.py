@@ -22,9 +22,8 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     threshold = context.abstain_threshold
     retrieved = state.get("retrieved") or []
     best = max(state.get("relevance") or [0.0])
-    unmentioned: list[str] = []
-    absent: list[str] = []
     documents = sorted({e.source for e in retrieved})
+    details: dict[str, list[str]] | None = None
     if not retrieved:
         reason = "no passage of the searched documents matches the question"
     elif best < threshold:
@@ -34,6 +33,7 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     ):
         named = ", ".join(f"“{term}”" for term in unmentioned)
         reason = f"neither the {len(retrieved)} passages found nor the rest of their documents mention {named}"
+        details = {"unmentioned": unmentioned}
     elif (
         context.key_term_gate
         and names_documents(state)  # across a library, a page the routed documents lack may be the router's miss
@@ -41,14 +41,10 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     ):
         holder = documents[0] if len(documents) == 1 else f"none of the {len(documents)} searched documents"
         reason = f"{holder} has no {' or '.join(absent)}"
+        details = {"absent": absent}
     else:
         return {"trace": [timer.record(f"{len(retrieved)} passages, best similarity {best:.2f} ≥ {threshold:.2f}")]}
     return {
         "abstain_reason": reason,
-        "trace": [
-            timer.record(
-                reason,
-                details=({"unmentioned": unmentioned} if unmentioned else {"absent": absent} if absent else None),
-            )
-        ],
+        "trace": [timer.record(reason, details=details)],
     }

@@ -152,11 +152,8 @@ def absent_from_documents(index: Index, question: str, documents: list[str]) -> 
     rows = [profiles.row_named[name] for name in documents if name in profiles.row_named]
     if not references or not rows:
         return []
-    absent: list[str] | None = None
-    for row in rows:
-        record = profiles.documents[row]
-        lacking = absent_references(
-            index.store.pages(record.id), references, paged=record.source_type == SourceType.PDF
-        )
-        absent = lacking if absent is None else [name for name in absent if name in lacking]
-    return absent or []
+    lacking = [
+        absent_references(index.store.pages(record.id), references, paged=record.source_type == SourceType.PDF)
+        for record in (profiles.documents[row] for row in rows)
+    ]
+    return [name for name in lacking[0] if all(name in others for others in lacking[1:])]
