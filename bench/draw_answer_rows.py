@@ -7,6 +7,12 @@ documents in a shuffled order, one shuffled row at a time from each). Writes the
 The extract graph's abstention was calibrated on other rows, drawn the same way without the benchmark's:
 
     .venv/bin/python bench/draw_answer_rows.py --seed 23 --exclude bench/answer_rows.txt --out bench/calibration_rows.txt
+
+The confidence bands were checked on a second set of 60 rows drawn from the rows neither file holds (`--pool-without`
+leaves rows out before drawing, so the set has the size asked for):
+
+    .venv/bin/python bench/draw_answer_rows.py --seed 39 --answerable 45 --unanswerable 15 \
+        --pool-without bench/answer_rows.txt --pool-without bench/calibration_rows.txt --out bench/confidence_rows.txt
 """
 
 from __future__ import annotations
@@ -43,18 +49,31 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "answer_rows.txt")
     parser.add_argument("--exclude", type=Path, help="a rows file whose ids are left out (drawn, then dropped)")
+    parser.add_argument(
+        "--pool-without",
+        type=Path,
+        action="append",
+        default=[],
+        help="a rows file whose ids are left out before drawing",
+    )
+    parser.add_argument("--answerable", type=int, default=30)
+    parser.add_argument("--unanswerable", type=int, default=10)
     args = parser.parse_args()
     if not DEV.exists():
         sys.exit(f"evaluation data not found at {DEV} (../shared is absent)")
     from pagegraph.eval.questions import load_questions, read_row_ids
 
-    rows = load_questions(DEV)
+    pooled_out = {row_id for path in args.pool_without for row_id in read_row_ids(path)}
+    rows = [r for r in load_questions(DEV) if r.id not in pooled_out]
     rng = random.Random(args.seed)
     answerable = spread(
-        [r for r in rows if r.answerable and r.text_friendly and any(e.page for e in r.evidence)], 30, rng
+        [r for r in rows if r.answerable and r.text_friendly and any(e.page for e in r.evidence)], args.answerable, rng
     )
-    unanswerable = spread([r for r in rows if not r.answerable], 10, rng)
+    unanswerable = spread([r for r in rows if not r.answerable], args.unanswerable, rng)
     command = f"python bench/draw_answer_rows.py --seed {args.seed}"
+    if (args.answerable, args.unanswerable) != (30, 10):
+        command += f" --answerable {args.answerable} --unanswerable {args.unanswerable}"
+    command += "".join(f" --pool-without {path}" for path in args.pool_without)
     if args.exclude:
         excluded = set(read_row_ids(args.exclude))
         answerable = [r for r in answerable if r.id not in excluded]
@@ -62,7 +81,8 @@ def main() -> None:
         command += f" --exclude {args.exclude}"
     header = [
         f"# Answer benchmark rows: row ids of ../shared/eval/mmlongbench/dev.jsonl, drawn once by `{command}`:",
-        "# 30 answerable, text_friendly rows with gold pages and 10 unanswerable rows, taken one per document in turn",
+        f"# {args.answerable} answerable, text_friendly rows with gold pages and {args.unanswerable} unanswerable rows, "
+        "taken one per document in turn",
         "# (documents and rows in a seeded order)"
         + (
             f"; those of the excluded file dropped: {len(answerable)} and {len(unanswerable)} left."

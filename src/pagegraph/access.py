@@ -6,9 +6,11 @@ ceiling and role under ACCESS_KEY. Outside the server (the CLI, Python) there is
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.config import get_config
 
-from pagegraph.state.access import Access
+from pagegraph.state.access import Access, RetrievalFilter
 
 AUTH_USER_KEY = "langgraph_auth_user"
 ACCESS_KEY = "pagegraph_access"
@@ -34,3 +36,16 @@ def caller_access() -> Access | None:
         ceiling=granted.get("ceiling"),
         role=granted.get("role") or "reader",
     )
+
+
+def readable_filter(filters: RetrievalFilter | dict[str, Any] | None) -> RetrievalFilter | None:
+    """The filter a read of the index runs under: the one the run's state asks for (a server client may send it as
+    plain JSON), narrowed to what the server user running the graph may read. Every read derives it here, from the
+    authenticated user in the run's config, so a state edited between steps (`update_state`, a fork, `Command`) can
+    narrow a search but never widen it. None outside the server with no filter asked."""
+    if filters is not None and not isinstance(filters, RetrievalFilter):
+        filters = RetrievalFilter.model_validate(filters)
+    access = caller_access()
+    if access is None:
+        return filters
+    return (filters or RetrievalFilter()).within(access)

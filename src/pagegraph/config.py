@@ -9,11 +9,12 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from pagegraph.errors import PagegraphError
 from pagegraph.state.answering import OutputType
 
 
@@ -75,6 +76,27 @@ class Settings(BaseSettings):
         gt=0,
         description="most seconds table detection spends on one PDF; later pages keep their flat text",
     )
+    max_file_bytes: int = Field(
+        default=500_000_000, ge=1024, description="largest file ingest reads; a larger one is refused, naming the limit"
+    )
+    max_unpacked_bytes: int = Field(
+        default=200_000_000,
+        ge=1024,
+        description="most bytes a Word file (a zip) may unpack to; more is refused before anything is unpacked",
+    )
+    max_pages: int = Field(default=10_000, ge=1, description="most pages one document may have")
+    max_document_chars: int = Field(default=50_000_000, ge=1000, description="most characters of text in one document")
+    parse_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        description="most seconds the parser process spends on one document when ingesting several; it is then "
+        "stopped and the document refused",
+    )
+    parse_memory_bytes: int = Field(
+        default=4_000_000_000,
+        ge=500_000_000,
+        description="address space the parser process may use (documents past it are refused, the rest go on)",
+    )
     ocr_languages: str = Field(
         default="eng", pattern=r"^[a-z_]+(\+[a-z_]+)*$", description="Tesseract languages, joined by '+' (eng+deu)"
     )
@@ -85,9 +107,10 @@ class Settings(BaseSettings):
     )
     model_cheap: str = Field(default="local-fast", description="spec the `cheap` profile stands for")
     model_balanced: str = Field(default="local", description="spec the `balanced` profile stands for")
-    small_models: list[str] = Field(
+    small_models: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["local", "local-fast"],
-        description="model specs the `auto` graph answers with the extract graph (the rest get `rag`)",
+        description="model specs the `auto` graph answers with the extract graph (the rest get `rag`), separated by "
+        "commas",
     )
     model_premium: str = Field(
         default="local", description="spec the `premium` profile stands for; point it at a stronger model you run"
@@ -125,6 +148,11 @@ class Settings(BaseSettings):
     )
     model_timeout_s: float = Field(default=120.0, gt=0, description="seconds to wait for a remote model's reply")
     model_retries: int = Field(default=1, ge=0, le=5, description="retries of a remote call that failed to connect")
+    model_logprobs: bool = Field(
+        default=True,
+        description="ask OpenAI-compatible servers for the answer's token log-probabilities, which its confidence "
+        "weighs (turn off for a server that refuses them; the confidence then uses Context.confidence_no_logprobs)",
+    )
 
     auth_file: Path | None = Field(
         default=None,
@@ -143,10 +171,21 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(
         default=50_000_000, ge=1024, description="largest upload the web page accepts in one request (413 above it)"
     )
-    ingest_roots: list[Path] | None = Field(
+    ingest_roots: Annotated[list[Path] | None, NoDecode] = Field(
         default=None,
-        description="folders (JSON list) the server's `ingest` graph may read, after symlinks and '..' are resolved; "
-        "unset: the upload folder only. A path outside them gets the same answer as a missing one",
+        description="folders the server's `ingest` graph may read, separated by ':' as in PATH, after symlinks and "
+        "'..' are resolved; unset: the upload folder only. A path outside them gets the same answer as a missing one",
+    )
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="host names the server answers to besides 127.0.0.1, localhost and ::1, separated by commas "
+        "(`pagegraph serve --host` adds the one it binds; `*`: any, behind a proxy that checks them); a request for "
+        "another name, as a DNS-rebinding page sends, gets 403",
+    )
+    allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="origins (scheme://host:port) of web pages allowed to call the server besides its own page, "
+        "separated by commas (LangGraph Studio: https://smith.langchain.com); requests from other pages get 403",
     )
     max_question_chars: int = Field(
         default=4000, ge=16, le=1_000_000, description="longest question a run accepts, in characters"
@@ -170,6 +209,22 @@ class Settings(BaseSettings):
         default=None, description="SQLite file that keeps LangGraph server threads; default INDEX/checkpoints.sqlite"
     )
 
+    @field_validator("ingest_roots", mode="before")
+    @classmethod
+    def _path_list(cls, value: Any) -> Any:
+        """A list from the environment as PATH writes one (`/a:/b`); a JSON list is read too."""
+        if isinstance(value, str):
+            return _json_list(value) or [part for part in value.split(os.pathsep) if part.strip()] or None
+        return value
+
+    @field_validator("small_models", "allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        """A list from the environment separated by commas (`local,ollama:qwen2.5`); a JSON list is read too."""
+        if isinstance(value, str):
+            return _json_list(value) or [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
     def local_model_threads(self) -> int:
         return self.llm_threads or len(os.sched_getaffinity(0))
 
@@ -189,8 +244,36 @@ class Settings(BaseSettings):
         return Path(self.user_upload_dir).expanduser().resolve() / folder
 
 
+def _json_list(value: str) -> list[str] | None:
+    import json
+
+    if not value.lstrip().startswith("["):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        raise ValueError("not a JSON list: write the items separated as the variable's description says") from None
+    if not isinstance(parsed, list):
+        raise ValueError("not a list")
+    return [str(item) for item in parsed]
+
+
+class SettingsError(PagegraphError):
+    """An environment variable (or .env line) that does not hold what its setting needs."""
+
+
 def get_settings() -> Settings:
-    return Settings()
+    """The process settings; a variable that cannot be read is named in one line (SettingsError)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else ""
+            info = Settings.model_fields.get(field)
+            expected = f" ({info.description})" if info is not None and info.description else ""
+            problems.append(f"PAGEGRAPH_{field.upper()}: {error['msg']}{expected}")
+        raise SettingsError("; ".join(problems)) from None
 
 
 class RoutingWeights(BaseModel):
@@ -357,12 +440,45 @@ class Context(BaseModel):
         "name, an acronym, a year) that neither the retrieved passages nor their documents mention, or a page, "
         "figure or table their documents do not have",
     )
-    low_confidence: float = Field(
-        default=0.2,
+    supported_confidence: float = Field(
+        default=0.8,
         ge=0.0,
         le=1.0,
-        description="an answer less of whose words appear in its cited evidence than this share is flagged low "
-        "confidence",
+        description="an answer whose confidence reaches this, and none of whose values is missing from the sentences "
+        "it cites, is shown as supported; below it, as uncertain (check the evidence)",
+    )
+    confidence_bias: float = Field(
+        default=0.0, ge=-20.0, le=20.0, description="confidence: the logistic combination's intercept"
+    )
+    confidence_probability_weight: float = Field(
+        default=1.0,
+        ge=0.0,
+        le=20.0,
+        description="confidence: weight of the logit of the answer call's mean token probability",
+    )
+    confidence_overlap_weight: float = Field(
+        default=0.0,
+        ge=-20.0,
+        le=20.0,
+        description="confidence: weight of the share of the answer's words found in the evidence it cites",
+    )
+    confidence_supported_value: float = Field(
+        default=0.5,
+        ge=-20.0,
+        le=20.0,
+        description="confidence: added when every value the answer states is in a sentence it cites",
+    )
+    confidence_unsupported_value: float = Field(
+        default=-2.0,
+        ge=-20.0,
+        le=20.0,
+        description="confidence: added when a value the answer states is in no sentence it cites",
+    )
+    confidence_no_logprobs: float = Field(
+        default=0.5,
+        gt=0.0,
+        lt=1.0,
+        description="confidence: the token probability assumed for a model that gives no log-probabilities",
     )
     attribution_min_overlap: float = Field(
         default=0.3,

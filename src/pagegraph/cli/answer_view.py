@@ -9,8 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
-from pagegraph.state.answering import Highlight
+from pagegraph.nodes.labels import ANSWER_NODES, BAND_LABELS, STAGE_LABELS
+from pagegraph.state.answering import Highlight, ValueCheck
 
 ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
 
@@ -39,17 +39,26 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
         if output.get("highlights"):
             console.print(f"[dim]{ABSTAINED_EVIDENCE}[/dim]")
         return
+    band = output.get("band") or "uncertain"
+    style = "bold green" if band == "supported" else "bold yellow"
+    console.print(f"[{style}]{BAND_LABELS[band]}[/{style}] [dim](confidence {output['confidence']:.2f})[/dim]")
+    check: ValueCheck | None = output.get("value_check")
+    if check is not None and check.status == "unsupported":
+        console.print(
+            f"[yellow]{escape(', '.join(check.missing))}: in no sentence the answer cites[/yellow]", highlight=False
+        )
+        if check.closest is not None:
+            sentence = " ".join(check.closest.sentence.split())
+            console.print(
+                f"  the closest evidence: [cyan]{escape(check.closest.label)}[/cyan] {escape(sentence)}",
+                highlight=False,
+            )
     usage = output["usage"]
     console.print(
-        f"[dim]confidence {output['confidence']:.2f}; {usage.calls} model calls, "
-        f"{usage.prompt_tokens}+{usage.completion_tokens} tokens, {usage.latency_ms / 1000:.1f} s in the model[/dim]",
+        f"[dim]{usage.calls} model calls, {usage.prompt_tokens}+{usage.completion_tokens} tokens, "
+        f"{usage.latency_ms / 1000:.1f} s in the model[/dim]",
         highlight=False,
     )
-    if output["low_confidence"]:
-        console.print(
-            "[bold yellow]warning: low confidence — little of this answer appears in the cited sources; "
-            "check them before relying on it[/bold yellow]"
-        )
 
 
 def searched_as(console: Console, output: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from rich.progress import (
 )
 
 from pagegraph import __version__
-from pagegraph.config import Settings
+from pagegraph.config import Settings, SettingsError, get_settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
 from pagegraph.state.documents import DocumentTags
@@ -98,6 +98,10 @@ def _setup(
     )
     for noisy in ("pypdf", "bm25s", "chromadb"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
+    try:
+        get_settings()  # a variable every command reads: named in one line before any command starts
+    except SettingsError as exc:
+        raise fail(str(exc)) from None
 
 
 def index_folder(index: Path | None, settings: Settings) -> Path:

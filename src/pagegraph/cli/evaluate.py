@@ -33,10 +33,11 @@ from pagegraph.eval.answers import (
     retrieval_answerer,
     run_answer_eval,
 )
+from pagegraph.eval.calibration import BANDS
 from pagegraph.eval.gold import GoldEvidenceReader
 from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
-from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, write_json
+from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, plot_reliability, write_json
 from pagegraph.eval.retrieval import RETRIEVERS, TREE_RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
 from pagegraph.indexing.index import Index, open_store
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
@@ -457,6 +458,7 @@ def _print_answers(run: EvalRun) -> None:
         table.add_row(key, *(_cell(run.summary[g].get(key), digits) for g in graphs))
     table.add_row("n (errors)", *(f"{run.summary[g]['n']} ({run.summary[g]['errors']})" for g in graphs))
     console.print(table)
+    _print_calibration(run, graphs)
     for split in ("task_type", "text_friendly"):
         table = Table(
             split, *graphs, box=box.SIMPLE_HEAD, pad_edge=False, caption="accuracy / cite hit / abstain recall (n)"
@@ -466,6 +468,29 @@ def _print_answers(run: EvalRun) -> None:
             parts = [run.summary[g][f"by_{split}"].get(value) for g in graphs]
             table.add_row(value, *(_split_cell(part) for part in parts))
         console.print(table)
+
+
+def _print_calibration(run: EvalRun, graphs: list[str]) -> None:
+    """Per graph, the confidence's calibration beside that of the token overlap shown before bands."""
+    columns = [(g, key) for g in graphs for key in ("calibration", "overlap_calibration") if key in run.summary[g]]
+    if not columns:
+        return  # a run stored before calibration was measured
+    table = Table(
+        "calibration",
+        *(f"{g}{' (overlap ≥ 0.8)' if key == 'overlap_calibration' else ''}" for g, key in columns),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    parts = [run.summary[g][key] for g, key in columns]
+    table.add_row("confident_wrong_rate", *(_cell(p["confident_wrong_rate"]) for p in parts))
+    for band in BANDS:
+        table.add_row(
+            f"{band}: precision (share)",
+            *(f"{_cell(p['band_precision'][band], 2)} ({_cell(p['band_share'][band], 2)})" for p in parts),
+        )
+    table.add_row("coverage", *(_cell(p["coverage"]) for p in parts))
+    table.add_row("aurc", *(_cell(p["aurc"]) for p in parts))
+    console.print(table)
 
 
 def _split_cell(metrics: dict | None) -> str:
@@ -482,3 +507,7 @@ def _write_reports(run: EvalRun, out: Path | None, plot: Path | None) -> None:
     if plot:
         (plot_hit_curves if run.mode == "retrieval" else plot_answer_comparison)(run, plot)
         console.print(f"wrote {plot}")
+        if run.mode == "answer" and any("calibration" in metrics for metrics in run.summary.values()):
+            reliability = plot.with_name(f"{plot.stem}-reliability{plot.suffix}")
+            plot_reliability(run, reliability)
+            console.print(f"wrote {reliability}")

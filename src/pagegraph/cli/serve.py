@@ -90,6 +90,8 @@ def serve(
     except PagegraphError as exc:
         raise fail(str(exc)) from None
     env = server_environment(os.environ)
+    if host not in LOOPBACK and host not in ("0.0.0.0", "::"):
+        env["PAGEGRAPH_ALLOWED_HOSTS"] = ",".join([*settings.allowed_hosts, host])
     folder = index_folder(index, settings)
     env["PAGEGRAPH_INDEX"] = str(folder)
     command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--host", host]
@@ -100,7 +102,11 @@ def serve(
     console.print(
         f"web page: {url}/  (works offline; sign in with your API key when a users file is set)", highlight=False
     )
-    console.print(f"Studio: https://smith.langchain.com/studio/?baseUrl={url}  API docs: {url}/docs", highlight=False)
+    console.print(
+        f"Studio: https://smith.langchain.com/studio/?baseUrl={url} (with PAGEGRAPH_ALLOWED_ORIGINS="
+        f"https://smith.langchain.com)  API docs: {url}/docs",
+        highlight=False,
+    )
     summarizer = _start_summarizer(folder, env) if settings.ingest_summaries == "model" else None
     server = subprocess.Popen(command, env=env, cwd=path.parent)
     # `kill`, `docker stop` or systemd stop this process: the server stops too (saving its threads), and this

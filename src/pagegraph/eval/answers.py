@@ -12,8 +12,10 @@ from langgraph.graph.state import CompiledStateGraph
 
 from pagegraph.config import Context
 from pagegraph.errors import ModelUnavailableError
+from pagegraph.eval.calibration import calibration_metrics
 from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.scoring import score_answer
+from pagegraph.nodes.verify import REFUSED_IN_WORDS
 from pagegraph.state.answering import Citation, Evidence, TraceRecord
 from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.usage import UsageSummary
@@ -79,7 +81,10 @@ def answer_row(
         "citations": [c.label for c in citations],
         "valid_citations": valid_citations(citations, output["evidence"]),
         "confidence": output["confidence"],
+        "band": output.get("band") or ("not_found" if output["abstained"] else "uncertain"),
+        "value_check": value_check.status if (value_check := output.get("value_check")) else None,
         "low_confidence": output["low_confidence"],
+        "confidence_signals": next((r.details for r in reversed(output["trace"]) if r.stage == "verify"), None),
         "llm_calls": output["llm_calls"],
         "tokens": usage.prompt_tokens + usage.completion_tokens,
         "latency_ms": round(latency_ms, 1),
@@ -145,9 +150,26 @@ def core_metrics(rows: list[dict]) -> dict[str, float | int | None]:
     }
 
 
+OVERLAP_TOP = 0.8
+
+
+def overlap_baseline(row: dict) -> dict:
+    """The row as the confidence shown before bands would have scored it: the share of the answer's words in its
+    cited evidence, with OVERLAP_TOP and above as the top band; an answer that refused in its own words was shown
+    as an answer then."""
+    signals = row.get("confidence_signals") or {}
+    answered = not row["abstained"] or row["abstain_reason"] == REFUSED_IN_WORDS
+    overlap = float(signals.get("overlap") or 0.0) if answered else 0.0
+    band = "not_found" if not answered else "supported" if overlap >= OVERLAP_TOP else "uncertain"
+    return {**row, "abstained": not answered, "confidence": overlap, "band": band}
+
+
 def graph_metrics(rows: list[dict]) -> dict:
-    """Overall metrics, and the same metrics per task type and per text-friendliness (unlabelled rows: `none`)."""
+    """Overall metrics (with the confidence's calibration, and the same for the token-overlap confidence shown
+    before bands), and the core metrics per task type and per text-friendliness (unlabelled rows: `none`)."""
     metrics: dict = core_metrics(rows)
+    metrics["calibration"] = calibration_metrics(rows)
+    metrics["overlap_calibration"] = calibration_metrics([overlap_baseline(row) for row in rows])
     for split in SPLITS:
         groups: dict[str, list[dict]] = {}
         for row in rows:

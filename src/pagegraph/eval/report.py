@@ -96,5 +96,39 @@ def plot_answer_comparison(run: EvalRun, path: Path) -> None:
     plt.close(figure)
 
 
+def plot_reliability(run: EvalRun, path: Path) -> None:
+    """A reliability diagram per graph: the accuracy of its answers against their confidence, in bins, beside the
+    same for the token overlap shown before bands; a calibrated confidence lies on the diagonal."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 5))
+    axis.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
+    for name, metrics in run.summary.items():
+        for key, style in (("calibration", "-o"), ("overlap_calibration", "--s")):
+            if key not in metrics:
+                continue
+            bins = [b for b in metrics[key]["reliability"] if b["n"]]
+            label = f"{name}, {'confidence' if key == 'calibration' else 'token overlap'} (AURC {_short(metrics[key]['aurc'])})"
+            axis.plot([b["confidence"] for b in bins], [b["accuracy"] for b in bins], style, label=label)
+            for b in bins:
+                axis.annotate(
+                    str(b["n"]), (b["confidence"], b["accuracy"]), fontsize=7, xytext=(3, 3), textcoords="offset points"
+                )
+    axis.set_xlim(0, 1)
+    axis.set_ylim(0, 1.05)
+    axis.set_xlabel("confidence (bin mean; numbers: answers in the bin)")
+    axis.set_ylabel("share of the bin's answers that are right")
+    axis.set_title(f"Reliability, {run.config['scope']} scope, model {run.config['model_spec']}", fontsize=10)
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=7, loc="upper left")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def _short(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"

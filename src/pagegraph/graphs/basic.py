@@ -29,7 +29,7 @@ def build_basic_graph(
     builder.add_node("search", partial(search_question, services=services))
     builder.add_node("gate", partial(gate, services=services))
     builder.add_node("answer", partial(answer, services=services))
-    builder.add_node("verify", verify)
+    builder.add_node("verify", partial(verify, services=services))
     builder.add_edge("search", "highlight")
     builder.add_edge("highlight", "gate")
     builder.add_conditional_edges("gate", *proceed("answer", falls_back=False))

@@ -33,7 +33,7 @@ def build_extract_graph(
     builder.add_node("gate", partial(gate, services=services))
     builder.add_node("read", guarded("read", partial(read, services=services)))
     builder.add_node("weigh", weigh_answer)
-    builder.add_node("verify", guarded("verify", verify))
+    builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_conditional_edges("search", *proceed("highlight", abstains=False))
     builder.add_edge("highlight", "gate")
     builder.add_conditional_edges("gate", *proceed("read"))

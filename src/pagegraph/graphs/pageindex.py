@@ -32,7 +32,7 @@ def build_pageindex_graph(
     builder.add_node("select", guarded("select", partial(select_sections, services=services)))
     builder.add_node("collect", collect_sections)
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
-    builder.add_node("verify", guarded("verify", verify))
+    builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "find_files")
     builder.add_conditional_edges("find_files", *fan_out("select", file_tasks))
     builder.add_edge("select", "collect")

@@ -37,7 +37,7 @@ def build_rag_graph(
     builder.add_node("expand_tree", guarded("expand_tree", partial(expand_tree, services=services)))
     builder.add_node("gate", partial(gate, services=services))
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
-    builder.add_node("verify", guarded("verify", verify))
+    builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "route")
     builder.add_conditional_edges("route", *proceed("plan"))
     builder.add_conditional_edges("plan", *fan_out("retrieve", plan_steps, abstains=False))

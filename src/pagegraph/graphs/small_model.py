@@ -37,7 +37,7 @@ def build_small_model_graph(
     builder.add_node("map_chunk", guarded("map_chunk", partial(map_chunk, services=services)))
     builder.add_node("filter_facts", filter_facts)
     builder.add_node("reduce", guarded("reduce", partial(reduce, services=services)))
-    builder.add_node("verify", guarded("verify", verify))
+    builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "plan_search")
     builder.add_conditional_edges("plan_search", *proceed("search"))
     builder.add_conditional_edges("search", *proceed("gate", abstains=False))

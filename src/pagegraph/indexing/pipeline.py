@@ -16,7 +16,7 @@ from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS, ReadOptions
 from pagegraph.indexing.ocr import ocr_options
-from pagegraph.indexing.prepare import ParseWorker, PreparedDocument, timed_prepare
+from pagegraph.indexing.prepare import ParseBudget, ParseWorker, PreparedDocument, timed_prepare
 from pagegraph.indexing.store import DocumentWrite, SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import (
@@ -149,7 +149,15 @@ class Ingestor:
         self.summarizer = ExtractiveSummarizer()
         self.section_summarizer = ExtractiveNodeSummarizer()
         settings = index.settings
-        self.read = ReadOptions(ocr_options(settings), settings.pdf_tables, settings.pdf_table_seconds)
+        self.read = ReadOptions(
+            ocr_options(settings),
+            settings.pdf_tables,
+            settings.pdf_table_seconds,
+            max_file_bytes=settings.max_file_bytes,
+            max_unpacked_bytes=settings.max_unpacked_bytes,
+            max_pages=settings.max_pages,
+            max_chars=settings.max_document_chars,
+        )
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
         """Ingest files and folders. `tags` None keeps the tags of documents already indexed (new ones get defaults).
@@ -213,7 +221,9 @@ class Ingestor:
             yield from (timed_prepare(job.path, job.sha256, job.tags, params, self.read) for job in jobs)
             return
         pending = deque(jobs)
-        worker = ParseWorker()
+        settings = self.index.settings
+        budget = ParseBudget(settings.parse_seconds, settings.parse_memory_bytes)
+        worker = ParseWorker(budget)
         try:
             submitted = 0
             while pending:
@@ -223,12 +233,20 @@ class Ingestor:
                     submitted += 1
                 try:
                     result = worker.result()
-                except EOFError:
-                    # The worker died on this document (a crash in a native library, out of memory): fail the
-                    # document, start a new worker for the rest.
-                    worker.close()
-                    worker, submitted = ParseWorker(), 0
-                    result = "the parser process died while reading this file", 0.0
+                except (EOFError, TimeoutError) as exc:
+                    # The worker died on this document (a crash in a native library, past its memory budget) or
+                    # overran its time: fail the document, start a new worker for the rest.
+                    worker.close(kill=True)
+                    worker, submitted = ParseWorker(budget), 0
+                    result = (
+                        (
+                            f"parsing took longer than {budget.seconds:g} s (PAGEGRAPH_PARSE_SECONDS)"
+                            if isinstance(exc, TimeoutError)
+                            else "the parser process died while reading this file (a crash, or past "
+                            f"PAGEGRAPH_PARSE_MEMORY_BYTES={budget.memory_bytes:,})"
+                        ),
+                        0.0,
+                    )
                 else:
                     submitted -= 1
                 pending.popleft()

@@ -7,9 +7,12 @@ import hashlib
 import logging
 import os
 import pickle
+import queue
+import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,17 +80,45 @@ def timed_prepare(
         return f"unexpected error while reading ({type(exc).__name__}: {exc})", time.perf_counter() - began
 
 
+@dataclass(frozen=True)
+class ParseBudget:
+    """What the parser process may spend on one document: seconds, and address space (its memory limit)."""
+
+    seconds: float
+    memory_bytes: int
+
+
 class ParseWorker:
     """A child process (running `serve_parse_jobs`) that prepares the documents sent to it, in order, at
-    low CPU priority so the embedder keeps the cores. Jobs and results travel as pickles over its stdin and stdout.
+    low CPU priority so the embedder keeps the cores, within a budget: an address-space limit set in the child, and
+    a time limit per result after which the parent stops it. Jobs and results travel as pickles over its stdin and
+    stdout.
 
     A plain subprocess rather than multiprocessing: multiprocessing's spawn re-runs the caller's script in the
     child, which breaks any user script without a `__main__` guard."""
 
     command = [sys.executable, "-c", "from pagegraph.indexing.prepare import serve_parse_jobs; serve_parse_jobs()"]
 
-    def __init__(self) -> None:
-        self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, budget: ParseBudget) -> None:
+        self.budget = budget
+
+        def limit_memory() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (budget.memory_bytes, budget.memory_bytes))
+
+        self._process = subprocess.Popen(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=limit_memory
+        )
+        self._results: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read_results, daemon=True).start()
+
+    def _read_results(self) -> None:
+        """Results as the worker writes them, into a queue `result` waits on with a timeout; EOFError when it ends."""
+        while True:
+            try:
+                self._results.put(pickle.load(self._process.stdout))
+            except Exception as exc:  # noqa: BLE001 - EOF or a truncated pickle: the worker is gone either way
+                self._results.put(EOFError(str(exc)))
+                return
 
     def submit(self, path: Path, sha256: str, tags: DocumentTags, params: IndexParams, read: ReadOptions) -> None:
         try:
@@ -97,10 +128,18 @@ class ParseWorker:
             pass  # the worker died; result() reports it as EOFError for the document it was on
 
     def result(self) -> tuple[PreparedDocument | str, float]:
-        """The next result; a worker that died mid-document raises EOFError."""
-        return pickle.load(self._process.stdout)
+        """The next result; a worker that died mid-document raises EOFError, one past its time TimeoutError."""
+        try:
+            result = self._results.get(timeout=self.budget.seconds)
+        except queue.Empty:
+            raise TimeoutError(f"no result in {self.budget.seconds:g} s") from None
+        if isinstance(result, EOFError):
+            raise result
+        return result
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
+        if kill:
+            self._process.kill()
         try:
             self._process.stdin.close()
         except BrokenPipeError:

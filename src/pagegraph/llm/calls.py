@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from time import perf_counter
@@ -106,6 +107,18 @@ def message_text(message: BaseMessage) -> str:
     return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in message.content)
 
 
+def token_probability(reply: BaseMessage) -> float | None:
+    """The geometric mean of the reply's token probabilities, from the log-probabilities the model reported in the
+    OpenAI form (`response_metadata["logprobs"]["content"]`: the embedded model always; ChatOpenAI and other
+    OpenAI-compatible clients with `logprobs=True`); None when it reported none."""
+    metadata = getattr(reply, "response_metadata", None) or {}
+    content = (metadata.get("logprobs") or {}).get("content") if isinstance(metadata.get("logprobs"), dict) else None
+    values = [item["logprob"] for item in content or [] if isinstance(item, dict) and item.get("logprob") is not None]
+    if not values:
+        return None
+    return round(math.exp(sum(values) / len(values)), 4)
+
+
 def invoke_model(
     model: BaseChatModel, messages: Sequence[BaseMessage], *, purpose: str, **kwargs: Any
 ) -> tuple[AIMessage, ModelCall]:
@@ -129,5 +142,6 @@ def invoke_model(
         latency_ms=round(latency_ms, 1),
         estimated=not usage,
         finish_reason=metadata.get("finish_reason") or metadata.get("done_reason"),
+        token_probability=token_probability(reply),
     )
     return reply, call

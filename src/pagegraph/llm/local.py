@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel, generate_from_stream
@@ -68,6 +69,27 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int) -> _LoadedModel:
         return _loaded[key]
 
 
+class TokenLogprobs:
+    """A llama.cpp logits processor that records the log-probability of each token the model generates under its
+    own distribution (before a grammar or sampling settings narrow it), as OpenAI-compatible servers report them.
+    llama-cpp-python's own `logprobs` needs `logits_all=True`, which keeps the logits of every prompt token too
+    (gigabytes at an 8k context); this keeps one distribution at a time."""
+
+    def __init__(self) -> None:
+        self.logprobs: list[float] = []
+        self._previous: np.ndarray | None = None
+
+    def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        if self._previous is not None:  # the token chosen from the previous distribution is the last one now
+            self.logprobs.append(round(float(self._previous[input_ids[-1]]), 4))
+        top = float(scores.max())
+        self._previous = scores - top - np.log(np.exp(scores - top).sum())
+        return scores
+
+    def metadata(self) -> dict[str, Any]:
+        return {"logprobs": {"content": [{"logprob": value} for value in self.logprobs]}}
+
+
 class LlamaCppChatModel(BaseChatModel):
     """Chat model over a local GGUF file. Calls from several threads queue on one lock per loaded model."""
 
@@ -109,7 +131,11 @@ class LlamaCppChatModel(BaseChatModel):
         model = self.loaded()
         return len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
-    def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _request(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any], recorder: TokenLogprobs
+    ) -> dict[str, Any]:
+        from llama_cpp import LogitsProcessorList
+
         request = {
             "messages": [{"role": _ROLES.get(m.type, "user"), "content": message_text(m)} for m in messages],
             "max_tokens": self.max_tokens,
@@ -118,6 +144,7 @@ class LlamaCppChatModel(BaseChatModel):
             "repeat_penalty": self.repeat_penalty,
             "seed": self.seed,
             "stop": stop or [],
+            "logits_processor": LogitsProcessorList([recorder]),
         }
         # response_format={"type": "json_object", "schema": {...}} turns into a llama.cpp grammar
         request.update({k: v for k, v in kwargs.items() if k in {"max_tokens", "temperature", "response_format"}})
@@ -133,8 +160,9 @@ class LlamaCppChatModel(BaseChatModel):
         if self.streaming:
             return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
         model = self.loaded()
+        recorder = TokenLogprobs()
         with model.lock:
-            response = model.llama.create_chat_completion(**self._request(messages, stop, kwargs))
+            response = model.llama.create_chat_completion(**self._request(messages, stop, kwargs, recorder))
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         message = AIMessage(
@@ -144,7 +172,11 @@ class LlamaCppChatModel(BaseChatModel):
                 output_tokens=usage.get("completion_tokens", 0),
                 total_tokens=usage.get("total_tokens", 0),
             ),
-            response_metadata={"model_name": self.model_name, "finish_reason": choice.get("finish_reason")},
+            response_metadata={
+                "model_name": self.model_name,
+                "finish_reason": choice.get("finish_reason"),
+                **recorder.metadata(),
+            },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -156,7 +188,8 @@ class LlamaCppChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         model = self.loaded()
-        request = self._request(messages, stop, kwargs)
+        recorder = TokenLogprobs()
+        request = self._request(messages, stop, kwargs, recorder)
         with model.lock:
             generated = 0
             finish_reason = None
@@ -181,6 +214,10 @@ class LlamaCppChatModel(BaseChatModel):
                 usage_metadata=UsageMetadata(
                     input_tokens=prompt_tokens, output_tokens=generated, total_tokens=prompt_tokens + generated
                 ),
-                response_metadata={"model_name": self.model_name, "finish_reason": finish_reason},
+                response_metadata={
+                    "model_name": self.model_name,
+                    "finish_reason": finish_reason,
+                    **recorder.metadata(),
+                },
             )
         )

@@ -31,6 +31,8 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "abstained": True,
         "abstain_reason": reason,
         "confidence": 0.0,
+        "band": "not_found",
+        "value_check": None,
         "low_confidence": True,
         "evidence": state.get("evidence") or [],
         **usage_update(state.get("trace") or []),

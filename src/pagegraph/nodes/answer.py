@@ -51,6 +51,7 @@ def answer(state: RagState, runtime: Runtime[Context], services: Services) -> di
     summary = f"{output_type} from {len(kept)} passages ({fit.tokens} of {budget} evidence tokens; {len(fit.dropped)} dropped)"
     return {
         "draft": message_text(reply).strip(),
+        "draft_probability": call.token_probability,
         "evidence": kept,
         "trace": [timer.record(summary, ids=[e.label() for e in kept], calls=[call])],
     }

@@ -10,11 +10,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from pagegraph.access import caller_access, readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.services import Services
 from pagegraph.state.access import RetrievalFilter
-from pagegraph.state.answering import TraceRecord, Turn
+from pagegraph.state.answering import Evidence, TraceRecord, Turn
 from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.graph import RagState
 from pagegraph.state.usage import Attempt, ModelCall, UsageSummary
@@ -123,3 +124,19 @@ def usage_update(records: Sequence[TraceRecord]) -> dict[str, Any]:
     """The run's `usage` and `llm_calls`, added up over the model calls in its trace records."""
     calls = [call for record in records for call in record.calls]
     return {"usage": UsageSummary.from_calls(calls), "llm_calls": len(calls)}
+
+
+def readable_evidence(index: Index, passages: Sequence[Evidence], state: RagState) -> list[Evidence]:
+    """The passages a stage may look up in the index: all of them outside the server; for a server user, those all
+    of whose chunks belong to the document they name, one the user may read. Passages are state a client can edit
+    between steps, so a stage that reads pages or documents for them asks here first."""
+    if caller_access() is None or not passages:
+        return list(passages)
+    readable = {doc.id: doc.name for doc in visible_documents(index, readable_filter(state.get("filters")))}
+    chunks = index.store.chunks_by_id([c for passage in passages for c in passage.chunk_ids])
+    return [
+        passage
+        for passage in passages
+        if passage.chunk_ids
+        and all(c in chunks and readable.get(chunks[c].document_id) == passage.source for c in passage.chunk_ids)
+    ]

@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from pagegraph.access import readable_filter
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -23,7 +24,7 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
     if not context.use_tree:
         return {"trace": [timer.record("off (use_tree is false)")]}
     index = services.index(context)
-    base = state.get("filters") or RetrievalFilter()
+    base = readable_filter(state.get("filters")) or RetrievalFilter()
     routed = state["route"].names if state.get("route") else None
     retriever = TreeRetriever(
         index=index,

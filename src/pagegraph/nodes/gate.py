@@ -9,7 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.nodes.common import StageTimer, context_of, names_documents
+from pagegraph.nodes.common import StageTimer, context_of, names_documents, readable_evidence
 from pagegraph.retrievers.key_terms import unmentioned_in_evidence
 from pagegraph.retrievers.named_pages import absent_from_documents
 from pagegraph.services import Services
@@ -20,7 +20,7 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     timer = StageTimer("gate")
     context = context_of(runtime)
     threshold = context.abstain_threshold
-    retrieved = state.get("retrieved") or []
+    retrieved = readable_evidence(services.index(context), state.get("retrieved") or [], state)
     best = max(state.get("relevance") or [0.0])
     documents = sorted({e.source for e in retrieved})
     details: dict[str, list[str]] | None = None

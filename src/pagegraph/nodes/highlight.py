@@ -5,13 +5,15 @@ highlights stay in the output when the run abstains (the closest passages, which
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.indexing.index import Index
+from pagegraph.nodes.common import StageTimer, context_of, readable_evidence
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.retrievers.highlights import Location, answer_shape, locate_in_chunks, pick_highlights
 from pagegraph.services import Services
@@ -32,10 +34,19 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
     if search:
         passages = search_question(state, runtime, services)["retrieved"]
         searched = " (from a search of the question)"
-    passages = sorted(passages, key=lambda e: (e.step, e.rank))[: context.highlight_passages]
+    index = services.index(context)
+    passages = sorted(readable_evidence(index, passages, state), key=lambda e: (e.step, e.rank))
+    passages = passages[: context.highlight_passages]
     if not passages:
         return {"highlights": [], "trace": [timer.record("no passage to highlight")]}
-    index = services.index(context)
+    locate = sentence_locator(index)
+    picked = pick_highlights(state["question"], passages, index.embedder.embed, locate, count=context.highlights)
+    summary = f"{len(picked)} sentences from {len(passages)} passages{searched}; answer shape {answer_shape(state['question'])}"
+    return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
+
+
+def sentence_locator(index: Index) -> Callable[[str, Evidence], Location | None]:
+    """Where a sentence of a passage sits on its page (pages and chunks read once per call of the locator)."""
 
     @cache
     def document_pages(document_id: str) -> tuple[Page, ...]:
@@ -50,6 +61,4 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
         chunks = passage_chunks(tuple(evidence.chunk_ids))
         return locate_in_chunks(sentence, chunks, document_pages(chunks[0].document_id)) if chunks else None
 
-    picked = pick_highlights(state["question"], passages, index.embedder.embed, locate, count=context.highlights)
-    summary = f"{len(picked)} sentences from {len(passages)} passages{searched}; answer shape {answer_shape(state['question'])}"
-    return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
+    return locate

@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from pagegraph.access import readable_filter
 from pagegraph.config import Context
 from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import (
@@ -39,7 +40,7 @@ def find_files(state: RagState, runtime: Runtime[Context], services: Services) -
     """The question's documents when it names them, else the top_k_files documents by retrieval scores."""
     timer = StageTimer("find_files")
     context = context_of(runtime)
-    filters = state.get("filters")
+    filters = readable_filter(state.get("filters"))
     if (empty := empty_index_update(services, context, filters, timer)) is not None:
         return empty
     index = services.index(context)
@@ -62,7 +63,13 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
     timer = StageTimer(f"select[{task['step']}]")
     context = context_of(runtime)
     index = services.index(context)
-    document = next(doc for doc in index.store.documents() if doc.name == task["document"])
+    # the route is state a client can edit: the file is read only if the server user may read it
+    readable = visible_documents(index, readable_filter(None))
+    document = next((doc for doc in readable if doc.name == task["document"]), None)
+    if document is None:
+        error = f"{task['document']}: no such document"
+        details = {"document": task["document"], "loaded": False, "error": error}
+        return {"trace": [timer.record(f"{task['document']}: skipped", error=error, details=details)]}
     try:
         tree = load_tree(index, document)
     except TreeUnavailableError as exc:

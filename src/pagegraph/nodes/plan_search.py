@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from pagegraph.access import readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.llm.structured import structured_call
@@ -53,7 +54,7 @@ def grounded(plan: SearchPlan, question: str) -> tuple[SearchPlan, list[str]]:
 def plan_search(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("plan_search")
     context = context_of(runtime)
-    if (empty := empty_index_update(services, context, state.get("filters"), timer)) is not None:
+    if (empty := empty_index_update(services, context, readable_filter(state.get("filters")), timer)) is not None:
         return empty
     question = state["question"]
     messages = [

@@ -13,7 +13,7 @@ from pagegraph.config import Context
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.answer import render_evidence
-from pagegraph.nodes.common import StageTimer, context_of, recent_turns
+from pagegraph.nodes.common import StageTimer, context_of, readable_evidence, recent_turns
 from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
 from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
@@ -104,7 +104,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     confirming = wide and context.confirm_answers and not fell_short(focused, context)
     timer = StageTimer("read")
     model = services.chat_model(context)
-    ranked = state.get("retrieved") or []  # the state keeps it in (step, rank) order
+    ranked = readable_evidence(services.index(context), state.get("retrieved") or [], state)  # in (step, rank) order
     if wide:
         passages, limit = ranked, context.max_evidence_tokens
     else:
@@ -143,6 +143,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         record = record.model_copy(update={"summary": f"{summary}; it differs from the focused answer"})
     return {
         "draft": reading.draft,
+        "draft_probability": call.token_probability,
         "evidence": kept,
         "readings": [reading],
         "trace": [record],

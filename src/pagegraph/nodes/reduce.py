@@ -36,5 +36,6 @@ def reduce(state: RagState, runtime: Runtime[Context], services: Services) -> di
     reply, call = invoke_model(services.chat_model(context), messages, purpose="reduce")
     return {
         "draft": message_text(reply).strip(),
+        "draft_probability": call.token_probability,
         "trace": [timer.record(f"{output_type} from {len(evidence)} sources of facts", calls=[call])],
     }

@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from pagegraph.access import readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.nodes.common import StageTimer, context_of, match_document_names, visible_documents
@@ -81,7 +82,7 @@ def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> d
     timer = StageTimer(f"retrieve[{task['step']}]")
     context = context_of(runtime)
     index = services.index(context)
-    base = task.get("filters") or RetrievalFilter()
+    base = readable_filter(task.get("filters")) or RetrievalFilter()
     flt = base.model_copy(update={"documents": task["documents"] or base.documents})
     retriever = HybridRetriever.for_context(index, context)
     hits, relevance = retriever.search_with_relevance(task["query"], flt)
@@ -132,12 +133,13 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     context = context_of(runtime)
     index = services.index(context)
     plan = state["search_plan"]
-    known = [doc.name for doc in visible_documents(index, state.get("filters"))]
+    filters = readable_filter(state.get("filters"))
+    known = [doc.name for doc in visible_documents(index, filters)]
     requested = match_document_names(state.get("documents") or [], known)
     hinted = bool(plan.file_filter or plan.source_hint)
     filtered = file_filter_documents(requested or known, plan.file_filter, plan.source_hint) if hinted else []
     note = "; the planner's filters match no document: searching without them" if hinted and not filtered else ""
-    base = state.get("filters") or RetrievalFilter()
+    base = filters or RetrievalFilter()
     # nothing named or hinted: the whole library, which the retriever routes to its best documents
     flt = base.model_copy(update={"documents": filtered or requested or base.documents})
     query = f"{state['question']} {' '.join(plan.keywords)}"

@@ -10,6 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
+from pagegraph.access import readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
@@ -67,10 +68,11 @@ def catalogue(index: Index, documents: list[DocumentRecord]) -> str:
 def route(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("route")
     context = context_of(runtime)
-    if (empty := empty_index_update(services, context, state.get("filters"), timer)) is not None:
+    filters = readable_filter(state.get("filters"))
+    if (empty := empty_index_update(services, context, filters, timer)) is not None:
         return empty
     index = services.index(context)
-    visible = visible_documents(index, state.get("filters"))
+    visible = visible_documents(index, filters)
     known = [doc.name for doc in visible]
     if requested := state.get("documents"):
         names = match_document_names(requested, known)
@@ -87,7 +89,7 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         decision = RouteDecision(documents=[RoutedDocument(name=n) for n in known], method="all")
         return _decided(decision, timer, f"the index holds {len(known)} documents: searching all")
 
-    ranked = HybridRetriever.for_context(index, context).rank_documents(state["question"], state.get("filters"))
+    ranked = HybridRetriever.for_context(index, context).rank_documents(state["question"], filters)
     shown = max(context.route_documents, context.top_k_files) if context.route_documents else len(ranked)
     by_name = {doc.name: doc for doc in visible}
     candidates = [by_name[d.name] for d in ranked[:shown] if d.name in by_name]

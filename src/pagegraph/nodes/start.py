@@ -9,13 +9,12 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from pagegraph.access import caller_access
+from pagegraph.access import readable_filter
 from pagegraph.config import Context
 from pagegraph.llm.budget import context_window
 from pagegraph.llm.calls import estimate_tokens
 from pagegraph.nodes.common import context_of, pending_question
 from pagegraph.services import Services
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.graph import RagState
 
 QUESTION_PREFIX_CHARS = 200
@@ -60,11 +59,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
     refusal = question_refusal(question, services, context)
     if refusal and len(question) > QUESTION_PREFIX_CHARS:
         question = question[:QUESTION_PREFIX_CHARS] + "…"
-    filters = state.get("filters")
-    if filters is not None and not isinstance(filters, RetrievalFilter):
-        filters = RetrievalFilter.model_validate(filters)  # a server client sends plain JSON
-    if (access := caller_access()) is not None:
-        filters = (filters or RetrievalFilter()).within(access)
+    filters = readable_filter(state.get("filters"))
     return {
         "messages": [] if from_messages else [HumanMessage(question)],
         "filters": filters,
@@ -87,5 +82,8 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "abstained": False,
         "abstain_reason": refusal,
         "confidence": 0.0,
+        "band": "not_found",
+        "value_check": None,
+        "draft_probability": None,
         "low_confidence": False,
     }

@@ -1,5 +1,6 @@
-"""Verifier: keep only citations of evidence the answer model was given, write them as labels, and score how much
-of the answer the evidence supports (token overlap; below `Context.low_confidence` is flagged)."""
+"""Verifier: keep only citations of evidence the answer model was given, write them as labels, check that the
+answer's values are in the sentences it cites (without a model), and give the answer its confidence and band
+(`nodes.confidence`). An answer that says in its own words that the passages do not hold the answer is a refusal."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
-from pagegraph.nodes.common import StageTimer, context_of, finished_turn, usage_update
+from pagegraph.nodes.common import StageTimer, context_of, finished_turn, readable_evidence, usage_update
+from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
+from pagegraph.nodes.highlight import sentence_locator
 from pagegraph.prompts.answer import REFUSAL
-from pagegraph.state.answering import Citation, Evidence
+from pagegraph.retrievers.values import Holding, check_values
+from pagegraph.services import Services
+from pagegraph.state.answering import Citation, Evidence, EvidenceSentence, ValueCheck
 from pagegraph.state.graph import RagState
 
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,300})\]")
@@ -20,6 +25,7 @@ _NUMBERS = re.compile(r"^\s*\d+(?:\s*(?:,|;|and|-|–)\s*\d+)*\s*$")
 _PAGE = re.compile(r"p{1,2}\.\s*(\d+)")
 _FILE_NAME = re.compile(r"\w\.(?:pdf|md|markdown|txt|docx|vtt|srt|json)\b", re.I)
 _REFUSAL_WORDS = set(tokenize(REFUSAL))
+REFUSED_IN_WORDS = "the answer model said the retrieved passages do not hold the answer"
 
 
 def _cited_numbers(inside: str) -> list[int]:
@@ -141,7 +147,47 @@ def citation(evidence: Evidence, origin: str) -> Citation:
     )
 
 
-def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+def value_check(
+    state: RagState, text: str, evidence: list[Evidence], cited: list[int], services: Services, context: Context
+) -> tuple[ValueCheck, EvidenceSentence | None, int | None]:
+    """The value check of an answer, and the cited sentence that states its values (with the number of the passage
+    holding it), located on its page."""
+    finding = check_values(text, state["question"], [e.text for e in evidence], cited)
+    index = services.index(context) if services.has_index(context) else None
+    readable = {e.id for e in readable_evidence(index, evidence, state)} if index else set()
+    locate = sentence_locator(index) if index else None
+
+    def located(holding: Holding | None) -> EvidenceSentence | None:
+        if holding is None:
+            return None
+        passage = evidence[holding.passage - 1]
+        where = locate(holding.sentence, passage) if locate and passage.id in readable else None
+        if where is None:
+            return EvidenceSentence(sentence=holding.sentence, label=passage.label(), chunk_ids=passage.chunk_ids)
+        place = {"start_page": where.page, "end_page": where.page, "section": where.section or passage.section}
+        label = passage.model_copy(update=place).label()
+        return EvidenceSentence(
+            sentence=holding.sentence,
+            label=label,
+            chunk_ids=passage.chunk_ids,
+            page=where.page,
+            start=where.start,
+            end=where.end,
+        )
+
+    status = "no_values" if not finding.values else "unsupported" if finding.missing else "supported"
+    sentence = located(finding.sentence)
+    check = ValueCheck(
+        status=status,
+        values=[v.text for v in finding.values],
+        missing=[v.text for v in finding.missing],
+        closest=sentence if finding.missing else None,
+    )
+    holder = finding.sentence.passage if finding.sentence is not None and not finding.missing else None
+    return check, (None if finding.missing else sentence), holder
+
+
+def verify(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("verify")
     context = context_of(runtime)
     evidence = state.get("evidence") or []
@@ -151,24 +197,37 @@ def verify(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         reason = "the answer model found no answer in the retrieved passages"
         return {"abstain_reason": reason, "trace": [timer.record(reason)]}
     text, attributed = attribute(text, evidence, context.attribution_min_tokens, context.attribution_min_overlap)
-    answer_tokens = content_tokens(text)
     attributed = [n for n in attributed if n not in cited]
+    checked, quote, holder = value_check(state, text, evidence, [*cited, *attributed], services, context)
     supporting = " ".join(evidence[n - 1].text for n in [*cited, *attributed])
-    confidence = round(overlap(answer_tokens, supporting), 3)
+    overlap_share = round(overlap(content_tokens(text), supporting), 3)
+    if refuses_in_words(strip_citations(text), checked):
+        reason = REFUSED_IN_WORDS
+        return {"abstain_reason": reason, "trace": [timer.record(reason, details={"overlap": overlap_share})]}
+    confidence = answer_confidence(state.get("draft_probability"), overlap_share, checked, context)
     citations = [citation(evidence[n - 1], "model") for n in cited]
     citations += [citation(evidence[n - 1], "attributed") for n in attributed]
+    if holder is not None and quote is not None:
+        citations = [
+            c.model_copy(update={"quote": quote}) if c.chunk_ids == evidence[holder - 1].chunk_ids else c
+            for c in citations
+        ]
+    values = f"; values {checked.status}" + (f" (missing {', '.join(checked.missing)})" if checked.missing else "")
     trace = timer.record(
-        f"{len(cited)} cited by the model, {len(attributed)} attributed, {invalid} invalid removed; "
-        f"confidence {confidence:.2f}" + (" (low)" if confidence < context.low_confidence else ""),
+        f"{len(cited)} cited by the model, {len(attributed)} attributed, {invalid} invalid removed{values}; "
+        f"confidence {confidence.value:.2f}, {confidence.band}",
         ids=[c.label for c in citations],
+        details=confidence.model_dump(),
     )
     return {
         "answer": text,
         "citations": citations,
         "abstained": False,
         "abstain_reason": None,
-        "confidence": confidence,
-        "low_confidence": confidence < context.low_confidence,
+        "confidence": confidence.value,
+        "band": confidence.band,
+        "value_check": checked,
+        "low_confidence": confidence.band != "supported",
         **usage_update([*(state.get("trace") or []), trace]),
         **finished_turn(state, text),
         "trace": [trace],

@@ -18,6 +18,7 @@ from starlette.applications import Starlette
 
 from pagegraph.config import Settings, get_settings
 from pagegraph.server.auth import request_access
+from pagegraph.server.origins import OriginGuard
 from pagegraph.server.web import UPLOAD_PATH, routes
 
 Scope = MutableMapping[str, Any]
@@ -209,3 +210,4 @@ def created_runs(body: bytes) -> list[tuple[str, str]]:
 
 app = Starlette(routes=routes)
 app.add_middleware(RequestLimits)
+app.add_middleware(OriginGuard)  # added last: outermost, before every other check

@@ -12,6 +12,9 @@ from pagegraph.state.usage import Attempt, ModelCall
 OutputType = Literal["answer", "blueprint", "pdr", "workflow", "build_plan"]
 # enumeration questions want every matching passage, reasoning ones want meaning, lookups one fact
 QuestionKind = Literal["enumeration", "reasoning", "lookup"]
+# How far an answer can be trusted, in words: supported (its values are in the sentences it cites and its confidence
+# clears Context.supported_confidence), uncertain (check the evidence), not_found (the documents do not hold it).
+Band = Literal["supported", "uncertain", "not_found"]
 
 
 class DocumentSummary(BaseModel):
@@ -127,6 +130,17 @@ class Reading(BaseModel):
     disagrees: bool = Field(default=False, description="a confirming read whose answer differs from the focused one")
 
 
+class EvidenceSentence(BaseModel):
+    """A sentence of a passage, with its place on its page (offsets into the page's text) where it was found."""
+
+    sentence: str
+    label: str
+    chunk_ids: list[str] = Field(default_factory=list, description="the chunks of the passage holding it")
+    page: int | None = None
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+
+
 class Citation(BaseModel):
     source: str
     section: str = ""
@@ -137,6 +151,41 @@ class Citation(BaseModel):
     origin: Literal["model", "attributed"] = Field(
         description="model: cited by the answer model; attributed: a sentence that cited nothing took most of its "
         "words from this evidence"
+    )
+    quote: EvidenceSentence | None = Field(
+        default=None, description="the cited passage's sentence that states the answer's values, where one does"
+    )
+
+
+class ValueCheck(BaseModel):
+    """Whether the values a short answer states (numbers, amounts, percentages, dates, names) are in the sentences
+    it cites, checked without a model."""
+
+    status: Literal["supported", "unsupported", "no_values"] = Field(
+        description="supported: a cited sentence states each value; unsupported: some value is in no cited sentence "
+        "about it; no_values: the answer states none the question does not already hold"
+    )
+    values: list[str] = Field(default_factory=list, description="the answer's own values, as it writes them")
+    missing: list[str] = Field(default_factory=list, description="those no cited sentence states")
+    closest: EvidenceSentence | None = Field(
+        default=None,
+        description="unsupported: the evidence sentence most like the answer, to check the value against",
+    )
+
+
+class Confidence(BaseModel):
+    """An answer's confidence (a probability-like 0–1 estimate that it is right), its band, and the signals both
+    came from."""
+
+    value: float = Field(ge=0.0, le=1.0)
+    band: Band
+    token_probability: float | None = Field(
+        default=None, description="the answer call's mean token probability; None where the model gives none"
+    )
+    overlap: float = Field(ge=0.0, le=1.0, description="share of the answer's words in the evidence it cites")
+    value_check: ValueCheck
+    refusal_wording: bool = Field(
+        default=False, description="the answer says, in its own words, that the passages do not hold the answer"
     )
 
 

@@ -16,8 +16,10 @@ from typing_extensions import TypedDict
 
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import (
+    Band,
     Citation,
     Evidence,
+    EvidenceSentence,
     Failure,
     Highlight,
     MappedChunk,
@@ -28,6 +30,7 @@ from pagegraph.state.answering import (
     SearchPlan,
     TraceRecord,
     Turn,
+    ValueCheck,
 )
 from pagegraph.state.ingest import IngestedFile, IngestReport
 from pagegraph.state.usage import UsageSummary
@@ -83,6 +86,8 @@ class HandBack(TypedDict):
     abstained: bool
     abstain_reason: str | None
     confidence: float
+    band: Band
+    value_check: ValueCheck | None
     low_confidence: bool
     evidence: list[Evidence]
     trace: Annotated[list[TraceRecord], extend_or_reset]
@@ -105,6 +110,7 @@ class RagState(InputState, OutputState, total=False):
     relevance: Annotated[list[float], extend_or_reset]
     failure: Annotated[Failure | None, first_failure]
     draft: str
+    draft_probability: float | None
     graph_choice: str
     search_plan: SearchPlan | None
     mapped: Annotated[list[MappedChunk], extend_or_reset]
@@ -142,6 +148,7 @@ STATE_RECORD_TYPES = (
     IngestReport,
     Citation,
     Evidence,
+    EvidenceSentence,
     Failure,
     Highlight,
     RetrievalFilter,
@@ -153,6 +160,7 @@ STATE_RECORD_TYPES = (
     TraceRecord,
     Turn,
     UsageSummary,
+    ValueCheck,
 )
 
 

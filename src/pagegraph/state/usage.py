@@ -20,6 +20,11 @@ class ModelCall(BaseModel):
     latency_ms: float = 0.0
     estimated: bool = Field(default=False, description="token counts estimated from characters: the model gave none")
     finish_reason: str | None = None
+    token_probability: float | None = Field(
+        default=None,
+        description="the geometric mean of the reply's token probabilities (its mean log-probability, exponentiated); "
+        "None when the model gives no log-probabilities",
+    )
 
 
 class UsageSummary(BaseModel):

@@ -7,7 +7,8 @@ from pathlib import Path
 from pagegraph.errors import DocumentError
 from pagegraph.indexing.loaders.docx import load_docx
 from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN, load_markdown
-from pagegraph.indexing.loaders.pdf import ReadOptions, load_pdf
+from pagegraph.indexing.loaders.options import ReadOptions
+from pagegraph.indexing.loaders.pdf import load_pdf
 from pagegraph.indexing.loaders.text import load_text
 from pagegraph.indexing.loaders.transcript import load_json_transcript, load_srt, load_vtt
 from pagegraph.state.documents import LoadedDocument
@@ -35,17 +36,39 @@ def load_document(
         raise DocumentError(path, f"unknown file type '{suffix or '(none)'}' (supported: {supported})")
     if not path.is_file():
         raise DocumentError(path, "not a file")
+    read = read or ReadOptions()
     try:
+        size = path.stat().st_size
+        if size > read.max_file_bytes:
+            raise DocumentError(
+                path, f"{size:,} bytes, over the limit of {read.max_file_bytes:,} (PAGEGRAPH_MAX_FILE_BYTES)"
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise DocumentError(path, f"cannot be read ({exc.strerror or exc})") from exc
     if not data.strip():
         raise DocumentError(path, "file is empty")
+    return within_limits(path, _load(path, suffix, data, heading_pattern, read), read)
+
+
+def within_limits(path: Path, loaded: LoadedDocument, read: ReadOptions) -> LoadedDocument:
+    if len(loaded.pages) > read.max_pages:
+        raise DocumentError(
+            path, f"{len(loaded.pages):,} pages, over the limit of {read.max_pages:,} (PAGEGRAPH_MAX_PAGES)"
+        )
+    chars = sum(len(page.text) for page in loaded.pages)
+    if chars > read.max_chars:
+        raise DocumentError(
+            path, f"{chars:,} characters of text, over the limit of {read.max_chars:,} (PAGEGRAPH_MAX_DOCUMENT_CHARS)"
+        )
+    return loaded
+
+
+def _load(path: Path, suffix: str, data: bytes, heading_pattern: str, read: ReadOptions) -> LoadedDocument:
     if suffix == ".pdf":
-        read = read or ReadOptions()
         return load_pdf(path, data, read)
     if suffix == ".docx":
-        return load_docx(path, data)
+        return load_docx(path, data, read)
     text = _decode(path, data)
     if suffix in (".md", ".markdown"):
         return load_markdown(path, text, heading_pattern)

@@ -16,6 +16,7 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from pagegraph.errors import DocumentError
+from pagegraph.indexing.loaders.options import ReadOptions
 from pagegraph.indexing.loaders.tables import markdown
 from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType
 
@@ -24,7 +25,28 @@ _RENDERED_BREAK = ".//w:lastRenderedPageBreak"
 _EXPLICIT_BREAK = './/w:br[@w:type="page"]'
 
 
-def load_docx(path: Path, data: bytes) -> LoadedDocument:
+def unpacked_size(path: Path, data: bytes, limit: int) -> int:
+    """What a Word file (a zip) unpacks to, from its directory, before anything is unpacked; refused over `limit`
+    (a 1 MB file whose document.xml expands to gigabytes is a zip bomb). Python's zipfile never unpacks a member
+    past its declared size, and python-docx parses without resolving XML entities, so this bounds the parse."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise DocumentError(path, f"corrupt Word document ({exc})") from exc
+    total = sum(member.file_size for member in members)
+    if total > limit:
+        biggest = max(members, key=lambda member: member.file_size)
+        raise DocumentError(
+            path,
+            f"unpacks to {total:,} bytes ({biggest.filename}: {biggest.file_size:,}), over the limit of {limit:,} "
+            "(PAGEGRAPH_MAX_UNPACKED_BYTES)",
+        )
+    return total
+
+
+def load_docx(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
+    unpacked_size(path, data, read.max_unpacked_bytes)
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:

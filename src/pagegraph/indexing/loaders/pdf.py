@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import logging
 import re
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedErr
 from pypdf.generic import Destination
 
 from pagegraph.errors import DocumentError
+from pagegraph.indexing.loaders.options import ReadOptions
 from pagegraph.indexing.loaders.pdfium_text import pdfium_text
 from pagegraph.indexing.loaders.tables import looks_tabular, pages_with_tables
 from pagegraph.indexing.ocr import OcrError, OcrOptions, ocr_pages
@@ -27,16 +27,6 @@ _EOF_WINDOW = 2048
 # A page with less text than this that holds an image is taken for a scan (a page number alone is not a text layer).
 OCR_BELOW_CHARS = 25
 _RAISED_LIMITS = {"array_maximum_element_count": 1_000_000, "dictionary_maximum_element_count": 1_000_000}
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """How PDFs are read beyond their text layer: OCR for pages without one (None: left empty), and tables as
-    Markdown rows, looked for during at most `table_seconds` per document."""
-
-    ocr: OcrOptions | None = None
-    tables: bool = False
-    table_seconds: float = 60.0
 
 
 def load_pdf(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:

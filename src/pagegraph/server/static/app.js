@@ -24,8 +24,10 @@ function showError(message) {
   banner.hidden = !message;
 }
 
+// Every request says it comes from this page: a header other sites' pages cannot send without the server's consent.
 function headers(extra = {}) {
-  return state.key ? { "x-api-key": state.key, ...extra } : extra;
+  const own = { "x-requested-with": "pagegraph", ...extra };
+  return state.key ? { "x-api-key": state.key, ...own } : own;
 }
 
 async function call(path, options = {}) {
@@ -201,13 +203,14 @@ function turnView(question) {
     root: element("div", { class: "turn" }),
     stages: element("ul", { class: "stages" }),
     evidence: element("div", { class: "evidence", hidden: "" }),
+    band: element("div", { class: "band", hidden: "" }),
     answer: element("div", { class: "answer", hidden: "" }),
     sources: element("div", { class: "sources", hidden: "" }),
     footer: element("div", { class: "footer" }),
     shown: new Set(),
   };
-  view.root.append(element("div", { class: "question" }, question), view.stages, view.evidence, view.answer,
-    view.sources, view.footer);
+  view.root.append(element("div", { class: "question" }, question), view.stages, view.evidence, view.band,
+    view.answer, view.sources, view.footer);
   $("turns").append(view.root);
   return view;
 }
@@ -248,6 +251,17 @@ function showEvidence(view, highlights) {
   }
 }
 
+const BAND_TEXT = {
+  supported: "Supported by the cited sentences",
+  uncertain: "Uncertain — check the evidence above before relying on this answer",
+};
+
+// The page view of an evidence sentence: its page with the sentence marked, else its passage.
+function sentenceTarget(sentence) {
+  if (sentence.page == null) return { chunk: sentence.chunk_ids };
+  return { chunk: sentence.chunk_ids, page: sentence.page, start: sentence.start, end: sentence.end };
+}
+
 function showAnswer(view, values) {
   for (const running of view.stages.querySelectorAll(".running")) running.classList.remove("running");
   showEvidence(view, values.highlights);
@@ -256,22 +270,32 @@ function showAnswer(view, values) {
       "These are the closest passages, which do not answer the question."));
   view.answer.hidden = false;
   view.answer.classList.toggle("abstained", !!values.abstained);
+  // An uncertain answer is no headline: it follows a line saying so, under the evidence, and reads dimmed.
+  const uncertain = !values.abstained && values.band !== "supported";
+  view.answer.classList.toggle("uncertain", uncertain);
   view.answer.textContent = values.answer;
+  view.band.hidden = !!values.abstained;
+  view.band.className = `band ${values.band || "uncertain"}`;
+  view.band.textContent = values.abstained ? "" : BAND_TEXT[values.band] || BAND_TEXT.uncertain;
+  const check = values.value_check;
+  if (uncertain && check && check.status === "unsupported") {
+    view.band.append(element("div", {}, `${check.missing.join(", ")}: in no sentence the answer cites.`));
+    if (check.closest)
+      view.band.append(element("div", {}, "The closest evidence: ",
+        citeLink(check.closest.label, sentenceTarget(check.closest)), " ", check.closest.sentence.replace(/\s+/g, " ")));
+  }
   const citations = values.citations || [];
   view.sources.hidden = !citations.length;
   view.sources.replaceChildren(
     element("h4", {}, "Sources"),
     element("ol", {}, ...citations.map((c) =>
-      element("li", {}, citeLink(c.label, { chunk: c.chunk_ids, page: c.start_page }),
+      element("li", {}, citeLink(c.label, c.quote ? sentenceTarget(c.quote) : { chunk: c.chunk_ids, page: c.start_page }),
         c.origin === "model" ? "" : " (attributed)"))),
   );
   view.footer.replaceChildren();
   if (!values.abstained && values.usage)
     view.footer.append(`confidence ${values.confidence.toFixed(2)} · ${values.usage.calls} model calls · ` +
       `${(values.usage.latency_ms / 1000).toFixed(1)} s in the model`);
-  if (values.low_confidence && !values.abstained)
-    view.footer.append(element("div", { class: "warning" },
-      "Low confidence: little of this answer appears in the cited sources; check them before relying on it."));
   scrollDown();
 }
 

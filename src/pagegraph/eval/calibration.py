@@ -1,0 +1,84 @@
+"""Whether an answer's confidence means something: over scored answer rows, how often the top band is wrong, how
+precise each band is, how much is answered, the area under the risk–coverage curve, and a reliability table.
+
+A row is right when it answers an answerable question with the gold value (short answers: score ≥ 0.5; long
+answers: token F1 ≥ LONG_ANSWER_RIGHT_F1) or abstains on an unanswerable one; an answered unanswerable row is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+BANDS = ("supported", "uncertain", "not_found")
+LONG_ANSWER_RIGHT_F1 = 0.5
+RELIABILITY_BINS = 5
+
+
+def is_right(row: dict) -> bool:
+    if row.get("error"):
+        return False
+    if not row["answerable"]:
+        return bool(row["abstained"])
+    if row["abstained"]:
+        return False
+    if row.get("answer_score") is not None:
+        return row["answer_score"] >= 0.5
+    return (row.get("answer_f1") or 0.0) >= LONG_ANSWER_RIGHT_F1
+
+
+def row_band(row: dict) -> str:
+    return "not_found" if row["abstained"] else row.get("band") or "uncertain"
+
+
+def aurc(scored: Sequence[tuple[float, bool]]) -> float | None:
+    """Area under the risk–coverage curve of (confidence, right) answers: the error rate among the k most confident,
+    averaged over k = 1..n; tied confidences share their error rate (no order within a tie is assumed)."""
+    if not scored:
+        return None
+    ordered = sorted(scored, key=lambda pair: -pair[0])
+    total, errors, area, k = len(ordered), 0, 0.0, 0
+    while k < total:
+        tie = [right for confidence, right in ordered if confidence == ordered[k][0]]
+        tie_errors = sum(not right for right in tie)
+        for step in range(1, len(tie) + 1):  # errors spread evenly through the tie
+            area += (errors + tie_errors * step / len(tie)) / (k + step)
+        errors += tie_errors
+        k += len(tie)
+    return round(area / total, 4)
+
+
+def calibration_metrics(
+    rows: Sequence[dict],
+    confidence: Callable[[dict], float] = lambda row: row["confidence"],
+    band: Callable[[dict], str] = row_band,
+) -> dict:
+    """confident_wrong_rate (share of top-band answers that are wrong), precision and share per band, coverage
+    (share of rows answered), AURC of the answers, and a reliability table of the answers by confidence."""
+    answered = [row for row in rows if not row["abstained"]]
+    by_band = {name: [row for row in rows if band(row) == name] for name in BANDS}
+    supported = by_band["supported"]
+    bins = []
+    for number in range(RELIABILITY_BINS):
+        low, high = number / RELIABILITY_BINS, (number + 1) / RELIABILITY_BINS
+        inside = [r for r in answered if low <= confidence(r) < high or (high == 1 and confidence(r) == 1)]
+        bins.append(
+            {
+                "from": low,
+                "to": high,
+                "n": len(inside),
+                "confidence": round(sum(map(confidence, inside)) / len(inside), 4) if inside else None,
+                "accuracy": round(sum(map(is_right, inside)) / len(inside), 4) if inside else None,
+            }
+        )
+    return {
+        "confident_wrong_rate": round(sum(not is_right(r) for r in supported) / len(supported), 4)
+        if supported
+        else None,
+        "band_precision": {
+            name: round(sum(map(is_right, group)) / len(group), 4) if group else None for name, group in by_band.items()
+        },
+        "band_share": {name: round(len(group) / len(rows), 4) if rows else None for name, group in by_band.items()},
+        "coverage": round(len(answered) / len(rows), 4) if rows else None,
+        "aurc": aurc([(confidence(r), is_right(r)) for r in answered]),
+        "reliability": bins,
+    }

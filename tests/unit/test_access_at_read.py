@@ -1,0 +1,125 @@
+"""Access is enforced where the index is read: a server user who edits their thread's state between steps (an
+interrupt and `update_state`, a `Command` that jumps past `start`, a fork of an earlier checkpoint) gets nothing
+beyond their rights, in the answer or in any streamed event. The model echoes what it was shown, so a passage read
+for the run anywhere would reach the output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from pagegraph import GRAPH_NAMES, build_graph
+from pagegraph.access import ACCESS_KEY, AUTH_USER_KEY
+from pagegraph.config import Context, Settings
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import Index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.services import Services
+from pagegraph.state.documents import DocumentTags
+from tests.fakes import EchoChatModel
+
+SECRET = "Zephyrine"
+CONFIDENTIAL = f"""# Project Zeus launch plan
+
+## Launch code
+
+The launch code of project Zeus is {SECRET}-4471, known to the board only.
+The launch of project Zeus is planned for the spring after the board approves the budget.
+"""
+PUBLIC = """# Apollo handbook
+
+## Opening hours
+
+The Apollo visitor centre opens at nine and closes at five on weekdays.
+Visitors of the Apollo centre park in the north car park.
+"""
+QUESTION = "What is the launch code of project Zeus?"
+READER = {"identity": "rita", ACCESS_KEY: {"projects": ["apollo"], "ceiling": "public", "role": "reader"}}
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder) -> Path:
+    folder = tmp_path_factory.mktemp("access")
+    (folder / "zeus.md").write_text(CONFIDENTIAL)
+    (folder / "apollo.md").write_text(PUBLIC)
+    settings = Settings(index=folder / "index", cache_dir=cache_dir)
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        ingest = Ingestor(index)
+        assert not ingest.run([folder / "zeus.md"], DocumentTags(project="zeus", confidentiality="confidential")).failed
+        assert not ingest.run([folder / "apollo.md"], DocumentTags(project="apollo", confidentiality="public")).failed
+    return settings.index
+
+
+def graph(library: Path, cache_dir: Path, embedder: Embedder, name: str):
+    index = Index(library, Settings(cache_dir=cache_dir), embedder=embedder)
+    services = Services(Settings(cache_dir=cache_dir), chat_model=EchoChatModel(), index=index)
+    return build_graph(name, services=services, checkpointer=InMemorySaver())
+
+
+def config(thread: str, user: dict | None = READER) -> dict:
+    configurable: dict[str, Any] = {"thread_id": thread}
+    if user is not None:
+        configurable[AUTH_USER_KEY] = user
+    return {"configurable": configurable}
+
+
+def everything(compiled, payload: Any, run_config: dict) -> str:
+    """Every event the run streams, in every mode, and its final state, as text."""
+    seen = []
+    try:
+        for part in compiled.stream(
+            payload, run_config, context=Context(use_tree=True), stream_mode=["updates", "messages", "values"],
+            subgraphs=True,
+        ):  # fmt: skip
+            seen.append(repr(part))
+        seen.append(repr(compiled.get_state(run_config).values))
+    except Exception as exc:  # noqa: BLE001 - a run that fails on an edited state must still leak nothing
+        seen.append(repr(exc))
+    return "\n".join(seen)
+
+
+def edited_after_start(compiled, user: dict | None, thread: str) -> str:
+    """Interrupt after `start`, point the question at the confidential document and drop the filters, go on."""
+    run_config = config(thread, user)
+    compiled.invoke({"question": "When does the visitor centre open?"}, run_config, interrupt_after=["start"])
+    compiled.update_state(
+        run_config, {"question": QUESTION, "filters": None, "documents": ["zeus.md"]}, as_node="start"
+    )
+    return everything(compiled, None, run_config)
+
+
+@pytest.mark.parametrize("name", GRAPH_NAMES)
+def test_an_edited_state_reads_nothing_beyond_the_user_s_rights(library, cache_dir, embedder, name) -> None:
+    compiled = graph(library, cache_dir, embedder, name)
+    assert SECRET not in edited_after_start(compiled, READER, f"edit-{name}")
+
+
+@pytest.mark.parametrize("name", GRAPH_NAMES)
+def test_a_command_jumping_past_start_reads_nothing_beyond_the_user_s_rights(library, cache_dir, embedder, name):
+    compiled = graph(library, cache_dir, embedder, name)
+    target = next(end for start, end in compiled.builder.edges if start == "rewrite_followup")
+    update = {"question": QUESTION, "filters": None, "documents": ["zeus.md"]}
+    assert SECRET not in everything(compiled, Command(update=update, goto=target), config(f"goto-{name}"))
+
+
+@pytest.mark.parametrize("name", GRAPH_NAMES)
+def test_a_forked_checkpoint_reads_nothing_beyond_the_user_s_rights(library, cache_dir, embedder, name) -> None:
+    compiled = graph(library, cache_dir, embedder, name)
+    run_config = config(f"fork-{name}")
+    compiled.invoke({"question": "When does the visitor centre open?"}, run_config)
+    after_start = next(s for s in compiled.get_state_history(run_config) if s.metadata and s.metadata.get("step") == 1)
+    forked = compiled.update_state(after_start.config, {"question": QUESTION, "filters": None}, as_node="start")
+    # the server runs a fork as the user who asks for it, as every run
+    as_user = {"configurable": {**forked["configurable"], AUTH_USER_KEY: READER}}
+    assert SECRET not in everything(compiled, None, as_user)
+
+
+def test_the_replay_finds_the_document_when_the_caller_may_read_it(library, cache_dir, embedder) -> None:
+    """The same edit outside the server (no user: the caller owns the index) reads the document: the tests above
+    would see a leak."""
+    compiled = graph(library, cache_dir, embedder, "extract")
+    assert SECRET in edited_after_start(compiled, None, "owner")

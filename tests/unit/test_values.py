@@ -1,0 +1,95 @@
+"""The value normaliser and the model-free value check: the numbers, amounts, percentages, dates and names an
+answer states, looked up in the sentences it cites."""
+
+from __future__ import annotations
+
+from pagegraph.retrievers.values import check_values, extract_values, own_values, same_value, value_in
+
+
+def keys(text: str) -> list[str]:
+    return [value.key() for value in extract_values(text)]
+
+
+def one(text: str):
+    (value,) = extract_values(text, names=False)
+    return value
+
+
+def test_numbers_in_words_and_digits_are_the_same_value() -> None:
+    assert keys("five meetings") == ["5"]
+    assert keys("twenty-one days and two hundred and five pages") == ["21", "205"]
+    assert keys("a dozen units") == ["12"]
+    assert same_value(one("5 meetings"), one("Five meetings"))
+    assert not same_value(one("10 meetings"), one("five meetings"))
+
+
+def test_thousands_separators_decimals_and_scale_words() -> None:
+    assert keys("1,200 staff") == ["1200"]
+    assert keys("$1.2 million") == ["money 1,200,000"]
+    assert keys("USD 3bn") == ["money 3,000,000,000"]
+    assert value_in(one("1,200"), "a total of 1200 staff")
+    assert value_in(one("$1.2 million"), "revenue was $1,234,567")  # the answer rounds: 1.2 million
+    assert not value_in(one("$1.3 million"), "revenue was $1,234,567")
+    assert value_in(one("$1,234 million"), "Revenue | 1,234 | 1,100")  # a table 'in millions'
+    assert not value_in(one("10"), "twelve members")  # an integer is exact
+
+
+def test_percentages_and_fractions() -> None:
+    assert keys("up 12% or 3 percent, 4 per cent") == ["12%", "3%", "4%"]
+    assert value_in(one("12%"), "a share of 0.12 of the total")
+    assert value_in(one("12 percent"), "grew by 12%")
+    assert not value_in(one("13%"), "grew by 12%")
+
+
+def test_currency_symbols_and_codes() -> None:
+    assert [v.kind for v in extract_values("€4.50, £3, 100 dollars, Rs. 500", names=False)] == ["money"] * 4
+    assert value_in(one("$500"), "costs USD 500 a year")
+    assert value_in(one("(1,234)"), "a loss of 1,234")  # a statement's parenthesised loss
+
+
+def test_dates_in_their_usual_forms() -> None:
+    assert keys("31st March, 2007") == keys("March 31, 2007") == keys("2007-03-31") == ["2007-03-31"]
+    assert keys("in March 2007") == ["2007-03"]
+    assert value_in(one("March 2007"), "signed on 31st March, 2007")  # a month matches any of its days
+    assert not value_in(one("April 2007"), "signed on 31st March, 2007")
+    assert value_in(one("2007"), "the year ended 31 March 2007")  # a year against a date's year
+    assert value_in(one("04/03/2021"), "on 4 March 2021") and value_in(one("03/04/2021"), "on 4 March 2021")
+
+
+def test_identifiers_list_numbers_and_citation_labels_are_not_values() -> None:
+    assert keys("Model X5 in Q3") == []
+    assert [v.key() for v in extract_values("1. Open the lid\n2. Press reset", names=False)] == []
+    assert [v.key() for v in extract_values("It weighs 98 kg [manual.pdf, p. 7]", names=False)] == ["98"]
+
+
+def test_an_answer_s_own_values_leave_out_those_the_question_holds() -> None:
+    own = own_values("In 2007 there were 5 meetings of the board.", "How many meetings were held in 2007?")
+    assert [v.key() for v in own] == ["5"]
+    names = own_values("The auditor was Deloitte.", "Who audited Acme in 2007?")
+    assert [v.key() for v in names] == ["deloitte"]
+
+
+GOVERNANCE = (
+    "The Board of Directors has 10 members, of whom four are independent. "
+    "During the financial year ended 31st March, 2007, five meetings of the Board took place. "
+    "The Audit Committee met 4 times during the year."
+)
+MEETINGS = "How many meetings of the Board were held during the financial year ended 31st March, 2007?"
+
+
+def test_a_value_is_stated_by_a_cited_sentence_that_names_what_it_counts() -> None:
+    wrong = check_values("10 meetings of the Board were held [1].", MEETINGS, [GOVERNANCE], [1])
+    assert [v.text for v in wrong.missing] == ["10"]  # 10 counts members, not meetings
+    assert wrong.sentence is not None and "five meetings" in wrong.sentence.sentence
+    right = check_values("Five meetings of the Board were held [1].", MEETINGS, [GOVERNANCE], [1])
+    assert not right.missing and "five meetings" in right.sentence.sentence
+    assert right.sentence.offset == GOVERNANCE.index("During")
+
+
+def test_only_the_cited_passages_count_and_citing_none_means_all() -> None:
+    other = "The plant employs 1,200 people."
+    answer = "The plant employs 1,200 people."
+    assert check_values(answer, "How many people work there?", [GOVERNANCE, other], [1]).missing
+    assert not check_values(answer, "How many people work there?", [GOVERNANCE, other], [2]).missing
+    assert not check_values(answer, "How many people work there?", [GOVERNANCE, other], []).missing
+    assert check_values("Yes, it is.", "Is it independent?", [GOVERNANCE], [1]).values == []
