@@ -8,9 +8,11 @@ import subprocess
 import sys
 import time
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator, Sized
 from pathlib import Path
 
+import docx
 import pytest
 
 from pagegraph.config import Settings
@@ -33,6 +35,28 @@ def markdown_library(folder: Path, texts: dict[str, str], cache_dir: Path, embed
     with Index(settings.index, settings, write=True, embedder=embedder) as index:
         assert not Ingestor(index).run(sorted(folder.glob("*.md"))).failed
         yield index
+
+
+def zip_bomb_docx(path: Path, unpacked: int) -> Path:
+    """A Word file whose document.xml is `unpacked` bytes of one repeated paragraph (a few hundred KB packed), made
+    from a small real one kept beside it as a hidden file (which folder ingest skips)."""
+    source = path.with_name(f".seed-{path.name}")
+    document = docx.Document()
+    document.add_paragraph("Seed paragraph.")
+    document.save(source)
+    paragraph = b"<w:p><w:r><w:t>" + b"bomb " * 40 + b"</w:t></w:r></w:p>"
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as bomb:
+        for item in original.infolist():
+            if item.filename != "word/document.xml":
+                bomb.writestr(item, original.read(item))
+                continue
+            head, tail = original.read(item).split(b"<w:body>")
+            with bomb.open("word/document.xml", "w", force_zip64=True) as member:
+                member.write(head + b"<w:body>")
+                for _ in range(unpacked // len(paragraph)):
+                    member.write(paragraph)
+                member.write(tail)
+    return path
 
 
 def committed_names(index: Path) -> list[str]:

@@ -228,3 +228,83 @@ def test_runs_per_user_are_limited_at_once_and_per_minute(site: dict) -> None:
 
     run(at_once())
     run(per_minute())
+
+
+def test_a_reader_editing_their_thread_state_reads_nothing_beyond_their_rights(site: dict) -> None:
+    """The attack of an interrupt and a state edit as `start` that drops the filters, over HTTP: the confidential
+    sentence is in no streamed event and not in the thread's state."""
+    server, rita = site["server"], site["keys"]["rita"]
+    question = "At what price per share does the merger with Northwind close?"
+    with httpx.Client(base_url=server.url, headers={"x-api-key": rita}, timeout=60) as http:
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        first = {"assistant_id": "extract", "input": {"question": "hello"}, "interrupt_before": ["search"]}
+        assert http.post(f"/threads/{thread}/runs/wait", json=first).status_code == 200
+        edit = {"values": {"question": question, "filters": None, "documents": ["merger-plan.md"]}, "as_node": "start"}
+        edited = http.post(f"/threads/{thread}/state", json=edit)
+        assert edited.status_code == 200, edited.text
+        resume = {
+            "assistant_id": "extract",
+            "input": None,
+            "stream_mode": ["updates", "values", "messages-tuple"],
+            "stream_subgraphs": True,
+        }
+        with http.stream("POST", f"/threads/{thread}/runs/stream", json=resume) as streamed:
+            events = "".join(streamed.iter_text())
+        state = http.get(f"/threads/{thread}/state").text
+    assert "event: values" in events and question in state, "the edited run did run"
+    assert "41 dollars" not in events and "41 dollars" not in state
+
+
+def test_other_sites_pages_cannot_drive_the_server(site: dict) -> None:
+    server, rita = site["server"], site["keys"]["rita"]
+    evil = {"origin": "http://evil.example", "x-api-key": rita}
+    body = json.dumps({"assistant_id": "basic", "input": {"question": "What is the rota?"}})
+    cross = httpx.post(f"{server.url}/runs/wait", content=body, headers={**evil, "content-type": "text/plain"})
+    assert cross.status_code == 403 and "PAGEGRAPH_ALLOWED_ORIGINS" in cross.json()["detail"]
+    preflight = httpx.options(
+        f"{server.url}/runs/wait", headers={**evil, "access-control-request-method": "POST"}, timeout=30
+    )
+    assert preflight.status_code == 403
+    own = {"origin": server.url, "x-api-key": rita}
+    simple = httpx.post(f"{server.url}/runs/wait", content=body, headers={**own, "content-type": "text/plain"})
+    assert simple.status_code == 403 and "application/json" in simple.json()["detail"]
+    same = httpx.post(f"{server.url}/runs/wait", content=body, headers={**own, "content-type": "application/json"})
+    assert same.status_code == 200, same.text
+    assert not any(name.lower().startswith("access-control-") for name in same.headers)
+
+
+def test_a_dns_rebinding_host_is_refused(site: dict) -> None:
+    server, rita = site["server"], site["keys"]["rita"]
+    port = server.url.rsplit(":", 1)[1]
+    rebound = httpx.get(f"{server.url}/ui/documents", headers={"host": f"evil.example:{port}", "x-api-key": rita})
+    assert rebound.status_code == 403 and "PAGEGRAPH_ALLOWED_HOSTS" in rebound.json()["detail"]
+    local = httpx.get(f"{server.url}/ui/documents", headers={"host": f"localhost:{port}", "x-api-key": rita})
+    assert local.status_code == 200
+
+
+@pytest.fixture(scope="module")
+def open_server(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, model: ScriptedOpenAI) -> Iterator[Server]:
+    """A server with no users file: every request is the local owner's, so other pages are what must be kept out."""
+    folder = tmp_path_factory.mktemp("open-server")
+    shutil.copy(REPO / "langgraph.json", folder / "langgraph.json")
+    env = server_env(folder, cache_dir, folder / "users.json", **model.settings())
+    del env["PAGEGRAPH_AUTH_FILE"]
+    env.pop("PAGEGRAPH_ALLOWED_ORIGINS", None)
+    env.pop("PAGEGRAPH_ALLOWED_HOSTS", None)
+    server = Server(url=f"http://127.0.0.1:{free_port()}", folder=folder, env=env)
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_without_users_other_sites_pages_and_rebound_hosts_are_refused(open_server: Server) -> None:
+    url, port = open_server.url, open_server.url.rsplit(":", 1)[1]
+    form = httpx.post(
+        f"{url}/runs/wait",
+        content=json.dumps({"assistant_id": "ingest", "input": {"paths": ["/etc/passwd"]}}),
+        headers={"origin": "http://evil.example", "content-type": "text/plain"},
+    )
+    assert form.status_code == 403
+    assert httpx.get(f"{url}/ui/documents", headers={"host": f"rebind.example:{port}"}).status_code == 403
+    assert httpx.get(f"{url}/ui/documents", headers={"origin": "http://evil.example"}).status_code == 403
+    assert httpx.get(f"{url}/ui/documents").status_code == 200  # a local program (no page, no foreign host)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.prepare import prepare_document
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import DocumentTags
-from tests.conftest import SAMPLES
+from tests.conftest import PAGEGRAPH, SAMPLES, zip_bomb_docx
 
 pytestmark = pytest.mark.slow
 
@@ -271,3 +272,36 @@ def test_python_script_without_main_guard_can_ingest(tmp_path: Path, cache_dir: 
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("3 []")
+
+
+def test_a_zip_bomb_word_file_is_refused_at_once_and_the_index_stays_usable(tmp_path: Path, settings: Settings) -> None:
+    """A 1.2 MB-class Word file whose document.xml expands to 400 MB, beside a good file: the CLI names the file
+    and the limit within seconds, its processes stay far under 1.5 GB, the good file goes in, and the next ingest
+    works."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    bomb = zip_bomb_docx(folder / "bomb.docx", 400_000_000)
+    assert bomb.stat().st_size < 2_000_000
+    (folder / "fine.md").write_text("# Fine\n\nThe fine document says the pump needs oil every spring.\n")
+    index = tmp_path / "index"
+    env = {**os.environ, "PAGEGRAPH_CACHE_DIR": str(settings.cache_dir)}
+    measure = (
+        "import resource, subprocess, sys, time; began = time.monotonic(); "
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "print(done.returncode, round(time.monotonic() - began, 1), "
+        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(done.stdout + done.stderr)"
+    )
+    command = [str(PAGEGRAPH), "ingest", str(folder), "--index", str(index)]
+    done = subprocess.run(
+        [sys.executable, "-c", measure, *command], capture_output=True, text=True, env=env, timeout=300
+    )
+    code, seconds, peak_kb = done.stdout.splitlines()[0].split()
+    output = done.stdout
+    assert int(code) != 0 and "bomb.docx: unpacks to" in output and "PAGEGRAPH_MAX_UNPACKED_BYTES" in output, output
+    assert float(seconds) < 60 and int(peak_kb) < 1_500_000, done.stdout.splitlines()[0]
+    (folder / "bomb.docx").unlink()
+    (folder / "more.md").write_text("# More\n\nA second document on the pump's filters.\n")
+    again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    with Index(index, Settings(cache_dir=settings.cache_dir)) as opened:
+        assert sorted(d.name for d in opened.store.documents()) == ["fine.md", "more.md"]

@@ -7,8 +7,9 @@ import docx
 import pytest
 
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders import load_document
+from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.state.documents import SourceType
+from tests.conftest import zip_bomb_docx
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -129,3 +130,23 @@ def test_utf8_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
     path = tmp_path / "bom.md"
     path.write_bytes("\ufeff# Caf\u00e9\n\nCr\u00e8me.".encode())
     assert load_document(path).pages[0].text.startswith("# Caf\u00e9")
+
+
+def test_a_word_file_that_unpacks_past_the_limit_is_refused_before_unpacking(tmp_path: Path) -> None:
+    bomb = zip_bomb_docx(tmp_path / "bomb.docx", 3_000_000)
+    assert bomb.stat().st_size < 100_000
+    with pytest.raises(DocumentError, match=r"bomb.docx: unpacks to .*word/document.xml.*PAGEGRAPH_MAX_UNPACKED_BYTES"):
+        load_document(bomb, read=ReadOptions(max_unpacked_bytes=2_000_000))
+    # the Word file it was made from (about 1 MB unpacked) loads under the same limit
+    assert load_document(tmp_path / ".seed-bomb.docx", read=ReadOptions(max_unpacked_bytes=2_000_000)).pages
+
+
+def test_files_pages_and_characters_past_their_limits_are_refused(tmp_path: Path) -> None:
+    text = tmp_path / "long.txt"
+    text.write_text("A line of text.\n\f" * 50)
+    with pytest.raises(DocumentError, match="long.txt: .* bytes, over the limit .*PAGEGRAPH_MAX_FILE_BYTES"):
+        load_document(text, read=ReadOptions(max_file_bytes=100))
+    with pytest.raises(DocumentError, match="long.txt: 5[01] pages, over the limit of 10 .*PAGEGRAPH_MAX_PAGES"):
+        load_document(text, read=ReadOptions(max_pages=10))
+    with pytest.raises(DocumentError, match="long.txt: .* characters of text, .*PAGEGRAPH_MAX_DOCUMENT_CHARS"):
+        load_document(text, read=ReadOptions(max_chars=100))
