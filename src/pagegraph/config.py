@@ -112,6 +112,12 @@ class Settings(BaseSettings):
         description="model specs the `auto` graph answers with the extract graph (the rest get `rag`), separated by "
         "commas",
     )
+    server_models: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["local", "local-fast", "cheap", "balanced", "premium"],
+        description="model specs and profiles a server user may ask for in a run's context, separated by commas "
+        "(never a file path: `gguf:PATH` from a user would probe the server's disk); unset in the context, a run "
+        "uses PAGEGRAPH_MODEL",
+    )
     model_premium: str = Field(
         default="local", description="spec the `premium` profile stands for; point it at a stronger model you run"
     )
@@ -217,7 +223,7 @@ class Settings(BaseSettings):
             return _json_list(value) or [part for part in value.split(os.pathsep) if part.strip()] or None
         return value
 
-    @field_validator("small_models", "allowed_hosts", "allowed_origins", mode="before")
+    @field_validator("small_models", "server_models", "allowed_hosts", "allowed_origins", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         """A list from the environment separated by commas (`local,ollama:qwen2.5`); a JSON list is read too."""

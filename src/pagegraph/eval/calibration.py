@@ -1,13 +1,19 @@
 """Whether an answer's confidence means something: over scored answer rows, how often the top band is wrong, how
 precise each band is, how much is answered, the area under the risk–coverage curve, and a reliability table.
 
-A row is right when it answers an answerable question with the gold value (short answers: score ≥ 0.5; long
-answers: token F1 ≥ LONG_ANSWER_RIGHT_F1) or abstains on an unanswerable one; an answered unanswerable row is wrong.
+A row is right when it answers an answerable question with the gold value (short answers: score ≥ 0.5) or
+abstains on an unanswerable one; an answered unanswerable row is wrong. A long gold answer (free text, as sec10q's)
+is rarely matched word for word by a short reply, so a long answer counts as right when the gold answer contradicts
+none of it: every value it states (numbers, amounts, dates; `retrievers.values`) is in the gold answer and it
+states at least one, or, stating none, its token F1 reaches LONG_ANSWER_RIGHT_F1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+
+from pagegraph.eval.scoring import strip_labels
+from pagegraph.retrievers.values import extract_values, value_in
 
 BANDS = ("supported", "uncertain", "not_found")
 LONG_ANSWER_RIGHT_F1 = 0.5
@@ -23,6 +29,12 @@ def is_right(row: dict) -> bool:
         return False
     if row.get("answer_score") is not None:
         return row["answer_score"] >= 0.5
+    if row.get("answer_kind") == "long" and row.get("gold_answer"):
+        stated = extract_values(strip_labels(row["answer"]), names=False)
+        if stated:
+            gold = row["gold_answer"]
+            written = extract_values(gold, names=False)
+            return all(value_in(value, gold, written) for value in stated)
     return (row.get("answer_f1") or 0.0) >= LONG_ANSWER_RIGHT_F1
 
 

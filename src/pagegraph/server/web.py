@@ -36,6 +36,7 @@ from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, DocumentRecord, pa
 STATIC = Path(__file__).with_name("static")
 UPLOAD_PATH = "/ui/uploads"
 NOT_FOUND = "no such document or page"
+MAX_NAME_BYTES = 200  # file systems take 255; room for the index's own suffixes
 
 
 class Refusal(Exception):
@@ -158,8 +159,10 @@ async def upload(request: Request, access: Access) -> Response:
 
 def upload_name(item: UploadFile) -> str:
     name = PurePath((item.filename or "").replace("\\", "/")).name.strip()
-    if not name or name.startswith("."):
-        raise Refusal(400, f"upload {item.filename!r}: give the file a name")
+    if not name or name.startswith(".") or any(ord(ch) < 32 for ch in name):
+        raise Refusal(400, f"upload {item.filename!r}: give the file a name (no control characters)")
+    if len(name.encode()) > MAX_NAME_BYTES:
+        raise Refusal(400, f"upload {name[:40]!r}…: a file name of at most {MAX_NAME_BYTES} bytes, please")
     if PurePath(name).suffix.lower() not in SUPPORTED_EXTENSIONS:
         supported = ", ".join(sorted(SUPPORTED_EXTENSIONS))
         raise Refusal(415, f"{name}: pagegraph cannot read this type of file (supported: {supported})")
@@ -172,11 +175,19 @@ def save_uploads(folder: Path, files: list[tuple[str, UploadFile]]) -> list[Path
     saved = []
     for name, item in files:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".upload-", delete=False) as part:
-            item.file.seek(0)
-            while block := item.file.read(1 << 20):
-                part.write(block)
+            try:
+                item.file.seek(0)
+                while block := item.file.read(1 << 20):
+                    part.write(block)
+            except BaseException:
+                Path(part.name).unlink(missing_ok=True)
+                raise
         target = folder / name
-        os.replace(part.name, target)
+        try:
+            os.replace(part.name, target)
+        except BaseException:
+            Path(part.name).unlink(missing_ok=True)
+            raise
         saved.append(target)
     return saved
 
@@ -196,7 +207,8 @@ async def view(request: Request, access: Access) -> Response:
             raise Refusal(404, NOT_FOUND)
         document = readable_document(index, chunks[0].document_id if chunks else query.get("document", ""), access)
         pages = index.store.pages(document.id)
-        number = _int(query.get("page")) or min((c.start_page for c in chunks), default=1)
+        asked = _int(query.get("page"))
+        number = asked if asked is not None else min((c.start_page for c in chunks), default=1)
         if not 1 <= number <= len(pages):
             raise Refusal(404, NOT_FOUND)
         text = pages[number - 1].text
@@ -231,7 +243,10 @@ async def view(request: Request, access: Access) -> Response:
 @signed_in
 async def page_png(request: Request, access: Access) -> Response:
     settings = get_settings()
-    document_id, number = request.path_params["document_id"], request.path_params["page"]
+    document_id, page = request.path_params["document_id"], request.path_params["page"]
+    if not page.isdigit():
+        raise Refusal(400, f"page {page!r}: a page number is a whole number from 1")
+    number = int(page)
 
     def rendered() -> bytes:
         document = readable_document(readable_index(), document_id, access)
@@ -262,6 +277,6 @@ routes = [
     Route("/ui/documents", documents),
     Route(UPLOAD_PATH, upload, methods=["POST"]),
     Route("/ui/view", view),
-    Route("/ui/pages/{document_id}/{page:int}.png", page_png),
+    Route("/ui/pages/{document_id}/{page}.png", page_png),
     Mount("/ui/static", StaticFiles(directory=STATIC), name="static"),
 ]

@@ -1,0 +1,46 @@
+"""Settings read from the environment: lists written as people write them, and one clear line for a bad value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pagegraph.cli import app
+from pagegraph.config import Context, Settings, SettingsError, get_settings
+from pagegraph.errors import PagegraphError
+from pagegraph.services import Services
+from pagegraph.state.access import Access
+
+
+def test_list_variables_take_the_path_and_comma_forms_and_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAGEGRAPH_INGEST_ROOTS", "/srv/uploads:/srv/docs")
+    monkeypatch.setenv("PAGEGRAPH_ALLOWED_ORIGINS", "https://smith.langchain.com, http://127.0.0.1:3000")
+    settings = Settings()
+    assert settings.ingest_roots == [Path("/srv/uploads"), Path("/srv/docs")]
+    assert settings.allowed_origins == ["https://smith.langchain.com", "http://127.0.0.1:3000"]
+    monkeypatch.setenv("PAGEGRAPH_INGEST_ROOTS", "/some/folder")
+    assert Settings().ingest_roots == [Path("/some/folder")]
+    monkeypatch.setenv("PAGEGRAPH_INGEST_ROOTS", '["/srv/a", "/srv/b"]')
+    assert Settings().ingest_roots == [Path("/srv/a"), Path("/srv/b")]
+
+
+def test_a_bad_variable_is_named_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAGEGRAPH_INGEST_ROOTS", '["/srv/a", ')
+    with pytest.raises(SettingsError, match=r"^PAGEGRAPH_INGEST_ROOTS: .*separated by ':'"):
+        get_settings()
+    monkeypatch.setenv("PAGEGRAPH_MAX_PAGES", "many")
+    result = CliRunner().invoke(app, ["inspect"])
+    assert result.exit_code == 2 and "PAGEGRAPH_MAX_PAGES" in result.output and "Traceback" not in result.output
+
+
+def test_server_users_choose_only_among_the_models_the_server_offers(monkeypatch: pytest.MonkeyPatch) -> None:
+    services = Services(Settings(server_models=["local", "cheap"]))
+    monkeypatch.setattr("pagegraph.services.caller_access", lambda: Access(user="rita"))
+    for spec in ("gguf:/etc/passwd", "ollama:anything"):
+        with pytest.raises(PagegraphError, match="PAGEGRAPH_SERVER_MODELS"):
+            services.chat_model(Context(model=spec))
+    assert services.chat_model(Context(model_profile="cheap")) is not None
+    monkeypatch.setattr("pagegraph.services.caller_access", lambda: None)  # the CLI and Python: any spec
+    assert services.chat_model(Context(model="local-fast")) is not None
