@@ -164,7 +164,12 @@ def test_an_editor_adds_retags_and_prunes_within_their_reach(site: dict) -> None
     server, ed, uploads = site["server"], site["keys"]["ed"], site["uploads"]
     added = run(ingest(server, ed, ["handbook.md"], "corp", "internal"))
     assert outcomes(added) == {"handbook.md": ("added", "")}
-    retagged = run(ingest(server, ed, [uploads / "handbook.md"], "corp", "public"))
+    lowered = run(ingest(server, ed, [uploads / "handbook.md"], "corp", "public"))
+    assert outcomes(lowered)["handbook.md"][0] == "failed" and "--declassify" in outcomes(lowered)["handbook.md"][1]
+    assert indexed(site)["handbook.md"]["confidentiality"] == "internal", "no declassification nobody asked for"
+    not_admin = run(ingest(server, ed, [uploads / "handbook.md"], "corp", "public", declassify=True))
+    assert "admin" in not_admin["error"]
+    retagged = run(ingest(server, site["keys"]["root"], [uploads / "handbook.md"], "corp", "public", declassify=True))
     assert outcomes(retagged) == {"handbook.md": ("retagged", "")}
     assert indexed(site)["handbook.md"]["confidentiality"] == "public"
     found = run(ask(server, site["keys"]["rita"], "By which day of the month are expenses filed?"))

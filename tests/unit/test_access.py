@@ -181,3 +181,36 @@ def test_the_users_commands(tmp_path: Path) -> None:
     converted = runner.invoke(app, ["users", "convert", str(plain)])
     assert converted.exit_code == 0 and "ben" in converted.output
     assert UserDirectory(plain).find("ben-key-0123456789abcdef").name == "ben"
+
+
+def test_lowering_a_document_s_confidentiality_needs_declassify(tmp_path: Path, cache_dir: Path, embedder) -> None:
+    from pagegraph.indexing.pipeline import Ingestor
+
+    (tmp_path / "plan.md").write_text("# Plan\n\nThe plan moves the archive to the north wing in May.\n")
+    with Index(tmp_path / "index", Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
+        Ingestor(index).run([tmp_path / "plan.md"], DocumentTags(confidentiality="internal"))
+        (lowered,) = Ingestor(index).run([tmp_path / "plan.md"], DocumentTags(confidentiality="public")).outcomes
+        assert lowered.status == "failed" and "would lower" in lowered.reason and "--declassify" in lowered.reason
+        assert index.store.documents()[0].tags.confidentiality == "internal"
+        raised = Ingestor(index).run([tmp_path / "plan.md"], DocumentTags(confidentiality="confidential"))
+        assert raised.outcomes[0].status == "retagged"
+        meant = Ingestor(index, declassify=True).run([tmp_path / "plan.md"], DocumentTags(confidentiality="public"))
+        assert meant.outcomes[0].status == "retagged" and index.store.documents()[0].tags.confidentiality == "public"
+
+
+def test_a_folder_ingest_says_nothing_of_documents_beyond_the_editor_s_reach(
+    tmp_path: Path, cache_dir: Path, embedder
+) -> None:
+    from pagegraph.indexing.pipeline import Ingestor
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "board-minutes.md").write_text("# Minutes\n\nThe board approved the merger at its March meeting.\n")
+    (folder / "handbook.md").write_text("# Handbook\n\nExpenses are filed by the fifth day of each month.\n")
+    editor = Access(user="ed", projects=["corp"], ceiling="internal", role="editor")
+    with Index(tmp_path / "index", Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
+        Ingestor(index).run([folder / "board-minutes.md"], DocumentTags(project="corp", confidentiality="confidential"))
+        run = Ingestor(index, access=editor).run([folder], DocumentTags(project="corp"))
+        assert [Path(o.path).name for o in run.outcomes] == ["handbook.md"]  # the minutes are not mentioned
+        named = Ingestor(index, access=editor).run([folder / "board-minutes.md"], DocumentTags(project="corp"))
+        assert [(o.status, o.reason) for o in named.outcomes] == [("failed", "no such file")]  # as a missing file

@@ -154,9 +154,10 @@ def ingest_with_progress(
     paths: list[Path],
     tags: DocumentTags | None = None,
     prune: bool = False,
+    declassify: bool = False,
 ) -> IngestSummary:
     with progress_bars() as progress:
-        return Ingestor(index, _RichProgress(progress)).run(paths, tags=tags, prune=prune)
+        return Ingestor(index, _RichProgress(progress), declassify=declassify).run(paths, tags=tags, prune=prune)
 
 
 def progress_bars(*columns: ProgressColumn) -> Progress:

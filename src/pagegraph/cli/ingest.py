@@ -71,6 +71,10 @@ def ingest(
         ),
     ] = None,
     prune: Annotated[bool, typer.Option(help="drop indexed documents whose file no longer exists")] = False,
+    declassify: Annotated[
+        bool,
+        typer.Option(help="let --confidentiality lower the level of documents already indexed (refused otherwise)"),
+    ] = False,
     from_index: Annotated[
         Optional[Path],
         typer.Option(
@@ -177,7 +181,7 @@ def ingest(
                     )
                 if not paths and not prune:
                     return
-                summary = ingest_with_progress(opened, paths or [], tags, prune)
+                summary = ingest_with_progress(opened, paths or [], tags, prune, declassify)
     except (PagegraphError, ValueError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:

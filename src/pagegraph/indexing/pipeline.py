@@ -26,7 +26,7 @@ from pagegraph.indexing.tree_summaries import (
     section_vectors,
 )
 from pagegraph.state.access import Access
-from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, TreeNode
+from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, Chunk, DocumentRecord, DocumentTags, TreeNode
 from pagegraph.state.ingest import Status
 
 PARSE_AHEAD = 2
@@ -137,6 +137,7 @@ class Ingestor:
         *,
         access: Access | None = None,
         roots: list[Path] | None = None,
+        declassify: bool = False,
     ) -> None:
         """Document and section summaries are extracted without a model, so a document is searchable as soon as
         it is embedded; `pagegraph summarize` (indexing.refine) replaces them with the model's later. A server
@@ -146,6 +147,7 @@ class Ingestor:
         self.progress = progress or IngestProgress()
         self.access = access
         self.roots = roots
+        self.declassify = declassify
         self.summarizer = ExtractiveSummarizer()
         self.section_summarizer = ExtractiveNodeSummarizer()
         settings = index.settings
@@ -168,11 +170,14 @@ class Ingestor:
         summary = IngestSummary()
         files, listed = collect_files(paths, self.roots)
         summary.outcomes.extend(listed)
+        named = {path.resolve() if path.exists() else path.absolute() for path in paths if not path.is_dir()}
         self._section_vectors_from_chunks()
         self.progress.start(len(files))
         jobs = []
         for path in files:
-            job_or_outcome = self._triage(path, tags)
+            job_or_outcome = self._triage(path, tags, named=path in named)
+            if job_or_outcome is None:
+                continue
             if isinstance(job_or_outcome, FileOutcome):
                 self._finish(job_or_outcome, summary)
             else:
@@ -193,11 +198,15 @@ class Ingestor:
         summary.outcomes.append(outcome)
         self.progress.file_finished(outcome)
 
-    def _triage(self, path: Path, tags: DocumentTags | None) -> _Job | FileOutcome:
-        """Settle what needs no parsing (unreadable, unchanged, retagged); the rest becomes a job."""
+    def _triage(self, path: Path, tags: DocumentTags | None, *, named: bool) -> _Job | FileOutcome | None:
+        """Settle what needs no parsing (unreadable, unchanged, retagged); the rest becomes a job. None: a file found
+        in a folder that is a document the user may not change, left out of the report (a named one reads as
+        missing), so that its name says nothing."""
         existing = self.index.store.document_by_path(str(path))
         if existing and self.access is not None and not self.access.may_write(existing.tags):
-            return FileOutcome(str(path), "failed", reason=NOT_FOUND)
+            return FileOutcome(str(path), "failed", reason=NOT_FOUND) if named else None
+        if existing and tags is not None and (lowered := self._lowers(existing.tags, tags)):
+            return FileOutcome(str(path), "failed", reason=lowered)
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -253,6 +262,16 @@ class Ingestor:
                 yield result
         finally:
             worker.close()
+
+    def _lowers(self, current: DocumentTags, wanted: DocumentTags) -> str | None:
+        """Why re-tagging a document would declassify it without being asked to; None when it would not."""
+        levels = CONFIDENTIALITY_LEVELS
+        if self.declassify or levels.index(wanted.confidentiality) >= levels.index(current.confidentiality):
+            return None
+        return (
+            f"it is {current.confidentiality}; ingesting it as {wanted.confidentiality} would lower that: pass "
+            "--declassify (server: `declassify: true`, admins only) to mean it"
+        )
 
     def _store(self, job: _Job, prepared: PreparedDocument | str, summary: IngestSummary) -> FileOutcome:
         if isinstance(prepared, str):

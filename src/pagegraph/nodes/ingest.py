@@ -97,6 +97,8 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
         else:
             if refusal := access.refuse_tags(tags):
                 raise PagegraphError(refusal)
+            if state.get("declassify") and access.role != "admin":
+                raise PagegraphError(f"{access.user} may not declassify documents (declassify needs the admin role)")
             roots = services.settings.ingest_folders(access.user)
             found = {item: resolve_in_roots(item, roots) for item in items}
             paths = [path for path in found.values() if path is not None]
@@ -104,7 +106,9 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
         summary = IngestSummary(outcomes=refused)
         if paths or state.get("prune"):
             with Index(folder, services.settings, write=True) as index:
-                ingestor = Ingestor(index, StreamedProgress(), access=access, roots=roots)
+                ingestor = Ingestor(
+                    index, StreamedProgress(), access=access, roots=roots, declassify=bool(state.get("declassify"))
+                )
                 ran = ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
             summary = replace(ran, outcomes=refused + ran.outcomes)
         if roots is not None:

@@ -21,6 +21,7 @@ class IngestInput(TypedDict, total=False):
     confidentiality: Confidentiality | None
     tags: dict[str, str]
     prune: bool
+    declassify: bool
 
 
 class IngestedFile(BaseModel):
