@@ -205,6 +205,13 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         default=1_000_000, ge=1024, description="largest HTTP request body the server reads (413 above it)"
     )
+    sign_in_failures_per_minute: int = Field(
+        default=10,
+        ge=1,
+        le=10_000,
+        description="failed sign-ins one key ID may have in a minute; past it the server answers 429 without "
+        "checking the key until the minute has passed",
+    )
     runs_per_user: int = Field(
         default=2, ge=1, le=64, description="runs one server user may have going at once (429 above it)"
     )

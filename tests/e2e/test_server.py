@@ -95,6 +95,12 @@ def test_requests_without_a_known_key_are_refused(server: Server) -> None:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 401
+    for path in ("/info", "/openapi.json", "/docs", "/metrics"):  # what the server runs: signed-in users only
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{server.url}{path}", timeout=10)
+        assert refused.value.code == 401, path
+    with urllib.request.urlopen(f"{server.url}/ok", timeout=10) as health:  # the load balancer's check stays open
+        assert health.status == 200
 
 
 def test_every_graph_is_served_with_its_schemas(server: Server) -> None:

@@ -214,3 +214,24 @@ def test_a_folder_ingest_says_nothing_of_documents_beyond_the_editor_s_reach(
         assert [Path(o.path).name for o in run.outcomes] == ["handbook.md"]  # the minutes are not mentioned
         named = Ingestor(index, access=editor).run([folder / "board-minutes.md"], DocumentTags(project="corp"))
         assert [(o.status, o.reason) for o in named.outcomes] == [("failed", "no such file")]  # as a missing file
+
+
+def test_failed_sign_ins_are_limited_per_key_id_without_locking_out_a_verified_key(tmp_path: Path) -> None:
+    from pagegraph.server.users import SignInLimited
+
+    key, key_id = new_key()
+    path = tmp_path / "users.json"
+    write_users(path, [ApiUser(name="ana", key_id=key_id, key_hash=hash_key(key))])
+    directory = UserDirectory(path, failures_per_minute=3)
+    assert directory.find(key).name == "ana"  # verified once: remembered
+    wrong = f"pg_{key_id}_not-the-secret"
+    for _ in range(3):
+        assert directory.find(wrong) is None
+    with pytest.raises(SignInLimited, match="PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE") as limited:
+        directory.find(wrong)
+    assert 0 < limited.value.retry_after <= 61
+    assert directory.find(key).name == "ana"  # the verified key is not locked out
+    for _ in range(3):
+        assert directory.find("pg_00000000_unknown") is None  # an unknown ID costs a check too, and is counted
+    with pytest.raises(SignInLimited):
+        directory.find("pg_00000000_unknown")

@@ -21,7 +21,7 @@ from langgraph_sdk import Auth
 from pagegraph.access import ACCESS_KEY
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.server.users import UserDirectory
+from pagegraph.server.users import SignInLimited, UserDirectory
 from pagegraph.state.access import Access
 
 LOCAL_OWNER = "local"
@@ -30,8 +30,8 @@ auth = Auth()
 
 
 @functools.cache
-def user_directory(path: Path) -> UserDirectory:
-    return UserDirectory(path)
+def user_directory(path: Path, failures_per_minute: int) -> UserDirectory:
+    return UserDirectory(path, failures_per_minute)
 
 
 def request_key(headers: dict[bytes, bytes]) -> str:
@@ -45,14 +45,19 @@ def request_key(headers: dict[bytes, bytes]) -> str:
 def request_access(headers: dict[bytes, bytes]) -> Access:
     """Who sent a request: the local owner when no users file is configured, else the user whose key it carries.
     Raises 401 for a missing or unknown key, 500 for a users file that cannot be read."""
-    path = get_settings().auth_file
+    settings = get_settings()
+    path = settings.auth_file
     if path is None:
         return Access(user=LOCAL_OWNER, role="admin")
     key = request_key(headers)
     if not key:
         raise Auth.exceptions.HTTPException(status_code=401, detail="missing API key (send the x-api-key header)")
     try:
-        user = user_directory(path.expanduser().resolve()).find(key)
+        user = user_directory(path.expanduser().resolve(), settings.sign_in_failures_per_minute).find(key)
+    except SignInLimited as exc:
+        raise Auth.exceptions.HTTPException(
+            status_code=429, detail=str(exc), headers={"retry-after": str(exc.retry_after)}
+        ) from None
     except PagegraphError as exc:
         raise Auth.exceptions.HTTPException(status_code=500, detail=str(exc)) from None
     if user is None:

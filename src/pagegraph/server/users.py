@@ -15,6 +15,8 @@ import os
 import secrets
 import tempfile
 import threading
+import time
+from collections import defaultdict, deque
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -128,15 +130,31 @@ def convert_plain_file(path: Path) -> list[str]:
     return converted
 
 
-class UserDirectory:
-    """Finds the user an API key belongs to; re-reads the users file when it changes."""
+class SignInLimited(PagegraphError):
+    """Too many failed sign-ins with one key ID in the last minute; `retry_after` seconds to wait."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+_DUMMY_HASH = hash_key(secrets.token_urlsafe(24))  # checked for a key whose ID matches no user: failures cost alike
+FAILURE_WINDOW_S = 60.0
+
+
+class UserDirectory:
+    """Finds the user an API key belongs to; re-reads the users file when it changes. Failed sign-ins are counted
+    per key ID: past `failures_per_minute` in a minute, that ID is refused without a check until the minute has
+    passed (a wrong key costs a scrypt check; guessing one user's secret is slowed down, and so is a CPU sink)."""
+
+    def __init__(self, path: Path, failures_per_minute: int = 10) -> None:
         self.path = path
+        self.failures_per_minute = failures_per_minute
         self._lock = threading.Lock()
         self._stamp: tuple[float, int] | None = None
         self._users: list[ApiUser] = []
         self._verified: dict[bytes, ApiUser] = {}
+        self._failures: dict[str, deque[float]] = defaultdict(deque)
 
     def users(self) -> list[ApiUser]:
         try:
@@ -158,10 +176,29 @@ class UserDirectory:
             if seen in self._verified:
                 return self._verified[seen]
         key_id = key_id_of(key)
+        self._admit(key_id or "")
         candidates = [u for u in users if u.key_id == key_id] if key_id else [u for u in users if u.key_id is None]
         for user in candidates:
             if key_matches(key, user.key_hash):
                 with self._lock:
                     self._verified[seen] = user
                 return user
+        if not candidates:
+            key_matches(key, _DUMMY_HASH)
+        with self._lock:
+            self._failures[key_id or ""].append(time.monotonic())
         return None
+
+    def _admit(self, key_id: str) -> None:
+        with self._lock:
+            failures = self._failures[key_id]
+            now = time.monotonic()
+            while failures and now - failures[0] >= FAILURE_WINDOW_S:
+                failures.popleft()
+            if len(failures) >= self.failures_per_minute:
+                wait = int(FAILURE_WINDOW_S - (now - failures[0])) + 1
+                raise SignInLimited(
+                    f"too many failed sign-ins with this key in the last minute; try again in {wait} s "
+                    "(PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE)",
+                    wait,
+                )

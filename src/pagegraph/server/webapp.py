@@ -30,6 +30,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # POST paths that start runs: those that answer when the run ends hold their slot for the request; background ones
 # until the run is joined.
 RUN_PATH = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch)?/?$")
+# What the server is and runs (versions, the API's description, counters): for signed-in users only. `/ok` stays
+# open, the one health check a load balancer needs.
+META_PATHS = frozenset({"/docs", "/openapi.json", "/info", "/metrics", "/redoc"})
 WINDOW_S = 60.0
 
 
@@ -90,6 +93,12 @@ class RequestLimits:
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
+        if path.rstrip("/") in META_PATHS and self.settings.auth_file is not None:
+            try:
+                await asyncio.to_thread(request_access, dict(scope.get("headers") or []))
+            except Auth.exceptions.HTTPException as exc:
+                await refuse(send, exc.status_code, str(exc.detail))
+                return
         upload = scope.get("method") == "POST" and path == UPLOAD_PATH
         limit = self.settings.max_upload_bytes if upload else self.settings.max_request_bytes
         knob = "PAGEGRAPH_MAX_UPLOAD_BYTES" if upload else "PAGEGRAPH_MAX_REQUEST_BYTES"
