@@ -195,10 +195,14 @@ def test_oversized_requests_are_refused_with_the_limit_named(site: dict, model: 
     assert reply.status_code == 413 and "PAGEGRAPH_MAX_REQUEST_BYTES" in reply.json()["detail"]
     calls = model.calls
     long_question = "Which shift starts first? " * 400  # 10,400 characters: under the body limit
-    output = run(ask(server, rita, long_question))
-    assert output["abstained"] and "PAGEGRAPH_MAX_QUESTION_CHARS" in output["answer"]
+    with httpx.Client(base_url=server.url, headers={"x-api-key": rita}, timeout=60) as http:
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        asked = {"assistant_id": "basic", "input": {"question": long_question}}
+        refused = http.post(f"/threads/{thread}/runs/wait", json=asked)
+        assert refused.status_code == 413 and "PAGEGRAPH_MAX_QUESTION_CHARS" in refused.json()["detail"]
+        assert len(refused.text) < 5000, "the question is not echoed back"
+        assert http.get(f"/threads/{thread}/runs").json() == [], "no run stored the question"
     assert model.calls == calls, "refused before any model call"
-    assert len(json.dumps(output)) < 5000, "the question is not echoed back"
 
 
 def test_runs_per_user_are_limited_at_once_and_per_minute(site: dict) -> None:
@@ -313,3 +317,20 @@ def test_without_users_other_sites_pages_and_rebound_hosts_are_refused(open_serv
     assert httpx.get(f"{url}/ui/documents", headers={"host": f"rebind.example:{port}"}).status_code == 403
     assert httpx.get(f"{url}/ui/documents", headers={"origin": "http://evil.example"}).status_code == 403
     assert httpx.get(f"{url}/ui/documents").status_code == 200  # a local program (no page, no foreign host)
+
+
+def test_crons_count_against_the_runs_a_user_may_have_at_once(site: dict) -> None:
+    async def attempt() -> None:
+        pat = get_client(url=site["server"].url, api_key=site["keys"]["pat"])
+        yearly = {"schedule": "0 3 1 1 *", "input": {"question": "What is the rota?"}}
+        made = [await pat.crons.create("basic", **yearly) for _ in range(2)]  # PAGEGRAPH_RUNS_PER_USER is 2
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await pat.crons.create("basic", **yearly)
+        assert refused.value.response.status_code == 429
+        assert "PAGEGRAPH_RUNS_PER_USER" in refused.value.response.json()["detail"]
+        for cron in made:
+            await pat.crons.delete(cron["cron_id"])
+        again = await pat.crons.create("basic", **yearly)
+        await pat.crons.delete(again["cron_id"])
+
+    run(attempt())

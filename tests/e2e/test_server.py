@@ -225,4 +225,10 @@ def test_users_see_only_their_threads_and_documents(server: Server) -> None:
         allowed = await ana.runs.wait(None, "rag", input={"question": QUESTION, "documents": [MANUAL]}, context=CONTEXT)
         assert not allowed["abstained"] and allowed["citations"][0]["source"] == MANUAL
 
+        mine = await ana.assistants.create("rag", context={"top_k_files": 2}, name="ana's rag")
+        assert mine["assistant_id"] not in {a["assistant_id"] for a in await ben.assistants.search()}
+        with pytest.raises(NotFoundError):
+            await ben.assistants.get(mine["assistant_id"])
+        assert {"rag", "extract"} <= {a["graph_id"] for a in await ben.assistants.search(limit=50)}  # the graphs
+
     run(check())

@@ -145,3 +145,49 @@ def test_time_to_first_evidence_runs_up_to_the_highlight_stage() -> None:
     ]
     assert first_evidence_ms(trace) == 750.0
     assert first_evidence_ms(trace[2:]) is None
+
+
+def _scored(right: bool | None, confidence: float, band: str, answerable: bool = True, **extra) -> dict:
+    """A scored row: right/wrong answer (None: abstained) at a confidence and band."""
+    return {
+        "answerable": answerable,
+        "abstained": right is None,
+        "answer_score": None if right is None or not answerable else float(right),
+        "confidence": confidence,
+        "band": "not_found" if right is None else band,
+        "error": None,
+        **extra,
+    }
+
+
+def test_calibration_counts_wrong_answers_in_the_top_band_and_the_risk_coverage_area() -> None:
+    from pagegraph.eval.calibration import aurc, calibration_metrics
+
+    rows = [
+        _scored(True, 0.9, "supported"),
+        _scored(False, 0.85, "supported"),
+        _scored(True, 0.5, "uncertain"),
+        _scored(False, 0.2, "uncertain"),
+        _scored(False, 0.95, "supported", answerable=False),  # an unanswerable row answered is wrong
+        _scored(None, 0.0, "not_found", answerable=False),  # a right abstention
+        _scored(None, 0.0, "not_found"),  # a wrong one
+    ]
+    metrics = calibration_metrics(rows)
+    assert metrics["confident_wrong_rate"] == round(2 / 3, 4)
+    assert metrics["band_precision"] == {"supported": round(1 / 3, 4), "uncertain": 0.5, "not_found": 0.5}
+    assert metrics["coverage"] == round(5 / 7, 4)
+    # answers by confidence: wrong 0.95, right 0.9, wrong 0.85, right 0.5, wrong 0.2
+    assert metrics["aurc"] == round((1 / 1 + 1 / 2 + 2 / 3 + 2 / 4 + 3 / 5) / 5, 4)
+    assert aurc([(0.9, True), (0.1, False)]) < aurc([(0.1, True), (0.9, False)])
+    assert aurc([(0.5, True), (0.5, False)]) == round((0.5 / 1 + 1 / 2) / 2, 4)  # a tie is not ordered
+    assert sum(b["n"] for b in metrics["reliability"]) == 5
+
+
+def test_a_long_answer_is_right_when_the_gold_answer_contradicts_none_of_its_values() -> None:
+    from pagegraph.eval.calibration import is_right
+
+    gold = "Net sales were $82,959 million in the June 2022 quarter and $117,154 million in December 2022."
+    long = {"answerable": True, "abstained": False, "answer_score": None, "answer_kind": "long", "error": None}
+    assert is_right({**long, "answer": "Net sales were $82,959 million [a.pdf, p. 3].", "gold_answer": gold})
+    assert not is_right({**long, "answer": "Net sales were $90,000 million.", "gold_answer": gold})
+    assert not is_right({**long, "answer": "Sales grew.", "gold_answer": gold, "answer_f1": 0.1})

@@ -158,7 +158,7 @@ def overlap_baseline(row: dict) -> dict:
     cited evidence, with OVERLAP_TOP and above as the top band; an answer that refused in its own words was shown
     as an answer then."""
     signals = row.get("confidence_signals") or {}
-    answered = not row["abstained"] or row["abstain_reason"] == REFUSED_IN_WORDS
+    answered = not row["abstained"] or row.get("abstain_reason") == REFUSED_IN_WORDS
     overlap = float(signals.get("overlap") or 0.0) if answered else 0.0
     band = "not_found" if not answered else "supported" if overlap >= OVERLAP_TOP else "uncertain"
     return {**row, "abstained": not answered, "confidence": overlap, "band": band}

@@ -61,7 +61,7 @@ def aurc(scored: Sequence[tuple[float, bool]]) -> float | None:
 
 def calibration_metrics(
     rows: Sequence[dict],
-    confidence: Callable[[dict], float] = lambda row: row["confidence"],
+    confidence: Callable[[dict], float] = lambda row: row.get("confidence") or 0.0,
     band: Callable[[dict], str] = row_band,
 ) -> dict:
     """confident_wrong_rate (share of top-band answers that are wrong), precision and share per band, coverage

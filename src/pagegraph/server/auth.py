@@ -2,7 +2,8 @@
 
 Users come from the users file `PAGEGRAPH_AUTH_FILE` (`pagegraph users add` writes it; see
 `pagegraph.server.users`). A request without a known key gets 401. Threads, runs and crons belong to the user who
-created them; assistants (the graphs) are readable by everyone. The user's role, projects and ceiling travel with
+created them; the graphs (the server's assistants) are readable by everyone, assistants a user creates by them
+alone. The user's role, projects and ceiling travel with
 each run, and the graphs narrow every search to them (`pagegraph.access.caller_access`); the `ingest` graph refuses
 readers and keeps editors inside what they may read.
 
@@ -73,10 +74,11 @@ async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDic
 
 
 @auth.on.assistants
-async def assistants(ctx: Auth.types.AuthContext, value: dict) -> bool | dict:
-    """The graphs are everyone's to read and run; assistants a user creates are theirs."""
+async def assistants(ctx: Auth.types.AuthContext, value: dict) -> dict:
+    """The graphs (the server's own assistants) are everyone's to read and run; an assistant a user creates, with
+    its context, is theirs alone."""
     if ctx.action in ("read", "search"):
-        return True
+        return {"$or": [{"owner": ctx.user.identity}, {"created_by": "system"}]}
     return _owned(ctx, value)
 
 

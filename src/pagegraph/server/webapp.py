@@ -30,6 +30,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # POST paths that start runs: those that answer when the run ends hold their slot for the request; background ones
 # until the run is joined.
 RUN_PATH = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch)?/?$")
+CRON_PATH = re.compile(r"^(/threads/[^/]+)?/runs/crons/?$")
 # What the server is and runs (versions, the API's description, counters): for signed-in users only. `/ok` stays
 # open, the one health check a load balancer needs.
 META_PATHS = frozenset({"/docs", "/openapi.json", "/info", "/metrics", "/redoc"})
@@ -112,8 +113,18 @@ class RequestLimits:
             await refuse(send, 413, too_large(size, limit, knob))
             return
         replay = replayer(body)
+        if scope.get("method") == "POST" and CRON_PATH.match(path):
+            if refusal := await self._cron_refusal(scope, headers):
+                await refuse(send, 429, refusal)
+                return
         if scope.get("method") != "POST" or not RUN_PATH.match(path):
             await self.app(scope, replay, send)
+            return
+        if (longest := longest_question(body)) > self.settings.max_question_chars:
+            # refused before the runtime stores the run's input: a question past the limit is kept nowhere
+            limit = self.settings.max_question_chars
+            detail = f"the question has {longest:,} characters; the limit is {limit:,} (PAGEGRAPH_MAX_QUESTION_CHARS)"
+            await refuse(send, 413, detail)
             return
         try:
             user = (await asyncio.to_thread(request_access, headers)).user
@@ -148,6 +159,33 @@ class RequestLimits:
             task = asyncio.create_task(self._hold_until_done(scope, user, thread_id, run_id))
             self._joins.add(task)
             task.add_done_callback(self._joins.discard)
+
+    async def _cron_refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> str | None:
+        """Why a user may not add a cron: each cron starts runs on its own schedule, so a user has at most
+        PAGEGRAPH_RUNS_PER_USER of them (their runs would otherwise run past the limit at once)."""
+        try:
+            user = (await asyncio.to_thread(request_access, headers)).user
+        except Auth.exceptions.HTTPException:
+            return None  # the API's auth answers it
+        search = {**scope, "method": "POST", "path": "/runs/crons/search", "query_string": b""}
+        search["raw_path"] = search["path"].encode()
+        captured = bytearray()
+
+        async def capture(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                captured.extend(message.get("body", b""))
+
+        await self.app(search, replayer(json.dumps({"limit": self.runs.at_once + 1}).encode()), capture)
+        try:
+            crons = json.loads(bytes(captured) or b"[]")
+        except ValueError:
+            crons = []
+        if isinstance(crons, list) and len(crons) >= self.runs.at_once:
+            return (
+                f"{user} has {len(crons)} crons; each starts runs of its own, and a user may have "
+                f"{self.runs.at_once} runs at once (PAGEGRAPH_RUNS_PER_USER): delete one first"
+            )
+        return None
 
     async def _hold_until_done(self, scope: Scope, user: str, thread_id: str, run_id: str) -> None:
         """Keep a background run's slot until the run ends: join it through the API, as its owner."""
@@ -193,6 +231,26 @@ def replayer(body: bytes) -> Receive:
         return {"type": "http.disconnect"}
 
     return receive
+
+
+def longest_question(body: bytes) -> int:
+    """The longest question a run request carries: its input's `question`, or the text of its last message (a
+    batch: of any of its runs); 0 for a body that is not such JSON."""
+    try:
+        payload = json.loads(body or b"null")
+    except ValueError:
+        return 0
+    longest = 0
+    for run in payload if isinstance(payload, list) else [payload]:
+        given = run.get("input") if isinstance(run, dict) else None
+        if not isinstance(given, dict):
+            continue
+        texts = [given.get("question")]
+        messages = given.get("messages")
+        if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
+            texts.append(messages[-1].get("content"))
+        longest = max([longest, *(len(text) for text in texts if isinstance(text, str))])
+    return longest
 
 
 def batch_size(body: bytes) -> int:
