@@ -349,6 +349,7 @@ def check_values(answer: str, question: str, passages: Sequence[str], cited: Seq
     """Look the answer's own values up in the sentences of the passages it cites (1-based numbers; citing none:
     every passage). A value counts as stated by a sentence that holds it and names what the answer says it counts
     or measures."""
+    answer = _LABEL.sub(lambda m: " " * len(m.group(0)), answer)  # the labels' words are no value's context
     values = own_values(answer, question)
     numbers = [n for n in dict.fromkeys(cited) if 1 <= n <= len(passages)] or list(range(1, len(passages) + 1))
     candidates = [Holding(n, offset, text) for n in numbers for offset, text in sentences(passages[n - 1])]
@@ -373,7 +374,7 @@ def check_values(answer: str, question: str, passages: Sequence[str], cited: Seq
             return ValueFinding(values, [], candidates[best])
     # the sentence most like the answer in words (its values left out), preferring one stating a value of a kind the
     # answer's missing values have: where the documents say what the answer should have said
-    answer_words = {w for w in content_words(_LABEL.sub(" ", answer)) if w.isalpha()}
+    answer_words = {w for w in content_words(answer) if w.isalpha()}
     kinds = {value.kind for value in missing}
     everywhere = [
         Holding(n, offset, text) for n in range(1, len(passages) + 1) for offset, text in sentences(passages[n - 1])
