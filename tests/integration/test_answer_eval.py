@@ -126,10 +126,17 @@ def test_answer_eval_end_to_end(questions: Path, tmp_path: Path, monkeypatch: py
     assert rows["rag", "bread"]["abstained"] and rows["rag", "bread"]["llm_calls"] == 0
     assert rows["rag", "weight"]["stage_ms"].keys() >= {"route", "retrieve", "answer", "verify"}
     assert plot.stat().st_size > 10_000
+    assert (tmp_path / "run-reliability.png").stat().st_size > 10_000
+    calibration = rag["calibration"]
+    assert calibration["coverage"] == round(2 / 3, 4) and calibration["aurc"] is not None
+    assert set(calibration["band_precision"]) == {"supported", "uncertain", "not_found"}
+    assert rag["overlap_calibration"]["coverage"] == calibration["coverage"]
+    assert {r["band"] for r in body["per_question"] if not r["abstained"]} <= {"supported", "uncertain"}
     code, out = run("eval", "--list", "--index", str(index))
     assert code == 0 and body["id"] in out and "rag, basic" in out
     code, out = run("eval", "--show", body["id"][:6], "--index", str(index))
     assert code == 0 and "accuracy" in out and "enumerate" in out
+    assert "confident_wrong_rate" in out and "aurc" in out and "overlap ≥" in out
 
 
 def test_unreachable_model_stops_with_a_partial_report_that_resumes(

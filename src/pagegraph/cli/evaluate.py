@@ -475,17 +475,15 @@ def _print_calibration(run: EvalRun, graphs: list[str]) -> None:
     columns = [(g, key) for g in graphs for key in ("calibration", "overlap_calibration") if key in run.summary[g]]
     if not columns:
         return  # a run stored before calibration was measured
-    table = Table(
-        "calibration",
-        *(f"{g}{' (overlap ≥ 0.8)' if key == 'overlap_calibration' else ''}" for g, key in columns),
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-    )
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, caption="band: precision (share of rows)")
+    table.add_column("calibration", no_wrap=True)
+    for g, key in columns:
+        table.add_column(f"{g}{' (overlap ≥ 0.8)' if key == 'overlap_calibration' else ''}")
     parts = [run.summary[g][key] for g, key in columns]
     table.add_row("confident_wrong_rate", *(_cell(p["confident_wrong_rate"]) for p in parts))
     for band in BANDS:
         table.add_row(
-            f"{band}: precision (share)",
+            band,
             *(f"{_cell(p['band_precision'][band], 2)} ({_cell(p['band_share'][band], 2)})" for p in parts),
         )
     table.add_row("coverage", *(_cell(p["coverage"]) for p in parts))
