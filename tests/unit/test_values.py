@@ -58,6 +58,7 @@ def test_dates_in_their_usual_forms() -> None:
 
 def test_identifiers_list_numbers_and_citation_labels_are_not_values() -> None:
     assert keys("Model X5 in Q3") == []
+    assert keys("at 500 MHz for a PhD") == ["500"]  # a unit or a word with capitals inside is no name
     assert [v.key() for v in extract_values("1. Open the lid\n2. Press reset", names=False)] == []
     assert [v.key() for v in extract_values("It weighs 98 kg [manual.pdf, p. 7]", names=False)] == ["98"]
 

@@ -97,7 +97,7 @@ _WORD_NUMBER = re.compile(
 )
 # Names: runs of capitalised words (an initial capital and a lower-case letter, or an acronym) not opening a sentence.
 _NAME = re.compile(
-    r"(?<![.!?:]\s)(?<![.!?:]\s\s)(?<!^)(?<!\n)\b(?:[A-Z][a-z]+|[A-Z]{2,})(?:\s+(?:[A-Z][a-z]+|[A-Z]{2,}))*"
+    r"(?<![.!?:]\s)(?<![.!?:]\s\s)(?<!^)(?<!\n)\b(?:[A-Z][a-z]+|[A-Z]{2,})\b(?:\s+(?:[A-Z][a-z]+|[A-Z]{2,})\b)*"
 )
 _NOT_NAMES = frozenset(
     {
