@@ -31,13 +31,24 @@ def answered(path: Path, graph: str) -> list[dict]:
     return [r for r in rows if r["graph"] == graph]
 
 
+def value_check(row: dict):
+    """The row's value check; an answer citing nothing has its values in no cited sentence (rows run before that
+    rule was made say `supported` for values found anywhere in the evidence: the rule is applied here)."""
+    from pagegraph.state.answering import ValueCheck
+
+    check = ValueCheck(**row["confidence_signals"]["value_check"])
+    if check.status == "supported" and not row["citations"]:
+        check = check.model_copy(update={"status": "unsupported", "missing": check.values})
+    return check
+
+
 def features(row: dict, no_logprobs: float) -> list[float] | None:
     signals = row.get("confidence_signals") or {}
     if row["abstained"] or "value_check" not in signals:
         return None
     probability = signals["token_probability"]
     probability = no_logprobs if probability is None else min(max(probability, 1e-4), 1 - 1e-4)
-    status = signals["value_check"]["status"]
+    status = value_check(row).status
     return [
         math.log(probability / (1 - probability)),
         signals["overlap"],
@@ -64,7 +75,6 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[float, np.ndarray]:
 
 def rescored(rows: list[dict], context) -> list[dict]:
     from pagegraph.nodes.confidence import answer_confidence
-    from pagegraph.state.answering import ValueCheck
 
     out = []
     for row in rows:
@@ -72,9 +82,7 @@ def rescored(rows: list[dict], context) -> list[dict]:
         if row["abstained"] or "value_check" not in signals:
             out.append(row)
             continue
-        confidence = answer_confidence(
-            signals["token_probability"], signals["overlap"], ValueCheck(**signals["value_check"]), context
-        )
+        confidence = answer_confidence(signals["token_probability"], signals["overlap"], value_check(row), context)
         out.append({**row, "confidence": confidence.value, "band": confidence.band})
     return out
 

@@ -327,6 +327,10 @@ def test_a_browser_user_uploads_asks_and_checks_a_citation(site: dict, browser) 
     assert any(re.fullmatch(searched, s) for s in stages), stages
     assert ANSWER.split(" [")[0] in browser.find_element(By.CSS_SELECTOR, ".turn .answer").text
     assert browser.find_elements(By.CSS_SELECTOR, ".turn .evidence a.cite"), "evidence is shown with the answer"
+    band = browser.find_element(By.CSS_SELECTOR, ".turn .band")
+    assert band.is_displayed() and band.text.split(" ")[0] in ("Supported", "Uncertain"), band.text
+    answer_classes = browser.find_element(By.CSS_SELECTOR, ".turn .answer").get_attribute("class")
+    assert ("uncertain" in answer_classes) == band.text.startswith("Uncertain"), "an uncertain answer is no headline"
 
     source = next(
         link for link in browser.find_elements(By.CSS_SELECTOR, ".turn .sources a.cite") if MANUAL.name in link.text

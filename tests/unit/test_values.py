@@ -87,10 +87,11 @@ def test_a_value_is_stated_by_a_cited_sentence_that_names_what_it_counts() -> No
     assert right.sentence.offset == GOVERNANCE.index("During")
 
 
-def test_only_the_cited_passages_count_and_citing_none_means_all() -> None:
+def test_only_the_cited_passages_count_and_citing_none_supports_nothing() -> None:
     other = "The plant employs 1,200 people."
     answer = "The plant employs 1,200 people."
     assert check_values(answer, "How many people work there?", [GOVERNANCE, other], [1]).missing
     assert not check_values(answer, "How many people work there?", [GOVERNANCE, other], [2]).missing
-    assert not check_values(answer, "How many people work there?", [GOVERNANCE, other], []).missing
+    uncited = check_values(answer, "How many people work there?", [GOVERNANCE, other], [])
+    assert uncited.missing and uncited.sentence.sentence == other  # the closest evidence is still shown
     assert check_values("Yes, it is.", "Is it independent?", [GOVERNANCE], [1]).values == []

@@ -346,14 +346,14 @@ def anchors(value: Value, answer: str, question: str) -> set[str]:
 
 
 def check_values(answer: str, question: str, passages: Sequence[str], cited: Sequence[int]) -> ValueFinding:
-    """Look the answer's own values up in the sentences of the passages it cites (1-based numbers; citing none:
-    every passage). A value counts as stated by a sentence that holds it and names what the answer says it counts
-    or measures."""
+    """Look the answer's own values up in the sentences of the passages it cites (1-based numbers). A value counts
+    as stated by a sentence that holds it and names what the answer says it counts or measures; an answer that
+    cites nothing states its values in no cited sentence."""
     answer = _LABEL.sub(lambda m: " " * len(m.group(0)), answer)  # the labels' words are no value's context
     values = own_values(answer, question)
-    numbers = [n for n in dict.fromkeys(cited) if 1 <= n <= len(passages)] or list(range(1, len(passages) + 1))
+    numbers = [n for n in dict.fromkeys(cited) if 1 <= n <= len(passages)]
     candidates = [Holding(n, offset, text) for n in numbers for offset, text in sentences(passages[n - 1])]
-    if not values or not candidates:
+    if not values or not passages:
         return ValueFinding(values, [], None)
     held: dict[int, int] = {}
     missing = []
