@@ -103,8 +103,12 @@ def names(site: dict, user: str) -> set[str]:
     return {d["name"] for d in get(site, user, "/ui/documents").json()["documents"]}
 
 
-def upload(site: dict, user: str | None, files: list[tuple[str, bytes]]) -> httpx.Response:
+def upload(site: dict, user: str | None, files: list[tuple[str, bytes]], page: bool = True) -> httpx.Response:
+    """An upload as the web page sends it (with its `x-requested-with` header; `page=False`: as a cross-site form
+    would, without it)."""
     headers = {"x-api-key": site["keys"][user]} if user else {}
+    if page:
+        headers["x-requested-with"] = "pagegraph"
     parts = [("file", (name, data)) for name, data in files]
     return site["client"].post("/ui/uploads", headers=headers, files=parts)
 
@@ -200,6 +204,14 @@ def test_uploads_are_for_editors_and_go_to_their_own_folder(site: dict) -> None:
     assert upload(site, "ed", [("tool.exe", b"MZ")]).status_code == 415
     too_big = upload(site, "ed", [("big.txt", b"x" * (UPLOAD_LIMIT + 10))])
     assert too_big.status_code == 413 and "PAGEGRAPH_MAX_UPLOAD_BYTES" in too_big.json()["detail"]
+    form = upload(site, "ed", note, page=False)  # a multipart form another site's page could post
+    assert form.status_code == 403 and "JSON" in form.json()["detail"]
+    long_name = upload(site, "ed", [("n" * 300 + ".md", note[0][1])])
+    assert long_name.status_code == 400 and "at most" in long_name.json()["detail"]
+    assert not list((site["folder"] / "user-uploads").rglob(".upload-*")), "no temporary file is left behind"
+    for page in ("-1", "1.5", "abc", "0"):
+        reply = get(site, "ed", f"/ui/pages/no-such-document/{page}.png")
+        assert reply.status_code in (400, 404), (page, reply.status_code)
     saved = upload(site, "ed", [("../../escape.md", note[0][1])]).json()["files"]
     assert [f["name"] for f in saved] == ["escape.md"]
     assert Path(saved[0]["path"]).parent == site["folder"] / "user-uploads" / "ed"
