@@ -3,8 +3,8 @@ and show what they give on other runs.
 
 Each answered row of `pagegraph eval --mode answer` keeps the signals `verify` computed its confidence from (the
 answer call's token probability, the evidence overlap, the value check). This fits a logistic regression of
-"the row is right" on them (L2-regularised, Newton's method), then picks the lowest `supported_confidence` at which
-the top band's wrong share on the fitting rows stays at most `--target`, and rescores every run with
+"the row is right" on them (L2-regularised, Newton's method; a weight of the wrong sign is dropped), then picks the lowest `supported_confidence` at which
+the top band's wrong share on the fitting rows stays at most `--target` (none: 1.0, nothing is supported), and rescores every run with
 `pagegraph.nodes.confidence.answer_confidence` itself (what the graph computes with those knobs, without a model
 call). Fit on one set of rows, check on others:
 
@@ -106,7 +106,18 @@ def main() -> None:
     usable = [(f, is_right(r)) for r in fit_rows if (f := features(r, base.confidence_no_logprobs)) is not None]
     x = np.array([f for f, _ in usable], dtype=float)
     y = np.array([float(right) for _, right in usable])
-    bias, weights = fit(x, y, args.l2)
+    # signs the signals must have (more probability, more overlap, a supported value: more likely right; a missing
+    # value: less): a weight a small sample fits the other way is dropped (0) and the rest refitted
+    signs = np.array([1.0, 1.0, 1.0, -1.0])
+    kept = np.ones(len(FEATURES), dtype=bool)
+    while True:
+        bias, fitted = fit(x[:, kept], y, args.l2)
+        weights = np.zeros(len(FEATURES))
+        weights[kept] = fitted
+        wrong = kept & (weights * signs < 0)
+        if not wrong.any():
+            break
+        kept &= ~wrong
     knobs = {"confidence_bias": round(bias, 3), **{name: round(float(w), 3) for name, w in zip(FEATURES, weights)}}
     context = base.model_copy(update=knobs)
     scored = rescored(fit_rows, context)

@@ -461,10 +461,10 @@ class Context(BaseModel):
         "it cites, is shown as supported; below it, as uncertain (check the evidence)",
     )
     confidence_bias: float = Field(
-        default=0.0, ge=-20.0, le=20.0, description="confidence: the logistic combination's intercept"
+        default=-0.56, ge=-20.0, le=20.0, description="confidence: the logistic combination's intercept"
     )
     confidence_probability_weight: float = Field(
-        default=1.0,
+        default=0.0,
         ge=0.0,
         le=20.0,
         description="confidence: weight of the logit of the answer call's mean token probability",
@@ -476,13 +476,13 @@ class Context(BaseModel):
         description="confidence: weight of the share of the answer's words found in the evidence it cites",
     )
     confidence_supported_value: float = Field(
-        default=0.5,
+        default=0.0,
         ge=-20.0,
         le=20.0,
         description="confidence: added when every value the answer states is in a sentence it cites",
     )
     confidence_unsupported_value: float = Field(
-        default=-2.0,
+        default=0.0,
         ge=-20.0,
         le=20.0,
         description="confidence: added when a value the answer states is in no sentence it cites",

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -253,7 +254,25 @@ def test_a_dying_parser_fails_its_documents_and_the_run_goes_on(
     with open_index(settings, embedder) as index:
         summary = Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"])
         assert [o.status for o in summary.outcomes] == ["failed", "failed"]
-        assert {o.reason for o in summary.outcomes} == {"the parser process died while reading this file"}
+        (reason,) = {o.reason for o in summary.outcomes}
+        assert reason.startswith("the parser process died while reading this file") and "PARSE_MEMORY" in reason
+        assert index.store.documents() == []
+
+
+def test_a_parser_past_its_time_is_stopped_and_the_run_goes_on(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pagegraph.indexing.prepare import ParseWorker
+
+    # a worker that takes its jobs and never answers, as one stuck on a hostile file would
+    monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import time; time.sleep(600)"])
+    settings = settings.model_copy(update={"parse_seconds": 2.0})
+    with open_index(settings, embedder) as index:
+        started = time.monotonic()
+        summary = Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"])
+        assert time.monotonic() - started < 60
+        assert [o.status for o in summary.outcomes] == ["failed", "failed"]
+        assert all("PAGEGRAPH_PARSE_SECONDS" in o.reason for o in summary.outcomes)
         assert index.store.documents() == []
 
 
