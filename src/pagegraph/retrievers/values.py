@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -310,10 +310,6 @@ def own_values(answer: str, question: str) -> list[Value]:
         elif not any(same_value(value, a) or same_value(a, value) for a in asked_numbers):
             own.append(value)
     return own
-
-
-def unique_keys(values: Iterable[Value]) -> list[str]:
-    return list(dict.fromkeys(v.key() for v in values))
 
 
 @dataclass(frozen=True)
