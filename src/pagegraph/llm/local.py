@@ -144,10 +144,13 @@ class LlamaCppChatModel(BaseChatModel):
             "repeat_penalty": self.repeat_penalty,
             "seed": self.seed,
             "stop": stop or [],
-            "logits_processor": LogitsProcessorList([recorder]),
         }
         # response_format={"type": "json_object", "schema": {...}} turns into a llama.cpp grammar
         request.update({k: v for k, v in kwargs.items() if k in {"max_tokens", "temperature", "response_format"}})
+        if "response_format" not in request:
+            # token probabilities are read for free-text answers (their confidence); a grammar-constrained reply
+            # is left to llama.cpp's own sampling path untouched
+            request["logits_processor"] = LogitsProcessorList([recorder])
         return request
 
     def _generate(
