@@ -6,6 +6,7 @@ Per-run knobs that Studio shows (`Context`) join this module with the question g
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from pathlib import Path
@@ -258,8 +259,6 @@ class Settings(BaseSettings):
 
 
 def _json_list(value: str) -> list[str] | None:
-    import json
-
     if not value.lstrip().startswith("["):
         return None
     try:

@@ -153,15 +153,14 @@ def value_check(
     """The value check of an answer, and the cited sentence that states its values (with the number of the passage
     holding it), located on its page."""
     finding = check_values(text, state["question"], [e.text for e in evidence], cited)
-    index = services.index(context) if services.has_index(context) else None
-    readable = {e.id for e in readable_evidence(index, evidence, state)} if index else set()
-    locate = sentence_locator(index) if index else None
 
     def located(holding: Holding | None) -> EvidenceSentence | None:
         if holding is None:
             return None
         passage = evidence[holding.passage - 1]
-        where = locate(holding.sentence, passage) if locate and passage.id in readable else None
+        index = services.index(context) if services.has_index(context) else None
+        readable = index is not None and bool(readable_evidence(index, [passage], state))
+        where = sentence_locator(index)(holding.sentence, passage) if readable else None
         if where is None:
             return EvidenceSentence(sentence=holding.sentence, label=passage.label(), chunk_ids=passage.chunk_ids)
         place = {"start_page": where.page, "end_page": where.page, "section": where.section or passage.section}

@@ -167,17 +167,9 @@ class RequestLimits:
             user = (await asyncio.to_thread(request_access, headers)).user
         except Auth.exceptions.HTTPException:
             return None  # the API's auth answers it
-        search = {**scope, "method": "POST", "path": "/runs/crons/search", "query_string": b""}
-        search["raw_path"] = search["path"].encode()
-        captured = bytearray()
-
-        async def capture(message: Message) -> None:
-            if message["type"] == "http.response.body":
-                captured.extend(message.get("body", b""))
-
-        await self.app(search, replayer(json.dumps({"limit": self.runs.at_once + 1}).encode()), capture)
+        found = await self._internal(scope, "POST", "/runs/crons/search", {"limit": self.runs.at_once + 1})
         try:
-            crons = json.loads(bytes(captured) or b"[]")
+            crons = json.loads(found or b"[]")
         except ValueError:
             crons = []
         if isinstance(crons, list) and len(crons) >= self.runs.at_once:
@@ -189,16 +181,22 @@ class RequestLimits:
 
     async def _hold_until_done(self, scope: Scope, user: str, thread_id: str, run_id: str) -> None:
         """Keep a background run's slot until the run ends: join it through the API, as its owner."""
-        join = {**scope, "method": "GET", "path": f"/threads/{thread_id}/runs/{run_id}/join", "query_string": b""}
-        join["raw_path"] = join["path"].encode()
-
-        async def discard(message: Message) -> None:
-            return None
-
         try:
-            await self.app(join, replayer(b""), discard)
+            await self._internal(scope, "GET", f"/threads/{thread_id}/runs/{run_id}/join")
         finally:
             self.runs.release(user)
+
+    async def _internal(self, scope: Scope, method: str, path: str, payload: Any = None) -> bytes:
+        """Ask the API itself, as the user whose request `scope` is, and return the body of its answer."""
+        request = {**scope, "method": method, "path": path, "raw_path": path.encode(), "query_string": b""}
+        body = bytearray()
+
+        async def capture(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+
+        await self.app(request, replayer(b"" if payload is None else json.dumps(payload).encode()), capture)
+        return bytes(body)
 
 
 def too_large(size: int, limit: int, knob: str) -> str:

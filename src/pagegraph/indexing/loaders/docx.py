@@ -25,8 +25,8 @@ _RENDERED_BREAK = ".//w:lastRenderedPageBreak"
 _EXPLICIT_BREAK = './/w:br[@w:type="page"]'
 
 
-def unpacked_size(path: Path, data: bytes, limit: int) -> int:
-    """What a Word file (a zip) unpacks to, from its directory, before anything is unpacked; refused over `limit`
+def refuse_zip_bomb(path: Path, data: bytes, limit: int) -> None:
+    """Refuse a Word file (a zip) whose directory says it unpacks to more than `limit`, before anything is unpacked
     (a 1 MB file whose document.xml expands to gigabytes is a zip bomb). Python's zipfile never unpacks a member
     past its declared size, and python-docx parses without resolving XML entities, so this bounds the parse."""
     try:
@@ -42,11 +42,10 @@ def unpacked_size(path: Path, data: bytes, limit: int) -> int:
             f"unpacks to {total:,} bytes ({biggest.filename}: {biggest.file_size:,}), over the limit of {limit:,} "
             "(PAGEGRAPH_MAX_UNPACKED_BYTES)",
         )
-    return total
 
 
 def load_docx(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
-    unpacked_size(path, data, read.max_unpacked_bytes)
+    refuse_zip_bomb(path, data, read.max_unpacked_bytes)
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:

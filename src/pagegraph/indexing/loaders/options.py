@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pagegraph.config import Settings
 from pagegraph.indexing.ocr import OcrOptions
+
+_LIMITS = Settings.model_fields  # the bounds' defaults are the settings' (one place says what they are)
 
 
 @dataclass(frozen=True)
@@ -16,7 +19,7 @@ class ReadOptions:
     ocr: OcrOptions | None = None
     tables: bool = False
     table_seconds: float = 60.0
-    max_file_bytes: int = 500_000_000
-    max_unpacked_bytes: int = 200_000_000
-    max_pages: int = 10_000
-    max_chars: int = 50_000_000
+    max_file_bytes: int = _LIMITS["max_file_bytes"].default
+    max_unpacked_bytes: int = _LIMITS["max_unpacked_bytes"].default
+    max_pages: int = _LIMITS["max_pages"].default
+    max_chars: int = _LIMITS["max_document_chars"].default
