@@ -2,7 +2,8 @@
 and show what they give on other runs.
 
 Each answered row of `pagegraph eval --mode answer` keeps the signals `verify` computed its confidence from (the
-answer call's token probability, the evidence overlap, the value check). This fits a logistic regression of
+answer call's token probabilities over the reply and over the answer's own tokens, the evidence overlap, the value
+check). This fits a logistic regression of
 "the row is right" on them (L2-regularised, Newton's method; a weight of the wrong sign is dropped), then picks the lowest `supported_confidence` at which
 the top band's wrong share on the fitting rows stays at most `--target` (none: 1.0, nothing is supported), and rescores every run with
 `pagegraph.nodes.confidence.answer_confidence` itself (what the graph computes with those knobs, without a model
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-FEATURES = ("confidence_probability_weight", "confidence_overlap_weight", "confidence_supported_value",
-            "confidence_unsupported_value")  # fmt: skip
+FEATURES = ("confidence_probability_weight", "confidence_answer_probability_weight", "confidence_overlap_weight",
+            "confidence_supported_value", "confidence_unsupported_value")  # fmt: skip
 
 
 def answered(path: Path, graph: str) -> list[dict]:
@@ -42,15 +43,32 @@ def value_check(row: dict):
     return check
 
 
+def token_probability(row: dict):
+    """The row's token probabilities (rows run before the answer's own tokens were measured hold one number)."""
+    from pagegraph.state.answering import DraftProbability
+
+    recorded = row["confidence_signals"]["token_probability"]
+    if recorded is None:
+        return None
+    return DraftProbability(reply=recorded) if isinstance(recorded, float) else DraftProbability(**recorded)
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
 def features(row: dict, no_logprobs: float) -> list[float] | None:
     signals = row.get("confidence_signals") or {}
     if row["abstained"] or "value_check" not in signals:
         return None
-    probability = signals["token_probability"]
-    probability = no_logprobs if probability is None else min(max(probability, 1e-4), 1 - 1e-4)
+    probabilities = token_probability(row)
+    reply = no_logprobs if probabilities is None else probabilities.reply
+    answer = reply if probabilities is None or probabilities.answer_lowest is None else probabilities.answer_lowest
     status = value_check(row).status
     return [
-        math.log(probability / (1 - probability)),
+        _logit(reply),
+        _logit(answer),
         signals["overlap"],
         status == "supported",
         status == "unsupported",
@@ -82,7 +100,7 @@ def rescored(rows: list[dict], context) -> list[dict]:
         if row["abstained"] or "value_check" not in signals:
             out.append(row)
             continue
-        confidence = answer_confidence(signals["token_probability"], signals["overlap"], value_check(row), context)
+        confidence = answer_confidence(token_probability(row), signals["overlap"], value_check(row), context)
         out.append({**row, "confidence": confidence.value, "band": confidence.band})
     return out
 
@@ -108,7 +126,7 @@ def main() -> None:
     y = np.array([float(right) for _, right in usable])
     # signs the signals must have (more probability, more overlap, a supported value: more likely right; a missing
     # value: less): a weight a small sample fits the other way is dropped (0) and the rest refitted
-    signs = np.array([1.0, 1.0, 1.0, -1.0])
+    signs = np.array([1.0, 1.0, 1.0, 1.0, -1.0])
     kept = np.ones(len(FEATURES), dtype=bool)
     while True:
         bias, fitted = fit(x[:, kept], y, args.l2)

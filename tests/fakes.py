@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -65,7 +66,8 @@ class ScriptedChatModel(BaseChatModel):
             }
         metadata = {}
         if self.logprob is not None:
-            metadata["logprobs"] = {"content": [{"token": w, "logprob": self.logprob} for w in reply.split()]}
+            tokens = re.findall(r"\s*\S+", reply)
+            metadata["logprobs"] = {"content": [{"token": w, "logprob": self.logprob} for w in tokens]}
         message = AIMessage(content=reply, usage_metadata=usage, response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])
 

@@ -468,6 +468,12 @@ class Context(BaseModel):
         le=20.0,
         description="confidence: weight of the logit of the answer call's mean token probability",
     )
+    confidence_answer_probability_weight: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=20.0,
+        description="confidence: weight of the logit of the lowest token probability among the answer's own words",
+    )
     confidence_overlap_weight: float = Field(
         default=0.0,
         ge=-20.0,

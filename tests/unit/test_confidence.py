@@ -7,13 +7,14 @@ import math
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
+from pagegraph.nodes.confidence import answer_confidence, draft_probability, refuses_in_words
 from pagegraph.services import Services
-from pagegraph.state.answering import ValueCheck
+from pagegraph.state.answering import DraftProbability, ValueCheck
 from tests.conftest import markdown_library
 from tests.fakes import ScriptedChatModel
 
@@ -105,3 +106,25 @@ def test_refusal_wording_needs_a_short_answer_without_values_of_its_own() -> Non
     assert not refuses_in_words("The unit is not shown in red; it is grey.", ValueCheck(status="supported"))
     long = "It covers safety. It covers installation. It covers repairs. Pricing is not provided."
     assert not refuses_in_words(long, none)
+
+
+def reported(*tokens: tuple[str, float]) -> AIMessage:
+    content = [{"token": text, "logprob": math.log(p)} for text, p in tokens]
+    return AIMessage(content="".join(t for t, _ in tokens), response_metadata={"logprobs": {"content": content}})
+
+
+def test_the_answer_s_own_tokens_are_those_neither_asked_nor_cited() -> None:
+    reply = reported(("The", 0.99), (" Board", 0.99), (" held", 0.98), (" five", 0.4), (" meetings", 0.97),
+                     (" [", 0.9), ("1", 0.6), ("]", 0.9), (".", 0.99))  # fmt: skip
+    probability = draft_probability(reply, MEETINGS)
+    assert probability is not None
+    assert probability.answer_lowest == 0.4 and probability.answer_mean == 0.4  # "five" alone is the answer's own
+    assert probability.reply < 0.9
+
+
+def test_a_reply_without_token_text_or_own_words_keeps_the_reply_probability() -> None:
+    copied = reported(("Meetings", 0.9), (" of", 0.9), (" the", 0.9), (" Board", 0.9))
+    assert draft_probability(copied, MEETINGS) == DraftProbability(reply=0.9)
+    untexted = AIMessage(content="5", response_metadata={"logprobs": {"content": [{"logprob": math.log(0.5)}]}})
+    assert draft_probability(untexted, MEETINGS) == DraftProbability(reply=0.5)
+    assert draft_probability(AIMessage(content="5"), MEETINGS) is None

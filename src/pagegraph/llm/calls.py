@@ -107,13 +107,22 @@ def message_text(message: BaseMessage) -> str:
     return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in message.content)
 
 
-def token_probability(reply: BaseMessage) -> float | None:
-    """The geometric mean of the reply's token probabilities, from the log-probabilities the model reported in the
-    OpenAI form (`response_metadata["logprobs"]["content"]`: the embedded model always; ChatOpenAI and other
-    OpenAI-compatible clients with `logprobs=True`); None when it reported none."""
+def token_logprobs(reply: BaseMessage) -> list[tuple[str | None, float]]:
+    """The reply's tokens (their text where the model reported it) with their log-probabilities, from the OpenAI
+    form (`response_metadata["logprobs"]["content"]`: the embedded model always; ChatOpenAI and other
+    OpenAI-compatible clients with `logprobs=True`); empty when it reported none."""
     metadata = getattr(reply, "response_metadata", None) or {}
     content = (metadata.get("logprobs") or {}).get("content") if isinstance(metadata.get("logprobs"), dict) else None
-    values = [item["logprob"] for item in content or [] if isinstance(item, dict) and item.get("logprob") is not None]
+    return [
+        (item.get("token") if isinstance(item.get("token"), str) else None, float(item["logprob"]))
+        for item in content or []
+        if isinstance(item, dict) and item.get("logprob") is not None
+    ]
+
+
+def token_probability(reply: BaseMessage) -> float | None:
+    """The geometric mean of the reply's token probabilities; None when the model reported none."""
+    values = [logprob for _, logprob in token_logprobs(reply)]
     if not values:
         return None
     return round(math.exp(sum(values) / len(values)), 4)

@@ -9,7 +9,7 @@ two threads at once, which LangGraph's server does.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,19 +75,25 @@ class TokenLogprobs:
     llama-cpp-python's own `logprobs` needs `logits_all=True`, which keeps the logits of every prompt token too
     (gigabytes at an 8k context); this keeps one distribution at a time."""
 
-    def __init__(self) -> None:
-        self.logprobs: list[float] = []
+    def __init__(self, piece: Callable[[int], bytes]) -> None:
+        self.piece = piece
+        self.tokens: list[tuple[int, float]] = []
         self._previous: np.ndarray | None = None
 
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
         if self._previous is not None:  # the token chosen from the previous distribution is the last one now
-            self.logprobs.append(round(float(self._previous[input_ids[-1]]), 4))
+            token = int(input_ids[-1])
+            self.tokens.append((token, round(float(self._previous[token]), 4)))
         top = float(scores.max())
         self._previous = scores - top - np.log(np.exp(scores - top).sum())
         return scores
 
     def metadata(self) -> dict[str, Any]:
-        return {"logprobs": {"content": [{"logprob": value} for value in self.logprobs]}}
+        content = [
+            {"token": self.piece(token).decode("utf-8", errors="replace"), "logprob": logprob}
+            for token, logprob in self.tokens
+        ]
+        return {"logprobs": {"content": content}}
 
 
 class LlamaCppChatModel(BaseChatModel):
@@ -163,7 +169,7 @@ class LlamaCppChatModel(BaseChatModel):
         if self.streaming:
             return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
         model = self.loaded()
-        recorder = TokenLogprobs()
+        recorder = TokenLogprobs(lambda token: model.llama.detokenize([token]))
         with model.lock:
             response = model.llama.create_chat_completion(**self._request(messages, stop, kwargs, recorder))
         choice = response["choices"][0]
@@ -191,7 +197,7 @@ class LlamaCppChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         model = self.loaded()
-        recorder = TokenLogprobs()
+        recorder = TokenLogprobs(lambda token: model.llama.detokenize([token]))
         request = self._request(messages, stop, kwargs, recorder)
         with model.lock:
             generated = 0

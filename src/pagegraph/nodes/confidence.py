@@ -8,8 +8,12 @@ from __future__ import annotations
 import math
 import re
 
+from langchain_core.messages import BaseMessage
+
 from pagegraph.config import Context
-from pagegraph.state.answering import Band, Confidence, ValueCheck
+from pagegraph.indexing.bm25 import tokenize
+from pagegraph.llm.calls import token_logprobs
+from pagegraph.state.answering import Band, Confidence, DraftProbability, ValueCheck
 
 # An answer that says, in its own words, that the passages do not hold what was asked: a refusal, however phrased.
 _REFUSAL_WORDING = re.compile(
@@ -24,6 +28,8 @@ _REFUSAL_WORDING = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_CITATION = re.compile(r"\[[^\[\]\n]{0,300}\]?")
+_WORD = re.compile(r"\w+")
 
 
 def refuses_in_words(answer: str, values: ValueCheck) -> bool:
@@ -35,22 +41,62 @@ def refuses_in_words(answer: str, values: ValueCheck) -> bool:
     )
 
 
+def draft_probability(reply: BaseMessage, question: str) -> DraftProbability | None:
+    """The reply's token probabilities: over the whole reply, and over the answer's own tokens — those of words
+    that are neither in the question nor stopwords, outside citations. A small model copies the question's words
+    into its sentence with near-certainty; how sure it was of the value it added is what tells a guess apart."""
+    tokens = token_logprobs(reply)
+    if not tokens:
+        return None
+    reply_probability = round(math.exp(sum(logprob for _, logprob in tokens) / len(tokens)), 4)
+    if any(text is None for text, _ in tokens):
+        return DraftProbability(reply=reply_probability)
+    text = "".join(text or "" for text, _ in tokens)
+    asked = set(tokenize(question))
+    own_chars = [False] * len(text)
+    cited = [False] * len(text)
+    for match in _CITATION.finditer(text):
+        cited[match.start() : match.end()] = [True] * (match.end() - match.start())
+    for match in _WORD.finditer(text):
+        words = tokenize(match.group())
+        if words and not set(words) <= asked and not cited[match.start()]:
+            own_chars[match.start() : match.end()] = [True] * (match.end() - match.start())
+    own, at = [], 0
+    for piece, logprob in tokens:
+        if any(own_chars[at : at + len(piece or "")]):
+            own.append(logprob)
+        at += len(piece or "")
+    if not own:
+        return DraftProbability(reply=reply_probability)
+    return DraftProbability(
+        reply=reply_probability,
+        answer_lowest=round(math.exp(min(own)), 4),
+        answer_mean=round(math.exp(sum(own) / len(own)), 4),
+    )
+
+
 def _logit(p: float) -> float:
     p = min(max(p, 1e-4), 1 - 1e-4)
     return math.log(p / (1 - p))
 
 
 def answer_confidence(
-    token_probability: float | None, overlap: float, values: ValueCheck, context: Context
+    token_probability: DraftProbability | None, overlap: float, values: ValueCheck, context: Context
 ) -> Confidence:
-    """The answer's confidence: a logistic combination of the token probability (or, from a model that gives none,
-    the documented fallback `confidence_no_logprobs`), the evidence overlap and the value check; and its band:
-    supported at `supported_confidence` or above when no value of it is missing from its cited sentences, else
-    uncertain."""
-    probability = context.confidence_no_logprobs if token_probability is None else token_probability
+    """The answer's confidence: a logistic combination of the token probabilities (the whole reply's, and the
+    lowest among the answer's own tokens; from a model that gives none, the documented fallback
+    `confidence_no_logprobs` for both), the evidence overlap and the value check; and its band: supported at
+    `supported_confidence` or above when no value of it is missing from its cited sentences, else uncertain."""
+    probability = context.confidence_no_logprobs if token_probability is None else token_probability.reply
+    answer_probability = (
+        probability
+        if token_probability is None or token_probability.answer_lowest is None
+        else token_probability.answer_lowest
+    )
     score = (
         context.confidence_bias
         + context.confidence_probability_weight * _logit(probability)
+        + context.confidence_answer_probability_weight * _logit(answer_probability)
         + context.confidence_overlap_weight * overlap
         + (context.confidence_unsupported_value if values.status == "unsupported" else 0.0)
         + (context.confidence_supported_value if values.status == "supported" else 0.0)

@@ -173,14 +173,30 @@ class ValueCheck(BaseModel):
     )
 
 
+class DraftProbability(BaseModel):
+    """How sure the model was of the reply it wrote, from its token log-probabilities."""
+
+    reply: float = Field(ge=0.0, le=1.0, description="geometric mean of every token's probability")
+    answer_lowest: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="lowest probability among the answer's own tokens (not citations, not words of the question); "
+        "None when the reply has none or the model reported no token text",
+    )
+    answer_mean: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="geometric mean over the answer's own tokens"
+    )
+
+
 class Confidence(BaseModel):
     """An answer's confidence (a probability-like 0–1 estimate that it is right), its band, and the signals both
     came from."""
 
     value: float = Field(ge=0.0, le=1.0)
     band: Band
-    token_probability: float | None = Field(
-        default=None, description="the answer call's mean token probability; None where the model gives none"
+    token_probability: DraftProbability | None = Field(
+        default=None, description="the answer call's token probabilities; None where the model gives none"
     )
     overlap: float = Field(ge=0.0, le=1.0, description="share of the answer's words in the evidence it cites")
     value_check: ValueCheck

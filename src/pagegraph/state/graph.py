@@ -18,6 +18,7 @@ from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import (
     Band,
     Citation,
+    DraftProbability,
     Evidence,
     EvidenceSentence,
     Failure,
@@ -110,7 +111,7 @@ class RagState(InputState, OutputState, total=False):
     relevance: Annotated[list[float], extend_or_reset]
     failure: Annotated[Failure | None, first_failure]
     draft: str
-    draft_probability: float | None
+    draft_probability: DraftProbability | None
     graph_choice: str
     search_plan: SearchPlan | None
     mapped: Annotated[list[MappedChunk], extend_or_reset]
