@@ -27,6 +27,10 @@ class IndexLockedError(PagegraphError):
     """Another process holds the index for writing."""
 
 
+class IngestCancelled(PagegraphError):
+    """An ingest stopped because its run was cancelled: the documents committed before stay, the rest is left."""
+
+
 class ModelError(PagegraphError):
     """A chat model could not be created, loaded or reached."""
 

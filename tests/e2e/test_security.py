@@ -334,3 +334,40 @@ def test_crons_count_against_the_runs_a_user_may_have_at_once(site: dict) -> Non
         await pat.crons.delete(again["cron_id"])
 
     run(attempt())
+
+
+def long_text(sentences: int) -> str:
+    """A document that takes a while to embed: numbered sections of distinct sentences."""
+    lines = []
+    for n in range(sentences):
+        if n % 40 == 0:
+            lines.append(f"\n## Section {n // 40}\n")
+        lines.append(f"Record {n} notes that shipment {n * 7 % 1009} left dock {n % 13} with {n % 97} crates.")
+    return "# Shipping ledger\n" + "\n".join(lines) + "\n"
+
+
+def test_cancelling_an_ingest_stops_it_and_frees_the_index_at_once(site: dict) -> None:
+    server, root, uploads = site["server"], site["keys"]["root"], site["uploads"]
+    (uploads / "ledger.md").write_text(long_text(30_000))  # minutes of embedding on two cores
+
+    async def cancel() -> float:
+        sdk = get_client(url=server.url, api_key=root)
+        thread = await sdk.threads.create()
+        payload = {"paths": ["ledger.md"], "project": "ops", "confidentiality": "internal"}
+        started = await sdk.runs.create(thread["thread_id"], "ingest", input=payload)
+        for _ in range(120):
+            if (await sdk.runs.get(thread["thread_id"], started["run_id"]))["status"] == "running":
+                break
+            await asyncio.sleep(0.25)
+        await asyncio.sleep(3)  # into the parse or the embedding
+        began = asyncio.get_running_loop().time()
+        await sdk.runs.cancel(thread["thread_id"], started["run_id"], wait=True)
+        waited = asyncio.get_running_loop().time() - began
+        assert (await sdk.runs.get(thread["thread_id"], started["run_id"]))["status"] == "interrupted"
+        return waited
+
+    assert run(cancel()) < 20
+    (uploads / "next.md").write_text("# Next\n\nThe next ingest finds the index free at once.\n")
+    after = run(ingest(server, root, [uploads / "next.md"], "ops"))
+    assert outcomes(after) == {"next.md": ("added", "")}, after
+    assert "ledger.md" not in indexed(site) and "next.md" in indexed(site)

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,14 +19,14 @@ from typer.testing import CliRunner
 
 from pagegraph.cli import app
 from pagegraph.config import Settings
-from pagegraph.errors import IndexLockedError, IndexMismatchError
+from pagegraph.errors import IndexLockedError, IndexMismatchError, IngestCancelled
 from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams
 from pagegraph.indexing.minilm import count_tokens
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.indexing.pipeline import Ingestor, IngestProgress
 from pagegraph.indexing.prepare import prepare_document
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import DocumentTags
@@ -274,6 +275,55 @@ def test_a_parser_past_its_time_is_stopped_and_the_run_goes_on(
         assert [o.status for o in summary.outcomes] == ["failed", "failed"]
         assert all("PAGEGRAPH_PARSE_SECONDS" in o.reason for o in summary.outcomes)
         assert index.store.documents() == []
+
+
+def test_a_single_file_is_parsed_within_the_budget_too(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pagegraph.indexing.prepare import ParseWorker
+
+    monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)"])
+    with open_index(settings, embedder) as index:
+        (outcome,) = Ingestor(index).run([SAMPLES / "commissioning-guide.md"]).outcomes
+        assert outcome.status == "failed" and outcome.reason.startswith("the parser process died")
+
+
+class StopAfterFirstFile(IngestProgress):
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+
+    def file_finished(self, outcome) -> None:
+        self.stop.set()
+
+
+def test_a_cancelled_ingest_keeps_what_it_committed_and_releases_the_index(
+    settings: Settings, embedder: Embedder
+) -> None:
+    stop = threading.Event()
+    files = [
+        SAMPLES / "commissioning-guide.md",
+        SAMPLES / "support-call-2024-03-14.vtt",
+        SAMPLES / "sb40-user-manual.pdf",
+    ]
+    with pytest.raises(IngestCancelled), open_index(settings, embedder) as index:
+        Ingestor(index, StopAfterFirstFile(stop), stop=stop).run(files)
+    with open_index(settings, embedder) as index:  # the lock went with the cancelled run
+        assert [d.name for d in index.store.documents()] == ["commissioning-guide.md"]
+        assert Ingestor(index).run(files).count("added") == 2
+
+
+def test_a_cancel_stops_a_parser_that_is_still_reading(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pagegraph.indexing.prepare import ParseWorker
+
+    monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import time; time.sleep(600)"])
+    stop = threading.Event()
+    threading.Timer(1.0, stop.set).start()
+    started = time.monotonic()
+    with pytest.raises(IngestCancelled), open_index(settings, embedder) as index:
+        Ingestor(index, stop=stop).run([SAMPLES / "commissioning-guide.md"])
+    assert time.monotonic() - started < 10  # not the parse budget's 900 s
 
 
 def test_python_script_without_main_guard_can_ingest(tmp_path: Path, cache_dir: Path) -> None:

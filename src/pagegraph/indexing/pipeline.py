@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -12,11 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
+from pagegraph.errors import IngestCancelled
 from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS, ReadOptions
 from pagegraph.indexing.ocr import ocr_options
-from pagegraph.indexing.prepare import ParseBudget, ParseWorker, PreparedDocument, timed_prepare
+from pagegraph.indexing.prepare import ParseBudget, ParseWorker, PreparedDocument
 from pagegraph.indexing.store import DocumentWrite, SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import (
@@ -138,12 +140,17 @@ class Ingestor:
         access: Access | None = None,
         roots: list[Path] | None = None,
         declassify: bool = False,
+        stop: threading.Event | None = None,
     ) -> None:
         """Document and section summaries are extracted without a model, so a document is searchable as soon as
         it is embedded; `pagegraph summarize` (indexing.refine) replaces them with the model's later. A server
         user's run passes their `access` and the folders it may read (`roots`): an indexed document they may not
-        change is answered as a missing file, prune leaves it alone, and nothing out of the roots is read."""
+        change is answered as a missing file, prune leaves it alone, and nothing out of the roots is read.
+
+        Setting `stop` (a cancelled server run) ends the run within a fraction of a second, or one embedding batch,
+        with IngestCancelled: the parser process is killed, documents already committed stay, none is half-written."""
         self.index = index
+        self.stop = stop
         self.progress = progress or IngestProgress()
         self.access = access
         self.roots = roots
@@ -175,6 +182,7 @@ class Ingestor:
         self.progress.start(len(files))
         jobs = []
         for path in files:
+            self._stop_if_cancelled()
             job_or_outcome = self._triage(path, tags, named=path in named)
             if job_or_outcome is None:
                 continue
@@ -182,10 +190,15 @@ class Ingestor:
                 self._finish(job_or_outcome, summary)
             else:
                 jobs.append(job_or_outcome)
-        for job, (prepared, seconds) in zip(jobs, self._prepared(jobs)):
-            self.progress.file_started(job.path)
-            summary.parse_seconds += seconds
-            self._finish(self._store(job, prepared, summary), summary)
+        parsed = self._prepared(jobs)
+        try:
+            for job, (prepared, seconds) in zip(jobs, parsed):
+                self._stop_if_cancelled()
+                self.progress.file_started(job.path)
+                summary.parse_seconds += seconds
+                self._finish(self._store(job, prepared, summary), summary)
+        finally:
+            parsed.close()  # a cancelled or failed run stops its parser now, not when the traceback is freed
         if prune:
             summary.outcomes.extend(self._prune())
         self._summarize_missing()
@@ -193,6 +206,10 @@ class Ingestor:
             self.index.refresh_bm25()
         summary.seconds = time.perf_counter() - started
         return summary
+
+    def _stop_if_cancelled(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise IngestCancelled("the ingest was cancelled")
 
     def _finish(self, outcome: FileOutcome, summary: IngestSummary) -> None:
         summary.outcomes.append(outcome)
@@ -223,12 +240,12 @@ class Ingestor:
         return _Job(path, sha256, existing, tags or (existing.tags if existing else DocumentTags()))
 
     def _prepared(self, jobs: list[_Job]) -> Iterator[tuple[PreparedDocument | str, float]]:
-        """Parsed documents in job order. With several, a worker process parses up to PARSE_AHEAD documents ahead
-        of the one being embedded, so a slow-to-parse document rarely keeps the embedder waiting."""
-        params = self.index.params
-        if len(jobs) < 2:
-            yield from (timed_prepare(job.path, job.sha256, job.tags, params, self.read) for job in jobs)
+        """Parsed documents in job order, by a worker process within the parse budget (a hostile file takes down
+        the worker, not the ingest), up to PARSE_AHEAD documents ahead of the one being embedded, so a
+        slow-to-parse document rarely keeps the embedder waiting."""
+        if not jobs:
             return
+        params = self.index.params
         pending = deque(jobs)
         settings = self.index.settings
         budget = ParseBudget(settings.parse_seconds, settings.parse_memory_bytes)
@@ -241,7 +258,10 @@ class Ingestor:
                     worker.submit(job.path, job.sha256, job.tags, params, self.read)
                     submitted += 1
                 try:
-                    result = worker.result()
+                    result = worker.result(self.stop)
+                except IngestCancelled:
+                    worker.close(kill=True)
+                    raise
                 except (EOFError, TimeoutError) as exc:
                     # The worker died on this document (a crash in a native library, past its memory budget) or
                     # overran its time: fail the document, start a new worker for the rest.
@@ -261,7 +281,7 @@ class Ingestor:
                 pending.popleft()
                 yield result
         finally:
-            worker.close()
+            worker.close(kill=bool(pending))  # left early: what it is parsing is not wanted
 
     def _lowers(self, current: DocumentTags, wanted: DocumentTags) -> str | None:
         """Why re-tagging a document would declassify it without being asked to; None when it would not."""
@@ -313,6 +333,7 @@ class Ingestor:
         for start in range(0, len(order), step):
             batch = order[start : start + step]
             began = time.perf_counter()
+            self._stop_if_cancelled()
             vectors[batch] = embedder.embed([texts[i] for i in batch])
             seconds = time.perf_counter() - began
             summary.embed_seconds += seconds

@@ -17,13 +17,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pagegraph.errors import DocumentError
+from pagegraph.errors import DocumentError, IngestCancelled
 from pagegraph.indexing.chunking import chunk_document
 from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.minilm import count_tokens
 from pagegraph.indexing.tree import build_tree, section_outline
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, LoadedDocument, TreeNode, now_iso
+
+STOP_POLL_SECONDS = 0.2  # how often a wait for the parser looks whether the ingest was cancelled
 
 
 @dataclass
@@ -127,12 +129,19 @@ class ParseWorker:
         except BrokenPipeError:
             pass  # the worker died; result() reports it as EOFError for the document it was on
 
-    def result(self) -> tuple[PreparedDocument | str, float]:
-        """The next result; a worker that died mid-document raises EOFError, one past its time TimeoutError."""
-        try:
-            result = self._results.get(timeout=self.budget.seconds)
-        except queue.Empty:
-            raise TimeoutError(f"no result in {self.budget.seconds:g} s") from None
+    def result(self, stop: threading.Event | None = None) -> tuple[PreparedDocument | str, float]:
+        """The next result; a worker that died mid-document raises EOFError, one past its time TimeoutError, and a
+        `stop` set while waiting IngestCancelled (the caller then kills the worker)."""
+        deadline = time.monotonic() + self.budget.seconds
+        while True:
+            try:
+                result = self._results.get(timeout=min(STOP_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+                break
+            except queue.Empty:
+                if stop is not None and stop.is_set():
+                    raise IngestCancelled("the ingest was cancelled") from None
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"no result in {self.budget.seconds:g} s") from None
         if isinstance(result, EOFError):
             raise result
         return result

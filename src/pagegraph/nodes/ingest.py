@@ -1,10 +1,13 @@
 """The `ingest` graph's one stage: index files that are on the server's disk, reporting each file as it finishes
-(stream mode `custom`). A server user needs the editor or admin role, may only tag documents into their own projects
+(stream mode `custom`); a cancelled run stops within seconds and releases the index. A server user needs the editor or admin role, may only tag documents into their own projects
 and up to their ceiling, and reads only from the ingest folders (`Settings.ingest_roots`)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import os
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -76,7 +79,24 @@ def shown_path(path: str, roots: list[Path]) -> str:
     return path
 
 
-def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+async def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    """The ingest runs in a worker thread; cancelling the run (the server's cancel, a closed client) tells it to
+    stop and waits for it to wind down, so the index lock is released when the cancellation completes."""
+    stop = threading.Event()
+    work = asyncio.get_running_loop().run_in_executor(
+        None, contextvars.copy_context().run, ingest_files, state, runtime, services, stop
+    )
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        stop.set()
+        await asyncio.wait([work])
+        raise
+
+
+def ingest_files(
+    state: IngestState, runtime: Runtime[Context], services: Services, stop: threading.Event
+) -> dict[str, Any]:
     context = context_of(runtime)
     access = caller_access()
     try:
@@ -107,7 +127,12 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
         if paths or state.get("prune"):
             with Index(folder, services.settings, write=True) as index:
                 ingestor = Ingestor(
-                    index, StreamedProgress(), access=access, roots=roots, declassify=bool(state.get("declassify"))
+                    index,
+                    StreamedProgress(),
+                    access=access,
+                    roots=roots,
+                    declassify=bool(state.get("declassify")),
+                    stop=stop,
                 )
                 ran = ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
             summary = replace(ran, outcomes=refused + ran.outcomes)
