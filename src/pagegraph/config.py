@@ -44,7 +44,7 @@ class Settings(BaseSettings):
     embedding_threads: int = Field(
         default=0, ge=0, description="CPU threads for embedding; 0 uses every core the process may run on"
     )
-    embedding_batch_size: int = Field(default=32, ge=1, le=1024)
+    embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="chunks per embedding batch")
     database_url: str | None = Field(
         default=None,
         description="postgresql://USER:PASSWORD@HOST:PORT/DB with pgvector: the index lives there (one schema per "
