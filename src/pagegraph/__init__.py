@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -13,15 +14,59 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-# The question-answering graphs: name -> (module, builder). build_graph, the CLI's choices and eval read this;
-# langgraph.json serves the same names (tests/e2e/test_server.py checks).
-GRAPHS: dict[str, tuple[str, str]] = {
-    "auto": ("pagegraph.graphs.auto", "build_auto_graph"),
-    "rag": ("pagegraph.graphs.rag", "build_rag_graph"),
-    "extract": ("pagegraph.graphs.extract", "build_extract_graph"),
-    "small_model": ("pagegraph.graphs.small_model", "build_small_model_graph"),
-    "pageindex": ("pagegraph.graphs.pageindex", "build_pageindex_graph"),
-    "basic": ("pagegraph.graphs.basic", "build_basic_graph"),
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """One question-answering graph: its name (as served in langgraph.json, chosen with `--graph`), where its
+    builder lives, what it does in a line (the CLI's help), and the stage whose output eval's reader-ceiling mode
+    (`eval.gold`) replaces with a row's gold pages (None: the graph answers with another graph it picks)."""
+
+    name: str
+    module: str
+    builder: str
+    summary: str
+    retrieval_stage: str | None
+
+    def build(self, services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+        return getattr(importlib.import_module(self.module), self.builder)(services, checkpointer)
+
+
+# The registry: build_graph, the CLI's choices and help, eval, and the web page read it; tests check that
+# langgraph.json serves the same graphs.
+GRAPHS: dict[str, GraphSpec] = {
+    spec.name: spec
+    for spec in (
+        GraphSpec(
+            "auto",
+            "pagegraph.graphs.auto",
+            "build_auto_graph",
+            "extract for models marked small (the local ones), else rag",
+            None,
+        ),
+        GraphSpec("rag", "pagegraph.graphs.rag", "build_rag_graph", "router, planner, hybrid retrieval", "retrieve"),
+        GraphSpec(
+            "extract",
+            "pagegraph.graphs.extract",
+            "build_extract_graph",
+            "the answer copied from the best sentences, checked against them, whole passages read when it falls short",
+            "search",
+        ),
+        GraphSpec(
+            "small_model",
+            "pagegraph.graphs.small_model",
+            "build_small_model_graph",
+            "one chunk per model call, answer from extracted facts",
+            "search",
+        ),
+        GraphSpec(
+            "pageindex",
+            "pagegraph.graphs.pageindex",
+            "build_pageindex_graph",
+            "the model picks sections from each file's tree of titles and summaries",
+            "collect",
+        ),
+        GraphSpec("basic", "pagegraph.graphs.basic", "build_basic_graph", "plain RAG", "search"),
+    )
 }
 GRAPH_NAMES: tuple[str, ...] = tuple(GRAPHS)
 
@@ -34,5 +79,4 @@ def build_graph(
     context=pagegraph.config.Context(...); pass services=Services(chat_model=...) to use a model object of yours."""
     if name not in GRAPHS:
         raise ValueError(f"unknown graph {name!r}: choose from {', '.join(GRAPH_NAMES)}")
-    module, builder = GRAPHS[name]
-    return getattr(importlib.import_module(module), builder)(services, checkpointer)
+    return GRAPHS[name].build(services, checkpointer)

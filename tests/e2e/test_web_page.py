@@ -20,6 +20,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
+from pagegraph import GRAPH_NAMES
 from tests.conftest import REPO
 from tests.e2e.harness import ScriptedOpenAI, Server, add_users, free_port, server_env
 from tests.pdf_factory import corrupt_pdf, text_pdf
@@ -135,6 +136,7 @@ def test_every_route_needs_a_key(site: dict, path: str) -> None:
 def test_me_says_who_is_signed_in(site: dict) -> None:
     pub = get(site, "pub", "/ui/me").json()
     assert (pub["user"], pub["role"], pub["ceiling"], pub["may_upload"]) == ("pub", "reader", "public", False)
+    assert pub["graphs"] == list(GRAPH_NAMES)  # the registry's graphs, in its order
     assert get(site, "ed", "/ui/me").json()["may_upload"] is True
 
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from pagegraph import GRAPH_NAMES, build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
@@ -43,13 +41,3 @@ def test_an_index_changed_by_an_ingest_is_reopened_and_the_old_one_closed_with_t
     for index in (first, second):
         with pytest.raises(sqlite3.ProgrammingError):
             index.store.documents()
-
-
-def test_langgraph_json_serves_exactly_the_registered_graphs() -> None:
-    served = json.loads((Path(__file__).resolve().parents[2] / "langgraph.json").read_text())["graphs"]
-    assert set(served) == {*GRAPH_NAMES, "ingest"}
-    for name in GRAPH_NAMES:
-        module, attribute = served[name].split(":")
-        assert module == f"pagegraph.graphs.{name}" and attribute == "graph"
-    with pytest.raises(ValueError, match="choose from auto, rag, extract"):
-        build_graph("tree")

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional, get_args
 import typer
 from rich.markup import escape
 
+from pagegraph import GRAPH_NAMES, GRAPHS
 from pagegraph.cli.answer_view import StreamedAnswer, print_answer
 from pagegraph.cli.common import (
     DatabaseOption,
@@ -37,20 +38,10 @@ from pagegraph.state.answering import OutputType
 OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
 
 
-GraphOption = Annotated[
-    str,
-    typer.Option(
-        help="auto: extract for models marked small (the local ones), else rag; rag: router, planner, hybrid "
-        "retrieval; extract: the answer copied from the best sentences, checked against them, whole passages read "
-        "when it falls short; small_model: one chunk per model call, answer from extracted facts; pageindex: the model picks "
-        "sections from each file's tree of titles and summaries; basic: plain RAG"
-    ),
-]
+GraphOption = Annotated[str, typer.Option(help="; ".join(f"{spec.name}: {spec.summary}" for spec in GRAPHS.values()))]
 
 
 def _check_graph(graph: str) -> None:
-    from pagegraph import GRAPH_NAMES
-
     if graph not in GRAPH_NAMES:
         raise PagegraphError(f"--graph {graph!r}: choose from {', '.join(GRAPH_NAMES)}")
 
@@ -86,7 +77,6 @@ def _run_question(
     """Run a question; with `view`, show it as it happens; with `debug`, print each stage's trace record."""
     if not debug and view is None:
         return graph.invoke(inputs, config, context=context)
-    from pagegraph import GRAPH_NAMES
     from pagegraph.state.graph import OutputState
 
     final: dict[str, Any] = {}

@@ -23,15 +23,6 @@ from pagegraph.state.answering import Evidence
 from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.graph import checkpoint_serializer
 
-# The stage whose output the gold passages stand in for, per graph.
-RETRIEVAL_STAGE = {
-    "rag": "retrieve",
-    "extract": "search",
-    "small_model": "search",
-    "basic": "search",
-    "pageindex": "collect",
-}
-
 
 def gold_passages(question: EvalQuestion, index: Index, page_counts: dict[str, int]) -> list[Evidence]:
     """One passage per valid gold page of the question, ordered by document and page."""
@@ -72,13 +63,12 @@ class GoldEvidenceReader:
     def __init__(
         self, graph: str, services: Services, index: Index, context: Context, page_counts: dict[str, int]
     ) -> None:
-        from pagegraph import build_graph
+        from pagegraph import GRAPHS
 
         # `auto` reads with the graph it would pick for the run's model
         self.name = graph_for_model(context, services.settings)[0] if graph == "auto" else graph
-        self.graph = build_graph(
-            self.name, services=services, checkpointer=InMemorySaver(serde=checkpoint_serializer())
-        )
+        self.spec = GRAPHS[self.name]
+        self.graph = self.spec.build(services, InMemorySaver(serde=checkpoint_serializer()))
         self.index = index
         self.context = context.model_copy(update={"use_tree": False})  # the tree would add sections beside the gold
         self.page_counts = page_counts
@@ -95,5 +85,5 @@ class GoldEvidenceReader:
             "retrieved": passages,
             "relevance": [1.0],
         }
-        self.graph.update_state(config, values, as_node=RETRIEVAL_STAGE[self.name])
+        self.graph.update_state(config, values, as_node=self.spec.retrieval_stage)
         return self.graph.invoke(None, config, context=self.context)

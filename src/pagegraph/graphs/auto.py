@@ -10,10 +10,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.edges import chosen
 from pagegraph.graphs.extract import build_extract_graph
 from pagegraph.graphs.rag import build_rag_graph
 from pagegraph.nodes.choose import choose_graph
-from pagegraph.nodes.edges import chosen
 from pagegraph.nodes.handover import take_back
 from pagegraph.nodes.highlight import highlight
 from pagegraph.services import Services, default_services

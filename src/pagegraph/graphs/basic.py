@@ -10,8 +10,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.edges import FALL_BACK, proceed
 from pagegraph.nodes.answer import answer
-from pagegraph.nodes.edges import proceed
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.handover import hand_over, take_back
 from pagegraph.nodes.highlight import highlight
@@ -39,11 +39,11 @@ def build_basic_graph(
 
 
 def add_fallback(builder: StateGraph, services: Services) -> None:
-    """Where a failed stage leads (nodes.edges): `hand_over` → this graph as a subgraph → `take_back` → the end."""
-    builder.add_node("hand_over", hand_over)
+    """Where a failed stage leads (graphs.edges): `hand_over` → this graph as a subgraph → `take_back` → the end."""
+    builder.add_node(FALL_BACK, hand_over)
     builder.add_node("basic", build_basic_graph(services, nested=True))
     builder.add_node("take_back", take_back)
-    builder.add_edge("hand_over", "basic")
+    builder.add_edge(FALL_BACK, "basic")
     builder.add_edge("basic", "take_back")
     builder.add_edge("take_back", END)
 

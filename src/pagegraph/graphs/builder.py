@@ -9,8 +9,8 @@ from functools import partial
 from langgraph.graph import END, START, StateGraph
 
 from pagegraph.config import Context
+from pagegraph.graphs.edges import ABSTAIN, proceed
 from pagegraph.nodes.abstain import abstain
-from pagegraph.nodes.edges import proceed
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.start import start
 from pagegraph.services import Services
@@ -27,9 +27,9 @@ def question_graph(services: Services, *, nested: bool, then: str) -> StateGraph
     )
     builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
-    builder.add_node("abstain", abstain)
+    builder.add_node(ABSTAIN, abstain)
     builder.add_edge(START, "start")
     builder.add_conditional_edges("start", *proceed("rewrite_followup", falls_back=False))
     builder.add_edge("rewrite_followup", then)
-    builder.add_edge("abstain", END)
+    builder.add_edge(ABSTAIN, END)
     return builder

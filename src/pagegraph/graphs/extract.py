@@ -13,7 +13,7 @@ from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import add_fallback
 from pagegraph.graphs.builder import question_graph
-from pagegraph.nodes.edges import proceed, reading
+from pagegraph.graphs.edges import proceed, reading
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight

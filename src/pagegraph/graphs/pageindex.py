@@ -13,8 +13,8 @@ from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import add_fallback
 from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.edges import fan_out, file_tasks, proceed
 from pagegraph.nodes.answer import answer
-from pagegraph.nodes.edges import fan_out, file_tasks, proceed
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.pageindex import collect_sections, find_files, select_sections

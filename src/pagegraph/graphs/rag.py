@@ -12,8 +12,8 @@ from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import add_fallback
 from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.edges import fan_out, plan_steps, proceed
 from pagegraph.nodes.answer import answer
-from pagegraph.nodes.edges import fan_out, plan_steps, proceed
 from pagegraph.nodes.expand_tree import expand_tree
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded

@@ -12,7 +12,7 @@ from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import add_fallback
 from pagegraph.graphs.builder import question_graph
-from pagegraph.nodes.edges import chunk_tasks, fan_out, proceed
+from pagegraph.graphs.edges import chunk_tasks, fan_out, proceed
 from pagegraph.nodes.filter_facts import filter_facts
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
