@@ -6,13 +6,15 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pagegraph.version import __version__
+
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
     from langgraph.types import Checkpointer
 
     from pagegraph.services import Services
 
-__version__ = "0.1.0"
+__all__ = ["GRAPHS", "GRAPH_NAMES", "GraphSpec", "__version__", "build_graph"]
 
 
 @dataclass(frozen=True)

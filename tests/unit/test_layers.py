@@ -1,4 +1,6 @@
-"""Imports run one way: a module imports only from its own layer or the layers below it (ARCHITECTURE.md)."""
+"""Imports run one way: a module imports only from its own layer or the layers below it (ARCHITECTURE.md), never
+from the package's front door (`pagegraph`: build_graph, GRAPHS) unless it sits above the graphs, and no modules
+import each other in a cycle (counting the imports a module makes when it is loaded)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ LAYERS = {
     "errors": 0,
     "config": 0,
     "state": 0,
+    "version": 0,
     "llm": 1,
     "indexing": 2,
     "retrievers": 3,
@@ -22,43 +25,115 @@ LAYERS = {
     "services": 4,
     "nodes": 5,
     "graphs": 6,
+    "__init__": 7,  # the front door builds graphs
     "eval": 7,
     "cli": 8,
     "server": 8,
 }
 
 
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SOURCE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(["pagegraph", *parts])
+
+
+def _imports(tree: ast.AST, *, loaded_only: bool) -> list[str]:
+    """The pagegraph modules a file imports; with `loaded_only`, only those imported when it is loaded (not inside
+    functions, not under `if TYPE_CHECKING`)."""
+    found: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        if loaded_only and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return
+        if loaded_only and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return [name for name in found if name == "pagegraph" or name.startswith("pagegraph.")]
+
+
 def upward_imports() -> list[str]:
     found = []
     for path in sorted(SOURCE.rglob("*.py")):
-        parts = path.relative_to(SOURCE).parts
-        layer = parts[0].removesuffix(".py")
-        if layer == "__init__":
-            continue  # the package's front door (build_graph, GRAPHS) sits above everything
+        layer = path.relative_to(SOURCE).parts[0].removesuffix(".py")
         assert layer in LAYERS, f"{path}: add its layer to LAYERS"
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            for name in names:
-                target = name.split(".")
-                if target[0] != "pagegraph" or len(target) < 2:
-                    continue
-                if LAYERS.get(target[1], -1) > LAYERS[layer]:
-                    found.append(f"{path.relative_to(SOURCE)} imports {name}")
+        for name in _imports(ast.parse(path.read_text()), loaded_only=False):
+            target = name.split(".")
+            above = LAYERS["__init__"] if len(target) == 1 else LAYERS.get(target[1], -1)
+            if above > LAYERS[layer]:
+                found.append(f"{path.relative_to(SOURCE)} imports {name}")
     return found
+
+
+def import_cycles() -> list[list[str]]:
+    modules = {_module_name(path): path for path in sorted(SOURCE.rglob("*.py"))}
+    edges = {
+        name: sorted({m for m in _imports(ast.parse(path.read_text()), loaded_only=True) if m in modules} - {name})
+        for name, path in modules.items()
+    }
+    cycles, state = [], {}
+
+    def walk(name: str, trail: list[str]) -> None:
+        state[name] = "open"
+        for target in edges[name]:
+            if state.get(target) == "open":
+                cycles.append([*trail[trail.index(target) :], target])
+            elif target not in state:
+                walk(target, [*trail, target])
+        state[name] = "done"
+
+    for name in modules:
+        if name not in state:
+            walk(name, [name])
+    return cycles
 
 
 def test_no_module_imports_from_a_layer_above_its_own() -> None:
     assert upward_imports() == []
 
 
-def test_the_check_sees_an_upward_import(tmp_path: Path, monkeypatch) -> None:
+def test_no_modules_import_each_other_in_a_cycle() -> None:
+    assert import_cycles() == []
+
+
+def fake_package(tmp_path: Path, files: dict[str, str], monkeypatch) -> None:
     fake = tmp_path / "pagegraph"
-    (fake / "state").mkdir(parents=True)
-    (fake / "__init__.py").write_text("")
-    (fake / "state" / "bad.py").write_text("from pagegraph.nodes.common import context_of\n")
+    for name, text in {"__init__.py": "", **files}.items():
+        (fake / name).parent.mkdir(parents=True, exist_ok=True)
+        (fake / name).write_text(text)
     monkeypatch.setattr(sys.modules[__name__], "SOURCE", fake)
-    assert upward_imports() == ["state/bad.py imports pagegraph.nodes.common"]
+
+
+def test_the_check_sees_an_upward_import(tmp_path: Path, monkeypatch) -> None:
+    fake_package(
+        tmp_path,
+        {
+            "state/bad.py": "from pagegraph.nodes.common import context_of\n",
+            "nodes/door.py": "from pagegraph import GRAPHS\n",
+        },
+        monkeypatch,
+    )
+    assert upward_imports() == ["nodes/door.py imports pagegraph", "state/bad.py imports pagegraph.nodes.common"]
+
+
+def test_the_check_sees_a_cycle_inside_a_package(tmp_path: Path, monkeypatch) -> None:
+    fake_package(
+        tmp_path,
+        {
+            "llm/a.py": "from pagegraph.llm.b import x\n",
+            "llm/b.py": "def f():\n    from pagegraph.llm.c import y\n",  # loaded lazily: no cycle through c
+            "llm/c.py": "from pagegraph.llm.a import z\n",
+            "llm/d.py": "from pagegraph.llm.e import x\n",
+            "llm/e.py": "from pagegraph.llm.d import y\n",
+        },
+        monkeypatch,
+    )
+    assert import_cycles() == [["pagegraph.llm.d", "pagegraph.llm.e", "pagegraph.llm.d"]]

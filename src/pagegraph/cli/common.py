@@ -22,11 +22,11 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from pagegraph import __version__
 from pagegraph.config import Settings, SettingsError, get_settings
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
 from pagegraph.state.documents import DocumentTags
+from pagegraph.version import __version__
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Answer questions over your documents, with page citations."

@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from pagegraph import __version__
 from pagegraph.indexing.chunking import CHUNK_HEADER, ChunkingParams, ChunkStrategy
 from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN
 from pagegraph.indexing.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME
+from pagegraph.version import __version__
 
 INDEX_VERSION = 1
 MANIFEST_FILE = "manifest.json"

@@ -3,7 +3,8 @@
 from pagegraph.llm.budget import BudgetFit, evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model
 from pagegraph.llm.factory import get_chat_model
-from pagegraph.llm.structured import StructuredResult, parse_structured, structured_call
+from pagegraph.llm.json_reply import parse_structured
+from pagegraph.llm.structured import StructuredResult, structured_call
 
 __all__ = [
     "BudgetFit",

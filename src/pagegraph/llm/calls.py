@@ -35,6 +35,15 @@ def provider(model: BaseChatModel) -> Literal["ollama", "openai"] | None:
     return None
 
 
+EMBEDDED_LLM_TYPE = "llama-cpp"  # LlamaCppChatModel's `_llm_type`: the model pagegraph runs in-process
+
+
+def embedded(model: BaseChatModel) -> bool:
+    """Whether `model` is pagegraph's in-process llama.cpp model (llm.local), which takes a JSON-schema grammar
+    and a reply cap per call."""
+    return getattr(model, "_llm_type", None) == EMBEDDED_LLM_TYPE
+
+
 def model_label(model: BaseChatModel) -> str:
     """`ollama:llama3.2`, `openai:gpt-4o-mini`, `local (Qwen…)`: how traces and errors name a model."""
     name = getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__

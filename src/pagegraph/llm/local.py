@@ -24,7 +24,8 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field
 
-from pagegraph.llm.calls import message_text
+from pagegraph.llm.calls import EMBEDDED_LLM_TYPE, message_text
+from pagegraph.llm.structured import structured_runnable
 from pagegraph.llm.weights import LocalModelError
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
@@ -115,7 +116,7 @@ class LlamaCppChatModel(BaseChatModel):
 
     @property
     def _llm_type(self) -> str:
-        return "llama-cpp"
+        return EMBEDDED_LLM_TYPE
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
@@ -129,7 +130,6 @@ class LlamaCppChatModel(BaseChatModel):
     ) -> Runnable[LanguageModelInput, Any]:
         """LangChain's structured output for the local model (it has no tool calling): the schema becomes a
         llama.cpp grammar and the reply is read by pagegraph's forgiving parser, with one repair call."""
-        from pagegraph.llm.structured import structured_runnable  # it builds on this module
 
         return structured_runnable(self, schema, include_raw)
 
