@@ -259,6 +259,8 @@ def test_recreate_rebuilds_with_new_parameters_and_validates_first(cli_env: Path
     code, out = run("ingest", guide, "--recreate", "--chunk-size", "400", "--chunk-overlap", "300")
     assert code == 2 and "overlap" in out
     assert json.loads(run("inspect", "--json")[1])["manifest"]["params"]["chunk_size"] == 1000  # untouched
+    code, out = run("ingest", guide, "--recreate", "--chunk-size", "10")
+    assert code == 2 and "--chunk-size 10: input should be greater than or equal to 100" in " ".join(out.split())
     code, out = run("ingest", guide, "--recreate", "--chunk-size", "400", "--chunk-overlap", "50")
     assert code == 0, out
     info = json.loads(run("inspect", "--json")[1])

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from pydantic import ValidationError
 
 from pagegraph.cli.common import (
     DAY_FORMATS,
@@ -29,6 +30,7 @@ from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
 from pagegraph.indexing.index import Index, delete_index, stored_manifest
 from pagegraph.indexing.manifest import IndexParams
+from pagegraph.indexing.pipeline import IngestSummary
 from pagegraph.indexing.transfer import copy_index
 from pagegraph.state.documents import DocumentRecord, DocumentTags
 
@@ -128,57 +130,37 @@ def ingest(
     folder = index_folder(index, settings)
     summaries = summaries or settings.ingest_summaries
     try:
+        _check_choices(summaries, strategy, confidentiality)
+        if not paths and not (prune or rebuild_indexes or from_index):
+            raise PagegraphError(
+                "name at least one file or folder to ingest (or use --from-index / --prune / --rebuild-indexes)"
+            )
+        overrides = {
+            key: value
+            for key, value in {
+                "chunk_strategy": strategy,
+                "chunk_size": chunk_size,
+                "chunk_overlap": chunk_overlap,
+                "heading_pattern": heading_pattern,
+            }.items()
+            if value is not None
+        }
+        if from_index is not None and overrides:
+            raise PagegraphError("--from-index keeps the parameters the copied index was built with")
+        tags = _document_tags(project, source_type, confidentiality, date, tag)
         with ExitStack() as stack:
-            if summaries not in ("extractive", "model"):
-                raise PagegraphError(f"--summaries {summaries!r}: choose extractive or model")
-            if strategy is not None and strategy not in ("page", "document"):
-                raise PagegraphError(f"--strategy {strategy!r}: choose page or document")
-            if confidentiality is not None and confidentiality not in ("public", "internal", "confidential"):
-                raise PagegraphError(f"--confidentiality {confidentiality!r}: choose public, internal or confidential")
-            if not paths and not (prune or rebuild_indexes or from_index):
-                raise PagegraphError(
-                    "name at least one file or folder to ingest (or use --from-index / --prune / --rebuild-indexes)"
-                )
-            overrides = {
-                key: value
-                for key, value in {
-                    "chunk_strategy": strategy,
-                    "chunk_size": chunk_size,
-                    "chunk_overlap": chunk_overlap,
-                    "heading_pattern": heading_pattern,
-                }.items()
-                if value is not None
-            }
+            source = stack.enter_context(_source_index(from_index, folder, settings)) if from_index else None
             manifest = stored_manifest(folder, settings)
-            base = manifest.params if manifest and not recreate else IndexParams()
-            source = None
-            if from_index is not None:
-                if overrides:
-                    raise PagegraphError("--from-index keeps the parameters the copied index was built with")
-                source = stack.enter_context(_source_index(from_index, folder, settings))
-                base = source.params
-            params = IndexParams.model_validate({**base.model_dump(), **overrides})
+            base = source.params if source else manifest.params if manifest and not recreate else IndexParams()
+            params = _index_params(base, overrides)
             params.chunking()  # validates size against overlap before anything is written or deleted
             if recreate and manifest is not None:
                 delete_index(folder, settings)
-            tags = None
-            if any(v is not None for v in (project, source_type, confidentiality, date)) or tag:
-                tags = DocumentTags(
-                    project=project,
-                    source_type=source_type,
-                    confidentiality=confidentiality or "internal",
-                    date=date.date() if date else None,
-                    extra=_parse_tags(tag or []),
-                )
             with Index(folder, settings, params, write=True) as opened:
                 if source is not None:
                     _copy_from(source, opened)
                 if rebuild_indexes:
-                    started = time.perf_counter()
-                    total = opened.rebuild_derived()
-                    console.print(
-                        f"Rebuilt vector and BM25 indexes of {folder} from its store: {total} chunks in {time.perf_counter() - started:.1f} s"
-                    )
+                    _rebuild(opened)
                 if not paths and not prune:
                     return
                 summary = ingest_with_progress(opened, paths or [], tags, prune, declassify)
@@ -189,29 +171,86 @@ def ingest(
             "[yellow]interrupted: documents finished so far are committed; run the same command to finish[/yellow]"
         )
         raise typer.Exit(130) from None
+    _print_outcomes(summary, folder)
+    ingested = [o.name for o in summary.outcomes if o.status in ("added", "updated")]
+    if summaries == "model" and ingested:
+        _write_model_summaries(folder, settings, model, ingested)
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+_OPTION_OF = {"chunk_strategy": "--strategy"}
+
+
+def _index_params(base: IndexParams, overrides: dict) -> IndexParams:
+    """The index parameters with the command's options over them; a bad option is named as it was typed."""
+    try:
+        return IndexParams.model_validate({**base.model_dump(), **overrides})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field = str(error["loc"][0]) if error["loc"] else ""
+            option = _OPTION_OF.get(field, "--" + field.replace("_", "-"))
+            problems.append(f"{option} {error.get('input')!r}: {error['msg'].lower()}")
+        raise PagegraphError("; ".join(problems)) from None
+
+
+def _check_choices(summaries: str, strategy: str | None, confidentiality: str | None) -> None:
+    if summaries not in ("extractive", "model"):
+        raise PagegraphError(f"--summaries {summaries!r}: choose extractive or model")
+    if strategy is not None and strategy not in ("page", "document"):
+        raise PagegraphError(f"--strategy {strategy!r}: choose page or document")
+    if confidentiality is not None and confidentiality not in ("public", "internal", "confidential"):
+        raise PagegraphError(f"--confidentiality {confidentiality!r}: choose public, internal or confidential")
+
+
+def _document_tags(
+    project: str | None,
+    source_type: str | None,
+    confidentiality: str | None,
+    date: datetime | None,
+    tag: list[str] | None,
+) -> DocumentTags | None:
+    """The tags the command gives; None when it gives none (documents already indexed keep theirs)."""
+    if all(v is None for v in (project, source_type, confidentiality, date)) and not tag:
+        return None
+    return DocumentTags(
+        project=project,
+        source_type=source_type,
+        confidentiality=confidentiality or "internal",
+        date=date.date() if date else None,
+        extra=_parse_tags(tag or []),
+    )
+
+
+def _rebuild(opened: Index) -> None:
+    started = time.perf_counter()
+    total = opened.rebuild_derived()
+    console.print(
+        f"Rebuilt vector and BM25 indexes of {opened.folder} from its store: {total} chunks in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+
+
+def _print_outcomes(summary: IngestSummary, folder: Path) -> None:
     for outcome in summary.outcomes:
         if outcome.status == "removed":
             console.print(f"[yellow]- removed {outcome.name}: file no longer exists[/yellow]", highlight=False)
         elif outcome.status == "skipped":
             console.print(outcome_line(outcome), highlight=False)
     print_ingest_summary(summary, folder)
-    ingested = [o.name for o in summary.outcomes if o.status in ("added", "updated")]
-    if summaries == "model" and ingested:
-        console.print("Every document is searchable now; the model writes their summaries next (Ctrl-C stops it, "
-                      "`pagegraph summarize` goes on).")  # fmt: skip
-        try:
-            print_refine_report(summarize_with_progress(folder, settings, summary_model(model, settings), ingested))
-        except ModelError as exc:
-            raise fail(
-                f"writing summaries: {exc}. The documents are indexed; run `pagegraph summarize` later"
-            ) from None
-        except KeyboardInterrupt:
-            err.print(
-                "[yellow]interrupted: the summaries written so far are kept; `pagegraph summarize` goes on[/yellow]"
-            )
-            raise typer.Exit(130) from None
-    if summary.failed:
-        raise typer.Exit(1)
+
+
+def _write_model_summaries(folder: Path, settings: Settings, model: str | None, ingested: list[str]) -> None:
+    console.print("Every document is searchable now; the model writes their summaries next (Ctrl-C stops it, "
+                  "`pagegraph summarize` goes on).")  # fmt: skip
+    try:
+        print_refine_report(summarize_with_progress(folder, settings, summary_model(model, settings), ingested))
+    except ModelError as exc:
+        raise fail(f"writing summaries: {exc}. The documents are indexed; run `pagegraph summarize` later") from None
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted: the summaries written so far are kept; `pagegraph summarize` goes on[/yellow]")
+        raise typer.Exit(130) from None
 
 
 def _source_index(folder: Path, target: Path, settings: Settings) -> Index:
