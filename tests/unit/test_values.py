@@ -95,3 +95,11 @@ def test_only_the_cited_passages_count_and_citing_none_supports_nothing() -> Non
     uncited = check_values(answer, "How many people work there?", [GOVERNANCE, other], [])
     assert uncited.missing and uncited.sentence.sentence == other  # the closest evidence is still shown
     assert check_values("Yes, it is.", "Is it independent?", [GOVERNANCE], [1]).values == []
+
+
+def test_a_number_is_never_the_same_value_as_a_name() -> None:
+    text = "Total assets at Northwind Traders were 59,268."
+    written = extract_values(text)  # names included, as a caller may pass them
+    name = next(v for v in written if v.kind == "name")
+    assert value_in(one("59,268"), text, written)
+    assert not same_value(one("59,268"), name) and not same_value(name, one("59,268"))

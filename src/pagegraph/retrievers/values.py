@@ -267,7 +267,7 @@ def _same_number(said: Value, written: Value) -> bool:
 
 def same_value(said: Value, written: Value) -> bool:
     """Whether `written` (in the evidence) states the value `said` (in the answer)."""
-    if said.kind == "name":
+    if said.kind == "name" or written.kind == "name":
         return False  # names are looked up as words: see `value_in`
     if said.kind == "date" or written.kind == "date":
         if said.kind == "date" and written.kind == "date":
