@@ -1,12 +1,16 @@
-"""A `pagegraph ingest` killed (SIGKILL) right after a document committed: before any new ingest, a search restricted
-to that document finds it with BM25 and dense, whether a writer still holds the folder (the reader builds a private
-BM25) or not (the reader recovers the folder, and `inspect` says so)."""
+"""A `pagegraph ingest` killed (SIGKILL) right after a document committed: a reader never repairs the folder (reads
+never write): it searches what BM25 was built with and names the documents committed since; the next writer to open
+the index (the next ingest) recovers it, and `inspect` says so. And answering over an index whose BM25 is behind
+changes none of pagegraph's files."""
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
+import logging
 import os
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -61,23 +65,40 @@ def test_a_document_committed_before_a_kill_is_searchable_before_any_new_ingest(
     name = committed[-1]
     word = f"codeword{int(name[5:7])}"
 
-    # a writer (here: this test) holds the folder: the reader builds its own BM25 and matrix
+    # a reader, whether or not a writer holds the folder, leaves it as it is and names what it cannot search yet
     lock = open(folder / ".lock", "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
+        before = pagegraph_files(folder)
         with Index(folder, settings, embedder=embedder) as reader:
-            assert found_by_both(reader, name, word)
-            assert reader.store.last_recovery() is None
-        assert BM25Index(folder, params).built_generation() == stale_at, "the folder was left to its writer"
+            assert name in reader.unsearchable and not found_by_both(reader, name, word)
+        assert pagegraph_files(folder) == before
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         lock.close()
-
-    # nobody holds it: the first reader recovers the folder for everyone
     with Index(folder, settings, embedder=embedder) as reader:
-        assert found_by_both(reader, name, word)
-        assert not reader.bm25_is_stale() and reader._private_bm25 is None
+        assert set(reader.unsearchable) == set(committed) and reader.store.last_recovery() is None
+    assert BM25Index(folder, params).built_generation() == stale_at and pagegraph_files(folder) == before
+    shown = inspect_json(folder, cache_dir)
+    assert set(shown["not_searchable_yet"]) == set(committed) and shown["last_recovery"] is None
+
+    # the next writer recovers the folder for everyone
+    with Index(folder, settings, write=True, embedder=embedder):
+        pass
+    with Index(folder, settings, embedder=embedder) as reader:
+        assert found_by_both(reader, name, word) and reader.unsearchable == []
         assert reader.vectors.count() == reader.store.chunk_count()
+    assert "rebuilt BM25 and the vector matrix" in inspect_json(folder, cache_dir)["last_recovery"]["what"]
+
+
+def pagegraph_files(folder: Path) -> dict[str, str]:
+    """Digests of the files pagegraph itself writes in an index folder: store, manifest, BM25 and the matrices
+    (Chroma's own files are its library's)."""
+    paths = [folder / "store.sqlite", folder / "manifest.json", *sorted((folder / "bm25").glob("*"))]
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
+
+
+def inspect_json(folder: Path, cache_dir: Path) -> dict:
     shown = subprocess.run(
         [str(PAGEGRAPH), "inspect", "--index", str(folder), "--json"],
         env={**os.environ, "PAGEGRAPH_CACHE_DIR": str(cache_dir)},
@@ -85,8 +106,41 @@ def test_a_document_committed_before_a_kill_is_searchable_before_any_new_ingest(
         text=True,
         check=True,
     )
-    recovery = json.loads(shown.stdout)["last_recovery"]
-    assert "rebuilt BM25 and the vector matrix" in recovery["what"]
+    return json.loads(shown.stdout)
+
+
+def test_answering_over_an_index_whose_bm25_is_behind_writes_nothing_and_warns(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pagegraph import build_graph
+    from pagegraph.config import Context
+    from pagegraph.indexing.pipeline import Ingestor
+    from pagegraph.services import Services
+    from tests.fakes import ScriptedChatModel
+
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
+    (tmp_path / "ferry.md").write_text("# Ferry\n\nThe ferry to the island leaves the harbour at seven o'clock.\n")
+    (tmp_path / "bus.md").write_text("# Bus\n\nThe night bus to the airport leaves the square at midnight.\n")
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([tmp_path / "ferry.md"])
+    kept = tmp_path / "bm25-before"
+    shutil.copytree(settings.index / "bm25", kept)
+    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([tmp_path / "bus.md"])
+    shutil.rmtree(settings.index / "bm25")
+    shutil.copytree(kept, settings.index / "bm25")  # BM25 as it was before the bus note was committed
+    before = pagegraph_files(settings.index)
+
+    model = ScriptedChatModel.replying(
+        "The ferry leaves at seven o'clock [1].", "The ferry leaves at seven o'clock [1]."
+    )
+    with Index(settings.index, settings, embedder=embedder) as reader, caplog.at_level(logging.WARNING):
+        graph = build_graph("extract", services=Services(settings, chat_model=model, index=reader))
+        output = graph.invoke({"question": "When does the ferry leave the harbour?"}, context=Context())
+        assert reader.unsearchable == ["bus.md"]
+    assert "seven" in output["answer"] and output["citations"][0].source == "ferry.md"
+    assert "bus.md" in caplog.text and "not searchable yet" in caplog.text
+    assert pagegraph_files(settings.index) == before
 
 
 def test_committed_chunks_missing_from_chroma_are_put_back_on_open(tmp_path: Path, cache_dir: Path, embedder) -> None:

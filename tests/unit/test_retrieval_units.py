@@ -86,6 +86,19 @@ def make_catalog() -> ChunkCatalog:
     return ChunkCatalog(rows, order=[row[0] for row in reversed(rows)])
 
 
+def test_chunks_removed_since_bm25_was_built_pass_no_mask() -> None:
+    """A reader over a BM25 index older than the store: chunks it lists that the store no longer holds stay as rows
+    no filter lets through, and their neighbours' windows skip them."""
+    full = make_catalog()
+    tags = json.dumps({"project": "x", "source_type": "manual", "confidentiality": "public", "extra": {}})
+    rows = [(f"a{i}", "A", "a.pdf", i, i + 1, i + 1, tags) for i in range(5)]
+    catalog = ChunkCatalog(rows, order=full.ids)  # b.pdf was removed after BM25 was built
+    assert not catalog.all_live and not catalog.holds("b0") and catalog.holds("a0") and not catalog.holds("zz")
+    assert set(np.array(catalog.ids)[catalog.mask(None)]) == {f"a{i}" for i in range(5)}
+    assert not catalog.mask(RetrievalFilter(documents=["b.pdf"])).any()
+    assert catalog.neighbours("a1", 1) == ["a0", "a1", "a2"]
+
+
 def test_catalog_follows_bm25_order_and_masks_before_scoring() -> None:
     catalog = make_catalog()
     assert catalog.ids[0] == "b2" and catalog.sources[catalog.row_of["a0"]] == "a.pdf"

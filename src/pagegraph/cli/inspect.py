@@ -103,6 +103,7 @@ def inspect(
                 ],
                 "vectors": opened.vector_count(),
                 "bm25": "current" if not opened.bm25_is_stale() else "stale (rebuilt by the next ingest)",
+                "not_searchable_yet": opened.unsearchable,
                 "last_recovery": dict(zip(("at", "what"), recovery)) if recovery else None,
             }
     except PagegraphError as exc:
@@ -116,6 +117,11 @@ def inspect(
         f"{info['vectors']} vectors, BM25 {info['bm25']}",
         highlight=False,
     )
+    if info["not_searchable_yet"]:
+        console.print(
+            f"  [yellow]not searchable until the next ingest[/yellow]: {', '.join(info['not_searchable_yet'])}",
+            highlight=False,
+        )
     if info["last_recovery"]:
         console.print(
             f"  [yellow]recovered after a killed run[/yellow] at {info['last_recovery']['at']}: "

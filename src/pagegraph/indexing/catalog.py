@@ -12,14 +12,18 @@ import numpy as np
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, day_number
 
+_GONE_TAGS = json.dumps({"confidentiality": CONFIDENTIALITY_LEVELS[-1]})
+
 
 class ChunkCatalog:
     def __init__(self, rows: list[tuple[str, str, str, int, int, int, str]], order: list[str]) -> None:
+        """`order`: the BM25 index's chunk ids. Chunks it lists that the store no longer holds (a document removed
+        or replaced since BM25 was built, which a reader does not rebuild) are kept as rows no mask lets through."""
         by_id = {row[0]: row for row in rows}
-        missing = [chunk_id for chunk_id in order if chunk_id not in by_id]
-        if missing:
-            raise ValueError(f"the BM25 index lists {len(missing)} chunks the store does not hold; rebuild it")
-        ordered = [by_id[chunk_id] for chunk_id in order]
+        self.live = np.array([chunk_id in by_id for chunk_id in order], dtype=bool)
+        self.live.flags.writeable = False
+        self.all_live = bool(self.live.all())
+        ordered = [by_id.get(chunk_id) or (chunk_id, "", "", -1, 0, 0, _GONE_TAGS) for chunk_id in order]
         self.ids = list(order)
         self.row_of = {chunk_id: i for i, chunk_id in enumerate(self.ids)}
         self.document_ids = np.array([row[1] for row in ordered], dtype=object)
@@ -39,7 +43,7 @@ class ChunkCatalog:
             "project": _encode([tags[row[6]].get("project") for row in ordered]),
             "source_type": _encode([tags[row[6]].get("source_type") for row in ordered]),
         }
-        self._at = {(row[1], row[3]): row[0] for row in ordered}
+        self._at = {(row[1], row[3]): row[0] for row in ordered if row[3] >= 0}
         self._cached_mask = lru_cache(maxsize=64)(self._compute_mask)
 
     def __len__(self) -> int:
@@ -53,13 +57,18 @@ class ChunkCatalog:
     def mask(self, flt: RetrievalFilter | None) -> np.ndarray | None:
         """True for chunks the filter lets through (read-only); None when it lets everything through. Masks are
         cached per filter: one hybrid search asks for the same mask for BM25, dense search and windows."""
-        if flt is None or not flt.restricts:
+        if (flt is None or not flt.restricts) and self.all_live:
             return None
-        return self._cached_mask(flt.model_dump_json())
+        return self._cached_mask((flt or RetrievalFilter()).model_dump_json())
+
+    def holds(self, chunk_id: str) -> bool:
+        """Whether the chunk is searchable here (in BM25's snapshot, and still stored)."""
+        row = self.row_of.get(chunk_id)
+        return row is not None and bool(self.live[row])
 
     def _compute_mask(self, flt_json: str) -> np.ndarray:
         flt = RetrievalFilter.model_validate_json(flt_json)
-        keep = np.ones(len(self.ids), dtype=bool)
+        keep = self.live.copy()
         for field, wanted in (("source", flt.documents), ("project", flt.projects), ("source_type", flt.source_types)):
             if wanted is not None:
                 codes, code_of = self._codes[field]

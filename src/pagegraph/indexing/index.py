@@ -1,18 +1,18 @@
 """The index folder: manifest, store, vectors and BM25, opened together and kept consistent; or, with a database URL,
 the index in PostgreSQL (`DatabaseIndex`, below).
 
-Writers hold an exclusive lock on the folder. Whoever opens an index after a run was killed brings the derived
-indexes up to the committed documents before the first search: a writer, or a reader that finds the folder
-unlocked, removes vectors without a committed document, adds vectors Chroma lacks, rebuilds BM25 and the vector
-matrix, and records the recovery for `inspect`; a reader that finds a writer at work builds a private BM25 and
-matrix for itself instead. So a committed document is always findable.
+Writers hold an exclusive lock on the folder. A writer that opens an index after a run was killed brings the
+derived indexes up to the committed documents before it goes on: it removes vectors without a committed document,
+adds vectors Chroma lacks, rebuilds BM25 and the vector matrix, and records the recovery for `inspect`. Readers never
+write: one that finds BM25 behind the store searches the documents BM25 was built with (those removed since are
+left out) and names the documents committed since, which the next ingest makes searchable (`unsearchable`).
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import shutil
-import tempfile
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
@@ -32,6 +32,8 @@ from pagegraph.indexing.store import STORE_FILE, DocumentWrite, Store
 from pagegraph.indexing.vectors import VectorStore
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import DocumentTags, now_iso
+
+logger = logging.getLogger(__name__)
 
 _LOCK_FILE = ".lock"
 _BM25_LOCK_FILE = ".bm25.lock"
@@ -114,12 +116,19 @@ class Index:
             folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url
         )
         self.bm25 = BM25Index(folder, self.params)
-        self._private_bm25: Path | None = None
         if write:
             self._recover()
-        elif self.bm25_is_stale():
-            self._recover_for_reading()
         self.generation = self.bm25.built_generation()
+        self.store_generation = self.store.generation()  # what was committed when it was opened
+        self.unsearchable = self._not_yet_searchable() if not write and self.bm25_is_stale() else []
+        if self.unsearchable:
+            logger.warning(
+                "index %s: %d document(s) committed since its keyword index was built are not searchable yet (%s); "
+                "the next `pagegraph ingest` into it makes them searchable",
+                folder,
+                len(self.unsearchable),
+                ", ".join(self.unsearchable[:5]) + (", ..." if len(self.unsearchable) > 5 else ""),
+            )
 
     def _acquire_lock(self) -> None:
         self._lock = open(self.folder / _LOCK_FILE, "w")
@@ -150,19 +159,10 @@ class Index:
         if done:
             self.store.record_recovery(now_iso(), "; ".join(done))
 
-    def _recover_for_reading(self) -> None:
-        """A reader found BM25 behind the store: recover the folder if no writer holds it, else build a private
-        BM25 and matrix that cover every committed document."""
-        try:
-            with Index(self.folder, self.settings, write=True, embedder=self.embedder):
-                pass
-        except (IndexLockedError, OSError):
-            self._private_bm25 = Path(tempfile.mkdtemp(prefix="pagegraph-bm25-"))
-            self.bm25 = BM25Index(self.folder, self.params, at=self._private_bm25 / "bm25")
-            self.refresh_bm25()
-        else:
-            self.bm25 = BM25Index(self.folder, self.params)
-            self._forget_derived()
+    def _not_yet_searchable(self) -> list[str]:
+        """Names of the stored documents none of whose chunks the BM25 index holds (committed after it was built)."""
+        searchable = set(self.catalog.document_ids[self.catalog.live])
+        return [doc.name for doc in self.store.documents() if doc.id not in searchable and doc.n_chunks]
 
     def _chunks_missing_from_chroma(self) -> list[str]:
         """Committed chunk ids Chroma does not hold (only looked for when the counts differ)."""
@@ -205,7 +205,9 @@ class Index:
     def profiles(self) -> DocumentProfiles:
         """Document-level representations for routing, in step with the catalog."""
         vectors = self.bm25.vectors if self.bm25.has_vectors else np.zeros((0, self.params.embedding_dimension))
-        return DocumentProfiles(self.store, self.catalog.document_ids, vectors)
+        searchable = set(self.catalog.document_ids[self.catalog.live])
+        later = frozenset(doc.id for doc in self.store.documents() if doc.id not in searchable and doc.n_chunks)
+        return DocumentProfiles(self.store, self.catalog.document_ids, vectors, later)
 
     def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
         """Store a whole document with its vectors, replacing the stored version `replaces`; False when nothing was
@@ -230,8 +232,15 @@ class Index:
         self.vectors.update_metadata(self.store.chunks(document_id))
 
     def nearest(self, vector: np.ndarray, k: int, flt: RetrievalFilter) -> list[tuple[str, float]]:
-        """Chunk ids and cosine distances of the k nearest chunks the filter lets through (approximate: HNSW)."""
-        return self.vectors.search(vector, k, flt)
+        """Chunk ids and cosine distances of the k nearest chunks the filter lets through (approximate: HNSW), of
+        those BM25's catalog holds (Chroma may hold vectors of a document whose commit did not finish, or of one
+        committed after BM25 was built)."""
+        catalog = self.catalog
+        return [
+            (chunk_id, distance)
+            for chunk_id, distance in self.vectors.search(vector, k, flt)
+            if catalog.holds(chunk_id)
+        ]
 
     def vector_count(self) -> int:
         return self.vectors.count()
@@ -260,9 +269,6 @@ class Index:
     def close(self) -> None:
         self.store.close()
         self.vectors.close()
-        if self._private_bm25 is not None:
-            shutil.rmtree(self._private_bm25, ignore_errors=True)
-            self._private_bm25 = None
         if self._lock is not None:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()
@@ -361,6 +367,7 @@ class DatabaseIndex(Index):
         folder.mkdir(parents=True, exist_ok=True)
         self._bm25_folder = folder / f"{BM25_DIR}-{manifest.index_id[:12]}"
         self.bm25 = BM25Index(folder, self.params, at=self._bm25_folder)
+        self.unsearchable: list[str] = []  # this machine's BM25 is brought up to the database on opening
         self.refresh_bm25()
 
     def refresh_bm25(self) -> None:
@@ -374,6 +381,7 @@ class DatabaseIndex(Index):
             else:
                 self.generation = self.store.generation()
                 self._forget_derived()
+            self.store_generation = self.generation
             _ = self.catalog, self.profiles
 
     def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:

@@ -19,10 +19,17 @@ _PROFILE_WORDS = 600
 
 
 class DocumentProfiles:
-    def __init__(self, store: Store, chunk_document_ids: np.ndarray, chunk_vectors: np.ndarray) -> None:
+    def __init__(
+        self,
+        store: Store,
+        chunk_document_ids: np.ndarray,
+        chunk_vectors: np.ndarray,
+        leave_out: frozenset[str] = frozenset(),
+    ) -> None:
         """`chunk_document_ids` and `chunk_vectors`: every chunk's document id and vector, in one order (the
-        catalog's); `chunk_rows` keeps each chunk's document row in that order."""
-        documents = store.documents()
+        catalog's); `chunk_rows` keeps each chunk's document row in that order (-1: a chunk of no profiled
+        document). `leave_out`: documents not to route to (committed after the search indexes were built)."""
+        documents = [doc for doc in store.documents() if doc.id not in leave_out]
         summaries = store.summaries()
         titles = store.section_titles(_SECTION_LEVELS)
         self.documents = documents
@@ -41,10 +48,13 @@ class DocumentProfiles:
         if any(tokenize(text) for text in texts):
             self._bm25 = bm25s.BM25()
             self._bm25.index([tokenize(text) for text in texts], show_progress=False)
-        rows = np.array([self.row_of[doc_id] for doc_id in chunk_document_ids], dtype=np.int64)
+        rows = np.array([self.row_of.get(doc_id, -1) for doc_id in chunk_document_ids], dtype=np.int64)
         self.chunk_rows = rows
         sums = np.zeros((len(self.ids), chunk_vectors.shape[1] if chunk_vectors.ndim == 2 else 0), dtype=np.float32)
-        if len(rows):
+        if len(rows) and (rows < 0).any():  # chunks of documents removed since BM25 was built: left out
+            kept = np.flatnonzero(rows >= 0)
+            np.add.at(sums, rows[kept], chunk_vectors[kept])
+        elif len(rows):
             # A document's chunks lie in runs (the store lists them together): one pass over the (memory-mapped)
             # vectors sums each run, then runs are added to their documents.
             starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
