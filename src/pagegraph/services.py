@@ -61,7 +61,7 @@ class Services:
         with self._lock:
             cached = self._indexes.get(folder)
             if cached is not None:
-                if cached.store.generation() == cached.store_generation:
+                if cached.committed_generation() == cached.store_generation:
                     return cached
                 self._replaced.append(cached)
             index = Index(folder, self.settings)

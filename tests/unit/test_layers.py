@@ -104,6 +104,19 @@ def test_no_modules_import_each_other_in_a_cycle() -> None:
     assert import_cycles() == []
 
 
+def test_only_indexing_reaches_the_store_behind_an_index() -> None:
+    """Everything else reads records through `Index` methods, so the store behind it (SQLite or PostgreSQL) is
+    indexing's own business."""
+    reaching = [
+        f"{path.relative_to(SOURCE)}: {node.value.attr}.store"
+        for path in sorted(SOURCE.rglob("*.py"))
+        if path.relative_to(SOURCE).parts[0] != "indexing"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "store"
+    ]
+    assert reaching == []
+
+
 def fake_package(tmp_path: Path, files: dict[str, str], monkeypatch) -> None:
     fake = tmp_path / "pagegraph"
     for name, text in {"__init__.py": "", **files}.items():

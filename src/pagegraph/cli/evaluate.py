@@ -264,7 +264,7 @@ def _answer_run(
         config["index_params"] = opened.params.model_dump()
         services = Services(settings, index=opened)
         context = Context(index=str(folder), model=model)
-        page_counts = {doc.name: doc.n_pages for doc in opened.store.documents()}
+        page_counts = {doc.name: doc.n_pages for doc in opened.documents()}
         answerers = {
             name: GoldEvidenceReader(name.removesuffix(GOLD_SUFFIX), services, opened, context, page_counts)
             if name.endswith(GOLD_SUFFIX)

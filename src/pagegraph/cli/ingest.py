@@ -263,7 +263,7 @@ def _source_index(folder: Path, target: Path, settings: Settings) -> Index:
 
 def _copy_from(source: Index, target: Index) -> None:
     with progress_bars() as bars:
-        task = bars.add_task("copying", total=len(source.store.documents()), detail="")
+        task = bars.add_task("copying", total=len(source.documents()), detail="")
 
         def copied(document: DocumentRecord, written: bool) -> None:
             bars.update(task, advance=1, detail=document.name if written else f"{document.name} (already there)")

@@ -77,23 +77,23 @@ def inspect(
     folder = index_folder(index, settings)
     try:
         with Index(folder, settings) as opened:
-            documents = opened.store.documents()
-            failures = opened.store.failures()
+            documents = opened.documents()
+            failures = opened.failures()
             if document is not None:
                 documents = [_find_document(documents, document)]
             if tree and document is None:
                 raise PagegraphError("--tree needs --document NAME")
             if tree:
                 doc = documents[0]
-                _show_tree(doc, opened.store.tree(doc.id), opened.store.sections(doc.id), as_json)
+                _show_tree(doc, opened.tree(doc.id), opened.sections(doc.id), as_json)
                 return
             if summaries:
-                _show_summaries(documents, opened.store.summaries(), as_json)
+                _show_summaries(documents, opened.summaries(), as_json)
                 return
-            recovery = opened.store.last_recovery()
-            stored = opened.store.summaries()
-            ocr_pages = opened.store.ocr_page_counts()
-            states = {doc.id: summary_state(stored.get(doc.id), opened.store.sections(doc.id)) for doc in documents}
+            recovery = opened.last_recovery()
+            stored = opened.summaries()
+            ocr_pages = opened.ocr_page_counts()
+            states = {doc.id: summary_state(stored.get(doc.id), opened.sections(doc.id)) for doc in documents}
             info = {
                 "index": opened.location,
                 "manifest": opened.manifest.model_dump(),

@@ -25,7 +25,7 @@ class LangChainEnsemble:
                 "the LangChain baseline (retriever `ensemble`) searches the index's Chroma collection; an index in "
                 "a database has none: compare against it on a folder index"
             )
-        self._chunks = index.store.chunks()
+        self._chunks = index.chunks()
         self._vectorstore = Chroma(
             client=index.vectors.client,
             collection_name=index.vectors.collection_name,

@@ -26,7 +26,7 @@ from pagegraph.state.graph import checkpoint_serializer
 
 def gold_passages(question: EvalQuestion, index: Index, page_counts: dict[str, int]) -> list[Evidence]:
     """One passage per valid gold page of the question, ordered by document and page."""
-    documents = {doc.name: doc for doc in index.store.documents()}
+    documents = {doc.name: doc for doc in index.documents()}
     passages = []
     read: dict[str, tuple[list, list, list]] = {}  # a document's pages, tree and chunks, read once per row
     for rank, (name, number) in enumerate(sorted(gold_for(question, page_counts).pages)):

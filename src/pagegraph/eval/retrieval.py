@@ -133,7 +133,7 @@ def run_retrieval_eval(
     config: RetrievalEvalConfig,
     on_question: Callable[[int], None] | None = None,
 ) -> EvalRun:
-    page_counts = {doc.name: doc.n_pages for doc in index.store.documents()}
+    page_counts = {doc.name: doc.n_pages for doc in index.documents()}
     searches = make_searches(index, config)
     ks = list(config.ks)
     rows: dict[str, list[dict]] = {name: [] for name in searches}

@@ -31,7 +31,8 @@ from pagegraph.indexing.profiles import DocumentProfiles
 from pagegraph.indexing.store import STORE_FILE, DocumentWrite, Store
 from pagegraph.indexing.vectors import VectorStore
 from pagegraph.state.access import RetrievalFilter
-from pagegraph.state.documents import DocumentTags, now_iso
+from pagegraph.state.answering import StoredSummary
+from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, NodeSummary, Page, TreeNode, now_iso
 
 logger = logging.getLogger(__name__)
 
@@ -208,6 +209,49 @@ class Index:
         searchable = set(self.catalog.document_ids[self.catalog.live])
         later = frozenset(doc.id for doc in self.store.documents() if doc.id not in searchable and doc.n_chunks)
         return DocumentProfiles(self.store, self.catalog.document_ids, vectors, later)
+
+    # -- reads: what the rest of pagegraph asks of the stored records (the store itself stays inside indexing) --
+    def documents(self) -> list[DocumentRecord]:
+        return self.store.documents()
+
+    def documents_with_sections(self) -> set[str]:
+        """Ids of the documents that have section summaries."""
+        return self.store.documents_with_sections()
+
+    def pages(self, document_id: str) -> list[Page]:
+        return self.store.pages(document_id)
+
+    def tree(self, document_id: str) -> list[TreeNode]:
+        return self.store.tree(document_id)
+
+    def sections(self, document_id: str) -> list[NodeSummary]:
+        return self.store.sections(document_id)
+
+    def section_vectors(self, document_id: str) -> tuple[list[str], np.ndarray]:
+        return self.store.section_vectors(document_id)
+
+    def chunks(self, document_id: str | None = None) -> list[Chunk]:
+        return self.store.chunks(document_id)
+
+    def chunks_by_id(self, chunk_ids: list[str]) -> dict[str, Chunk]:
+        return self.store.chunks_by_id(chunk_ids)
+
+    def summaries(self) -> dict[str, StoredSummary]:
+        return self.store.summaries()
+
+    def failures(self) -> list[tuple[str, str, str]]:
+        """(path, name, reason) of the files that failed to ingest and are not indexed."""
+        return self.store.failures()
+
+    def ocr_page_counts(self) -> dict[str, int]:
+        return self.store.ocr_page_counts()
+
+    def last_recovery(self) -> tuple[str, str] | None:
+        return self.store.last_recovery()
+
+    def committed_generation(self) -> int:
+        """The store's generation now (every commit moves it on)."""
+        return self.store.generation()
 
     def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
         """Store a whole document with its vectors, replacing the stored version `replaces`; False when nothing was

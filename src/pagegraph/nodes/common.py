@@ -116,7 +116,7 @@ def empty_index_update(
 
 def visible_documents(index: Index, filters: RetrievalFilter | None) -> list[DocumentRecord]:
     """The index's documents that pass the run's filters (for a server user: their projects and ceiling)."""
-    documents = index.store.documents()
+    documents = index.documents()
     return documents if filters is None else [doc for doc in documents if filters.allows(doc.tags)]
 
 
@@ -133,7 +133,7 @@ def readable_evidence(index: Index, passages: Sequence[Evidence], state: RagStat
     if caller_access() is None or not passages:
         return list(passages)
     readable = {doc.id: doc.name for doc in visible_documents(index, readable_filter(state.get("filters")))}
-    chunks = index.store.chunks_by_id([c for passage in passages for c in passage.chunk_ids])
+    chunks = index.chunks_by_id([c for passage in passages for c in passage.chunk_ids])
     return [
         passage
         for passage in passages

@@ -50,11 +50,11 @@ def sentence_locator(index: Index) -> Callable[[str, Evidence], Location | None]
 
     @cache
     def document_pages(document_id: str) -> tuple[Page, ...]:
-        return tuple(index.store.pages(document_id))
+        return tuple(index.pages(document_id))
 
     @cache
     def passage_chunks(chunk_ids: tuple[str, ...]) -> tuple[Chunk, ...]:
-        found = index.store.chunks_by_id(list(chunk_ids))
+        found = index.chunks_by_id(list(chunk_ids))
         return tuple(found[i] for i in chunk_ids if i in found)
 
     def locate(sentence: str, evidence: Evidence) -> Location | None:

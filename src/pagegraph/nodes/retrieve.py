@@ -26,7 +26,7 @@ GAP_MARK = " … "
 
 def passages(index: Index, hits: list[ScoredChunk], step: int) -> list[Evidence]:
     """One passage per hit: the hit and the window chunks it brought, in document order, overlaps removed."""
-    chunks = index.store.chunks_by_id([h.chunk_id for h in hits])
+    chunks = index.chunks_by_id([h.chunk_id for h in hits])
     groups: dict[str, list[Chunk]] = defaultdict(list)
     scores: dict[str, float] = {}
     for hit in hits:

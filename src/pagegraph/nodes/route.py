@@ -47,12 +47,12 @@ class RouteChoice(BaseModel):
 
 
 def catalogue(index: Index, documents: list[DocumentRecord]) -> str:
-    stored = index.store.summaries()
+    stored = index.summaries()
     extractive = ExtractiveSummarizer()
     lines = []
     for doc in documents:
         summary: StoredSummary = stored.get(doc.id) or extractive.summarize(
-            SummarySource.from_parts(doc.name, doc.title, doc.source_type, index.store.pages(doc.id)[:3], [])
+            SummarySource.from_parts(doc.name, doc.title, doc.source_type, index.pages(doc.id)[:3], [])
         )
         lines.append(
             CATALOGUE_ENTRY.format(

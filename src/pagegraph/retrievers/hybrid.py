@@ -199,7 +199,7 @@ class HybridRetriever(BaseRetriever):
         for name in names:
             if name not in profiles.row_named:
                 continue
-            pages = self.index.store.pages(profiles.ids[profiles.row_named[name]])
+            pages = self.index.pages(profiles.ids[profiles.row_named[name]])
             wanted = named_pages(pages, references) + (statement_pages(pages) if metric else [])
             for page in dict.fromkeys(wanted):
                 if flt.pages and not flt.pages[0] <= page <= flt.pages[1]:
@@ -223,11 +223,11 @@ class HybridRetriever(BaseRetriever):
         return rank_documents(self.index, query, vector, hits, flt, self.routing)
 
     def _rerank(self, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:
-        chunks = self.index.store.chunks_by_id([h.chunk_id for h in hits])
+        chunks = self.index.chunks_by_id([h.chunk_id for h in hits])
         scores = self.reranker.score(query, [chunks[h.chunk_id] for h in hits])
         ranked = sorted(zip(hits, scores), key=lambda pair: -pair[1])
         return [ScoredChunk(hit.chunk_id, float(score), "hybrid+rerank") for hit, score in ranked]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         hits = self.search(query)
-        return to_documents(hits, self.index.store.chunks_by_id([h.chunk_id for h in hits]))
+        return to_documents(hits, self.index.chunks_by_id([h.chunk_id for h in hits]))

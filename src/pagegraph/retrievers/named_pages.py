@@ -153,7 +153,7 @@ def absent_from_documents(index: Index, question: str, documents: list[str]) -> 
     if not references or not rows:
         return []
     lacking = [
-        absent_references(index.store.pages(record.id), references, paged=record.source_type == SourceType.PDF)
+        absent_references(index.pages(record.id), references, paged=record.source_type == SourceType.PDF)
         for record in (profiles.documents[row] for row in rows)
     ]
     return [name for name in lacking[0] if all(name in others for others in lacking[1:])]

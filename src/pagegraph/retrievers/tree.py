@@ -76,10 +76,10 @@ class TreeRetriever(BaseRetriever):
     def split_by_outline(self, flt: RetrievalFilter) -> tuple[list[DocumentRecord], list[DocumentRecord]]:
         """The documents `flt` selects: those whose section tree can be navigated (a real outline with section
         summaries), and the others."""
-        with_sections = self.index.store.documents_with_sections()
+        with_sections = self.index.documents_with_sections()
         navigable: list[DocumentRecord] = []
         others: list[DocumentRecord] = []
-        for doc in self.index.store.documents():
+        for doc in self.index.documents():
             if flt.selects(doc):
                 (navigable if has_outline(doc) and doc.id in with_sections else others).append(doc)
         return navigable, others
@@ -100,7 +100,7 @@ class TreeRetriever(BaseRetriever):
         similarity: dict[str, float] = {}
         owner: dict[str, DocumentTree] = {}
         for document_id, tree in trees.items():
-            ids, vectors = self.index.store.section_vectors(document_id)
+            ids, vectors = self.index.section_vectors(document_id)
             for node_id, score in zip(ids, vectors @ vector, strict=True):
                 similarity[node_id] = float(score)
                 owner[node_id] = tree
@@ -173,7 +173,7 @@ class TreeRetriever(BaseRetriever):
     def _chunk_hits(self, query: str, flt: RetrievalFilter, documents: list[str]) -> list[TreeHit]:
         hybrid = self.chunk_search or HybridRetriever(index=self.index)
         hits = hybrid.fused(query, flt.model_copy(update={"documents": documents}), limit=self.chunk_hits)
-        chunks = self.index.store.chunks_by_id([h.chunk_id for h in hits])
+        chunks = self.index.chunks_by_id([h.chunk_id for h in hits])
         return [
             TreeHit(
                 source=chunks[h.chunk_id].source,

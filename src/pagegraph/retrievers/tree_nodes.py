@@ -76,10 +76,10 @@ def has_outline(document: DocumentRecord) -> bool:
 
 
 def load_tree(index: Index, document: DocumentRecord) -> DocumentTree:
-    sections = index.store.sections(document.id)
+    sections = index.sections(document.id)
     if not sections:
         raise TreeUnavailableError(f"{document.name}: no section summaries yet (run `pagegraph ingest` on it again)")
-    nodes = index.store.tree(document.id)
+    nodes = index.tree(document.id)
     return DocumentTree(
         document=document,
         sections=sections,

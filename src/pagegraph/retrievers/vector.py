@@ -44,4 +44,4 @@ class DenseRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         hits = self.search(query)
-        return to_documents(hits, self.index.store.chunks_by_id([h.chunk_id for h in hits]))
+        return to_documents(hits, self.index.chunks_by_id([h.chunk_id for h in hits]))

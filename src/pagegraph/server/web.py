@@ -72,7 +72,7 @@ def readable_index() -> Index | None:
 
 
 def readable_document(index: Index | None, document_id: str, access: Access) -> DocumentRecord:
-    document = next((d for d in index.store.documents() if d.id == document_id), None) if index else None
+    document = next((d for d in index.documents() if d.id == document_id), None) if index else None
     if document is None or not access.may_read(document.tags):
         raise Refusal(404, NOT_FOUND)
     return document
@@ -108,9 +108,9 @@ async def documents(request: Request, access: Access) -> Response:
         index = readable_index()
         if index is None:
             return {"documents": [], "failures": []}
-        summaries = index.store.summaries()
+        summaries = index.summaries()
         shown = []
-        for document in index.store.documents():
+        for document in index.documents():
             if not access.may_read(document.tags):
                 continue
             summary = summaries.get(document.id)
@@ -133,7 +133,7 @@ async def documents(request: Request, access: Access) -> Response:
         own = settings.uploads_of(access.user)
         failures = [
             {"name": name, "reason": reason}
-            for path, name, reason in index.store.failures()
+            for path, name, reason in index.failures()
             if access.role == "admin" or Path(path).is_relative_to(own)
         ]
         return {"documents": shown, "failures": failures}
@@ -202,11 +202,11 @@ async def view(request: Request, access: Access) -> Response:
     def shown() -> dict:
         index = readable_index()
         chunk_ids = query.getlist("chunk")
-        chunks = list(index.store.chunks_by_id(chunk_ids).values()) if index and chunk_ids else []
+        chunks = list(index.chunks_by_id(chunk_ids).values()) if index and chunk_ids else []
         if len(chunks) != len(set(chunk_ids)) or len({c.document_id for c in chunks}) > 1:
             raise Refusal(404, NOT_FOUND)
         document = readable_document(index, chunks[0].document_id if chunks else query.get("document", ""), access)
-        pages = index.store.pages(document.id)
+        pages = index.pages(document.id)
         asked = _int(query.get("page"))
         number = asked if asked is not None else min((c.start_page for c in chunks), default=1)
         if not 1 <= number <= len(pages):
