@@ -37,7 +37,7 @@ def main() -> int:
 
     from pagegraph.config import Settings
     from pagegraph.eval.questions import load_questions
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.retrievers.hybrid import HybridRetriever
     from pagegraph.state.access import RetrievalFilter
 
@@ -45,7 +45,7 @@ def main() -> int:
     doc_type = {d: r.doc_type for r in rows for d in r.documents}
     rng = random.Random(7)
     groups: dict[str, list[float]] = {"answerable": [], "off-topic": [], "unanswerable": []}
-    with Index(args.index, Settings()) as index:
+    with open_index(args.index, Settings()) as index:
         hybrid = HybridRetriever(index=index)
 
         def relevance(question: str, documents: list[str]) -> float:

@@ -68,7 +68,7 @@ def main() -> int:
     from pagegraph.config import Context, Settings
     from pagegraph.eval.answers import retrieval_answerer, run_answer_eval
     from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
 
     questions = select_rows(load_questions(DEV), read_row_ids(args.rows), args.rows)
@@ -91,7 +91,7 @@ def main() -> int:
         args.out.write_text(json.dumps(body, indent=1) + "\n")
         return body
 
-    with Index(args.index, settings) as index:
+    with open_index(args.index, settings) as index:
         services = Services(settings, index=index)
         context = Context(index=str(args.index), answer_threshold=0.0)
         answerer = retrieval_answerer(build_graph("extract", services=services), context, "document")

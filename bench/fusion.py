@@ -36,11 +36,11 @@ def measure(
     from pagegraph.eval.metrics import gold_for, question_metrics, summarise
     from pagegraph.eval.questions import load_questions
     from pagegraph.eval.retrieval import RetrievalEvalConfig, make_searches
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.state.access import RetrievalFilter
 
     results: dict[str, dict[str, float]] = {}
-    with Index(index_folder, Settings()) as index:
+    with open_index(index_folder, Settings()) as index:
         page_counts = {doc.name: doc.n_pages for doc in index.store.documents()}
         questions = [q for q in load_questions(questions_file) if q.answerable]
         searches = make_searches(index, RetrievalEvalConfig(retrievers=["bm25", "dense", "hybrid+window"]))

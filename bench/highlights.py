@@ -53,11 +53,11 @@ def searched_passages(services, inputs: dict, context) -> list:
 def in_process(args: argparse.Namespace, rows: list) -> dict:
     from pagegraph import build_graph
     from pagegraph.config import Context, Settings
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
 
     settings = Settings()
-    with Index(args.index, settings) as index:
+    with open_index(args.index, settings) as index:
         services = Services(settings, index=index)
         graph = build_graph(args.graph, services=services)
         context = Context(index=str(args.index))

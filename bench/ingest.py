@@ -55,7 +55,7 @@ def main() -> None:
     from pagegraph.errors import DocumentError
     from pagegraph.indexing.chunking import document_label, search_text
     from pagegraph.indexing.embedder import Embedder
-    from pagegraph.indexing.index import Index, delete_index
+    from pagegraph.indexing.index import delete_index, open_index
     from pagegraph.indexing.loaders import load_document
     from pagegraph.indexing.pipeline import Ingestor
 
@@ -85,7 +85,7 @@ def main() -> None:
                 cache_dir=settings.cache_dir,
                 database_url=args.database_url,
             )
-            with Index(settings_round.index, settings_round, write=True, embedder=embedder) as index:
+            with open_index(settings_round.index, settings_round, write=True, embedder=embedder) as index:
                 started = time.perf_counter()
                 summary = Ingestor(index).run(documents)
                 e2e_s = time.perf_counter() - started
@@ -149,12 +149,12 @@ def ingest_rate(documents: list[Path], settings, embedder, ocr: str, tables: boo
     """(pages, pages read by OCR, seconds) of ingesting `documents` into a new index with OCR `ocr` and tables on or
     off."""
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.indexing.pipeline import Ingestor
 
     with tempfile.TemporaryDirectory() as tmp:
         configured = Settings(index=Path(tmp) / "index", cache_dir=settings.cache_dir, ocr=ocr, pdf_tables=tables)
-        with Index(configured.index, configured, write=True, embedder=embedder) as index:
+        with open_index(configured.index, configured, write=True, embedder=embedder) as index:
             started = time.perf_counter()
             Ingestor(index).run(documents)
             seconds = time.perf_counter() - started

@@ -33,7 +33,7 @@ EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
 
 
 def build_replica(source, folder: Path, size: int, settings) -> None:
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.indexing.store import DocumentWrite
     from pagegraph.state.documents import DocumentRecord
 
@@ -43,7 +43,7 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
     copies = math.ceil(size / per_copy)
     written = 0
     print(f"building {folder.name}: {copies} copies of {len(documents)} documents ({per_copy} chunks each copy)")
-    with Index(folder, settings, source.params, write=True, embedder=source.embedder) as replica:
+    with open_index(folder, settings, source.params, write=True, embedder=source.embedder) as replica:
         for copy in range(copies):
             for doc in documents:
                 if written >= size:
@@ -107,7 +107,7 @@ def main() -> None:
         sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
 
     from pagegraph.config import Context, Settings
-    from pagegraph.indexing.index import Index, delete_index
+    from pagegraph.indexing.index import delete_index, open_index
     from pagegraph.retrievers.bm25 import BM25ChunkRetriever
     from pagegraph.retrievers.hybrid import HybridRetriever
     from pagegraph.retrievers.vector import DenseRetriever
@@ -127,7 +127,7 @@ def main() -> None:
         import pgserver
 
         database_url = pgserver.get_server(args.workdir / "postgres", cleanup_mode=None).get_uri()
-    with Index(args.source_index, settings) as source:
+    with open_index(args.source_index, settings) as source:
         for backend, size in [(b, int(s)) for s in args.sizes.split(",") for b in backends]:
             on = settings if backend == "folder" else settings.model_copy(update={"database_url": database_url})
             folder = args.workdir / (f"replica-{size}" if backend == "folder" else f"pg-replica-{size}")
@@ -141,7 +141,7 @@ def main() -> None:
                 figures[f"{backend}/{size}/build_chunks_per_s"] = round(size / seconds, 1)
                 print(f"  built in {seconds:.0f} s = {size / seconds:.0f} chunks/s written")
             started = time.perf_counter()
-            with Index(folder, on, embedder=source.embedder) as replica:
+            with open_index(folder, on, embedder=source.embedder) as replica:
                 print(f"  {backend}: opened in {time.perf_counter() - started:.1f} s")
                 retrievers = {
                     "default": HybridRetriever.for_context(replica, Context()),

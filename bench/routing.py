@@ -30,11 +30,11 @@ def collect(index_folder: Path, questions_file: Path) -> list[Question]:
     """Per question: its gold documents, and every document's rank under each ranking."""
     from pagegraph.config import Context, Settings
     from pagegraph.eval.questions import load_questions
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.retrievers.hybrid import HybridRetriever
 
     rows = []
-    with Index(index_folder, Settings()) as index:
+    with open_index(index_folder, Settings()) as index:
         ranker = HybridRetriever.for_context(index, Context())
         for question in load_questions(questions_file):
             gold = {e.document for e in question.evidence} or set(question.documents)

@@ -51,12 +51,12 @@ def main() -> None:
         sys.exit(f"evaluation data not found at {DEV} (../shared is absent)")
 
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.indexing.tree_summaries import section_vectors
 
     rows = [json.loads(line) for line in DEV.open()]
     rows = [r for r in rows if r["answerable"] and r["evidence"] and len(r["documents"]) == 1]
-    with Index(args.index, Settings(index=args.index)) as index:
+    with open_index(args.index, Settings(index=args.index)) as index:
         documents = {doc.name: doc for doc in index.store.documents()}
         half_of = {name: i % 2 for i, name in enumerate(sorted(documents))}
         cache: dict[str, dict] = {}

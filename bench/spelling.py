@@ -19,10 +19,10 @@ def corrections(index_folder: Path, questions_file: Path) -> list[tuple[str, str
     """(word as written, word searched) for every word the rule changes in the set's questions."""
     from pagegraph.config import Settings
     from pagegraph.eval.questions import load_questions
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.retrievers.spelling import spelling_corrections
 
-    with Index(index_folder, Settings()) as index:
+    with open_index(index_folder, Settings()) as index:
         questions = load_questions(questions_file)
         return [pair for q in questions for pair in spelling_corrections(q.question, index.bm25).items()]
 

@@ -17,7 +17,7 @@ import pytest
 
 from pagegraph.config import Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.pipeline import Ingestor
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ def markdown_library(folder: Path, texts: dict[str, str], cache_dir: Path, embed
     for name, text in texts.items():
         (folder / name).write_text(text)
     settings = Settings(index=folder / "index", cache_dir=cache_dir)
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         assert not Ingestor(index).run(sorted(folder.glob("*.md"))).failed
         yield index
 

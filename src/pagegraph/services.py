@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from pagegraph.access import caller_access
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index, stored_manifest
+from pagegraph.indexing.index import Index, open_index, stored_manifest
 
 
 class Services:
@@ -64,7 +64,7 @@ class Services:
                 if cached.committed_generation() == cached.store_generation:
                     return cached
                 self._replaced.append(cached)
-            index = Index(folder, self.settings)
+            index = open_index(folder, self.settings)
             self._indexes[folder] = index
             return index
 

@@ -16,7 +16,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.bm25 import BM25Index, tokenize
 from pagegraph.indexing.chunking import chunk_document
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.pipeline import Ingestor
@@ -104,7 +104,7 @@ def chroma_server(tmp_path: Path):
 @pytest.mark.slow
 def test_chroma_server_mode(tmp_path: Path, cache_dir: Path, embedder: Embedder, chroma_server: str) -> None:
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir, chroma_url=chroma_server)
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         summary = Ingestor(index).run([SAMPLES])
         assert summary.count("added") == 3
         assert not (settings.index / "chroma").exists()
@@ -113,7 +113,7 @@ def test_chroma_server_mode(tmp_path: Path, cache_dir: Path, embedder: Embedder,
         hits = index.vectors.search(embedder.embed(["What does error code E04 mean?"])[0], 3)
         texts = {c.id: c.text for c in index.store.chunks()}
         assert any("E04" in texts[chunk_id] for chunk_id, _ in hits)
-    with Index(settings.index, settings, embedder=embedder) as reopened:
+    with open_index(settings.index, settings, embedder=embedder) as reopened:
         assert reopened.vectors.count() == total
 
 
@@ -121,4 +121,4 @@ def test_unreachable_chroma_server_is_a_clear_error(tmp_path: Path, cache_dir: P
     url = f"http://127.0.0.1:{free_port()}"
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir, chroma_url=url)
     with pytest.raises(PagegraphError, match=f"Chroma server at {url} is not reachable"):
-        Index(settings.index, settings, write=True, embedder=embedder)
+        open_index(settings.index, settings, write=True, embedder=embedder)

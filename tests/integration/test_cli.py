@@ -16,7 +16,7 @@ import pagegraph
 from pagegraph.cli import app
 from pagegraph.cli.serve import server_environment
 from pagegraph.config import Settings
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.ocr import OcrOptions, ocr_unavailable
 from tests.conftest import SAMPLES, committed_names, kill_ingest_after_a_commit
 from tests.fakes import ScriptedChatModel
@@ -172,7 +172,7 @@ def test_chat_indexes_its_documents(cli_env: Path, tmp_path: Path) -> None:
 def test_bad_files_fail_clearly_while_others_are_indexed(cli_env: Path, tmp_path: Path) -> None:
     code, out = run("ingest", str(SAMPLES / "commissioning-guide.md"))
     assert code == 0, out
-    with Index(cli_env, Settings()) as index:
+    with open_index(cli_env, Settings()) as index:
         before = [(c.id, c.text) for c in index.store.chunks()]
 
     bad = tmp_path / "bad"
@@ -199,7 +199,7 @@ def test_bad_files_fail_clearly_while_others_are_indexed(cli_env: Path, tmp_path
     assert "✗ missing.pdf: no such file" in flat
     assert "1 added" in flat and "7 failed" in flat and "1 skipped" in flat
 
-    with Index(cli_env, Settings()) as index:
+    with open_index(cli_env, Settings()) as index:
         names = sorted(d.name for d in index.store.documents())
         assert names == ["commissioning-guide.md", "good.pdf"]
         guide = next(d for d in index.store.documents() if d.name == "commissioning-guide.md")
@@ -231,7 +231,7 @@ def test_sigkill_mid_ingest_keeps_committed_documents(cli_env: Path, tmp_path: P
         [str(docs)], os.environ.copy(), lambda: committed_names(cli_env), settle=1.0, timeout=240
     )
 
-    with Index(cli_env, Settings(), write=True) as index:  # opening for writing recovers
+    with open_index(cli_env, Settings(), write=True) as index:  # opening for writing recovers
         documents = index.store.documents()
         assert 1 <= len(documents) < 3
         for doc in documents:

@@ -21,7 +21,7 @@ from pagegraph.cli import app
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import DatabaseIndex, Index, delete_index
+from pagegraph.indexing.index import DatabaseIndex, delete_index, open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -87,7 +87,7 @@ def test_an_unreachable_database_is_named_without_its_password(
     monkeypatch.setenv("PAGEGRAPH_DATABASE_URL", "")  # --database-url sets it for the process; undone after the test
     settings = database_settings(tmp_path, cache_dir, url, "index")
     with pytest.raises(PagegraphError) as error:
-        Index(settings.index, settings)
+        open_index(settings.index, settings)
     message = str(error.value)
     assert "127.0.0.1" in message and "alice:***@" in message and "s3cret" not in message
     assert redacted("postgresql://bob@db/x") == "postgresql://bob@db/x"
@@ -107,9 +107,9 @@ def test_a_database_without_pgvector_is_refused_with_what_to_do(
     url = database_url.replace("postgres:@", "plain_user:@").replace("/postgres?", "/plain_docs?")
     settings = database_settings(tmp_path, cache_dir, url, "index")
     with pytest.raises(PagegraphError, match="lacks the pgvector extension.*CREATE EXTENSION vector"):
-        Index(settings.index, settings, write=True)
+        open_index(settings.index, settings, write=True)
     with pytest.raises(PagegraphError, match="no index 'index' in the database"):
-        Index(settings.index, settings)
+        open_index(settings.index, settings)
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT COUNT(*) FROM pg_namespace WHERE nspname LIKE 'pagegraph_%'").fetchone()[0] == 0
 
@@ -120,24 +120,24 @@ def test_named_indexes_share_a_database_and_stay_apart(
     team_a = database_settings(tmp_path, cache_dir, database_url, "team-a")
     team_b = database_settings(tmp_path, cache_dir, database_url, "team-b")
     assert index_schema(team_a.index) != index_schema(team_b.index)
-    with Index(team_a.index, team_a, write=True, embedder=embedder) as index:
+    with open_index(team_a.index, team_a, write=True, embedder=embedder) as index:
         assert isinstance(index, DatabaseIndex)
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
-    with Index(team_b.index, team_b, write=True, embedder=embedder) as index:
+    with open_index(team_b.index, team_b, write=True, embedder=embedder) as index:
         Ingestor(index).run([SAMPLES / "support-call-2024-03-14.vtt"])
-    with Index(team_a.index, team_a, embedder=embedder) as index:
+    with open_index(team_a.index, team_a, embedder=embedder) as index:
         assert [d.name for d in index.store.documents()] == ["commissioning-guide.md"]
         hits = HybridRetriever(index=index).search("support call ticket")
         assert {index.catalog.location(h.chunk_id)[0] for h in hits} == {"commissioning-guide.md"}
     with pytest.raises(PagegraphError, match="no index 'team-c' in the database"):
-        Index(tmp_path / "team-c", team_a, embedder=embedder)
+        open_index(tmp_path / "team-c", team_a, embedder=embedder)
 
 
 def test_a_reader_sees_a_document_once_another_process_commits_it(
     tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder
 ) -> None:
     settings = database_settings(tmp_path, cache_dir, database_url, "shared")
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
     services = Services(settings)
     try:
@@ -164,7 +164,7 @@ def test_from_index_copies_a_folder_index_without_re_embedding(
     tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder_settings = Settings(index=tmp_path / "local", cache_dir=cache_dir)
-    with Index(folder_settings.index, folder_settings, write=True, embedder=embedder) as local:
+    with open_index(folder_settings.index, folder_settings, write=True, embedder=embedder) as local:
         Ingestor(local).run([SAMPLES])
     monkeypatch.setenv("PAGEGRAPH_CACHE_DIR", str(cache_dir))
     monkeypatch.setenv("PAGEGRAPH_DATABASE_URL", "")  # --database-url sets it for the process; undone below
@@ -185,8 +185,8 @@ def test_from_index_copies_a_folder_index_without_re_embedding(
 
     settings = database_settings(tmp_path, cache_dir, database_url, "team")
     with (
-        Index(folder_settings.index, folder_settings, embedder=embedder) as local,
-        Index(settings.index, settings, embedder=embedder) as shared,
+        open_index(folder_settings.index, folder_settings, embedder=embedder) as local,
+        open_index(settings.index, settings, embedder=embedder) as shared,
     ):
         assert shared.params == local.params
         assert [d.model_dump() for d in shared.store.documents()] == [d.model_dump() for d in local.store.documents()]
@@ -205,8 +205,8 @@ def test_from_index_copies_a_folder_index_without_re_embedding(
 
     # Section vectors embedded by an older pagegraph are taken from the chunks at the next ingest.
     with (
-        Index(folder_settings.index, folder_settings, embedder=embedder) as local,
-        Index(settings.index, settings, write=True, embedder=embedder) as shared,
+        open_index(folder_settings.index, folder_settings, embedder=embedder) as local,
+        open_index(settings.index, settings, write=True, embedder=embedder) as shared,
     ):
         doc = next(d for d in shared.store.documents() if shared.store.sections(d.id))
         ids, vectors = shared.store.section_vectors(doc.id)
@@ -228,7 +228,7 @@ READER = textwrap.dedent(
     stop, out = Path(sys.argv[2]), open(sys.argv[3], "w")
     while not stop.exists():
         try:
-            index = Index(settings.index, settings)
+            index = open_index(settings.index, settings)
         except Exception as exc:  # not created yet
             print(json.dumps({"error": str(exc)}), file=out, flush=True)
             time.sleep(0.05)
@@ -352,7 +352,7 @@ def test_filters_apply_in_sql_when_the_hnsw_search_runs(
 ) -> None:
     """A selective filter over a big index: pgvector's HNSW would return fewer than k; the exact scan answers."""
     settings = database_settings(tmp_path, cache_dir, database_url, "filtered")
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([SAMPLES])
         query = embedder.embed(["error code E04"])[0]
         only = RetrievalFilter(documents=["support-call-2024-03-14.vtt"])

@@ -22,7 +22,7 @@ from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, IngestCancelled
 from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams
 from pagegraph.indexing.minilm import count_tokens
@@ -38,14 +38,14 @@ PAPER = "2303.05039v2.pdf"  # 9 pages with bookmarks
 ENCRYPTED = "DSA-278777.pdf"  # AES-encrypted with an empty password
 
 
-def open_index(settings: Settings, embedder: Embedder, params: IndexParams | None = None) -> Index:
-    return Index(settings.index, settings, params, write=True, embedder=embedder)
+def writable_index(settings: Settings, embedder: Embedder, params: IndexParams | None = None) -> Index:
+    return open_index(settings.index, settings, params, write=True, embedder=embedder)
 
 
 def test_pdf_pages_match_the_pdf(settings: Settings, embedder: Embedder, shared_docs: Path) -> None:
     path = shared_docs / PAPER
     flat = settings.model_copy(update={"pdf_tables": False})  # the text layer alone, to compare with
-    with open_index(flat, embedder) as index:
+    with writable_index(flat, embedder) as index:
         summary = Ingestor(index).run([path])
         assert [o.status for o in summary.outcomes] == ["added"]
         doc = index.store.documents()[0]
@@ -71,7 +71,7 @@ def test_pdf_pages_match_the_pdf(settings: Settings, embedder: Embedder, shared_
 def test_encrypted_pdf_with_empty_password_ingests(settings: Settings, embedder: Embedder, shared_docs: Path) -> None:
     path = shared_docs / ENCRYPTED
     assert PdfReader(path).is_encrypted
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         summary = Ingestor(index).run([path])
         assert [o.status for o in summary.outcomes] == ["added"], summary.outcomes
         doc = index.store.documents()[0]
@@ -84,7 +84,7 @@ def test_reingest_unchanged_embeds_nothing_and_changed_file_is_replaced(
     docs = tmp_path / "docs"
     shutil.copytree(SAMPLES, docs, ignore=shutil.ignore_patterns("*.py"))
     query = embedder.embed(["self-test"])[0]
-    with open_index(backend_settings, embedder) as index:
+    with writable_index(backend_settings, embedder) as index:
         first = Ingestor(index).run([docs])
         assert first.count("added") == 3 and first.chunks_embedded > 0
         vectors = index.vector_count()
@@ -122,15 +122,15 @@ def test_reingest_unchanged_embeds_nothing_and_changed_file_is_replaced(
 
 def test_parameter_mismatch_is_refused_naming_the_parameter(backend_settings: Settings, embedder: Embedder) -> None:
     settings = backend_settings
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
     with pytest.raises(IndexMismatchError) as error:
-        open_index(settings, embedder, IndexParams(chunk_size=600, chunk_strategy="document"))
+        writable_index(settings, embedder, IndexParams(chunk_size=600, chunk_strategy="document"))
     message = str(error.value)
     assert "chunk_size: index has 1000, this run asks for 600" in message
     assert "chunk_strategy: index has 'page', this run asks for 'document'" in message
     assert "--recreate" in message
-    with open_index(settings, embedder, IndexParams()) as index:  # the same parameters open fine
+    with writable_index(settings, embedder, IndexParams()) as index:  # the same parameters open fine
         assert len(index.store.documents()) == 1
 
 
@@ -141,7 +141,7 @@ def test_rebuild_indexes_reproduces_search_results(backend_settings: Settings, e
         "how to pair the app",
         "Dana ticket number",
     ]
-    with open_index(backend_settings, embedder) as index:
+    with writable_index(backend_settings, embedder) as index:
         Ingestor(index).run([SAMPLES])
 
         def results() -> list:
@@ -158,7 +158,7 @@ def test_rebuild_indexes_reproduces_search_results(backend_settings: Settings, e
 
 def test_killed_write_leaves_no_orphan_vectors(settings: Settings, embedder: Embedder) -> None:
     """Vectors written for a document whose commit never happened are removed when the index is next opened."""
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
         committed = index.vectors.count()
         path = (SAMPLES / "support-call-2024-03-14.vtt").resolve()
@@ -167,7 +167,7 @@ def test_killed_write_leaves_no_orphan_vectors(settings: Settings, embedder: Emb
         index.vectors.add(prepared.chunks, embedder.embed([c.text for c in prepared.chunks]))
         assert index.vectors.count() > committed
     # the process "died" here: no commit
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         assert index.vectors.count() == committed
         assert index.store.journal() == []
         assert [d.name for d in index.store.documents()] == ["commissioning-guide.md"]
@@ -176,7 +176,7 @@ def test_killed_write_leaves_no_orphan_vectors(settings: Settings, embedder: Emb
 def test_chunk_header_is_embedded_and_searched_but_not_stored(settings: Settings, embedder: Embedder) -> None:
     """Vectors (normalised, kept in the store) and BM25 see each chunk under its document and section header; the
     stored text is the chunk's own, and header plus text fit the embedder's window."""
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
         doc = index.store.documents()[0]
         label = document_label(doc.name, doc.title)
@@ -198,29 +198,29 @@ def test_chunk_header_is_embedded_and_searched_but_not_stored(settings: Settings
 def test_index_of_headerless_chunks_is_refused_until_recreated(
     settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
     manifest = json.loads((settings.index / MANIFEST_FILE).read_text())
     del manifest["params"]["chunk_header"]  # as written before chunk headers existed
     (settings.index / MANIFEST_FILE).write_text(json.dumps(manifest))
     for write in (False, True):
         with pytest.raises(IndexMismatchError, match="--recreate") as error:
-            Index(settings.index, settings, write=write, embedder=embedder)
+            open_index(settings.index, settings, write=write, embedder=embedder)
         assert "chunk_header 'none'" in str(error.value)
     monkeypatch.setenv("PAGEGRAPH_CACHE_DIR", str(settings.cache_dir))
     result = CliRunner().invoke(
         app, ["ingest", str(SAMPLES / "commissioning-guide.md"), "--index", str(settings.index), "--recreate"]
     )
     assert result.exit_code == 0, result.output
-    with Index(settings.index, settings, embedder=embedder) as index:
+    with open_index(settings.index, settings, embedder=embedder) as index:
         assert index.params.chunk_header == CHUNK_HEADER and len(index.store.documents()) == 1
 
 
 def test_one_writer_at_a_time(settings: Settings, embedder: Embedder) -> None:
-    with open_index(settings, embedder):
+    with writable_index(settings, embedder):
         with pytest.raises(IndexLockedError, match="being written by another pagegraph process"):
-            open_index(settings, embedder)
-        with Index(settings.index, settings, embedder=embedder) as reader:  # readers are not blocked
+            writable_index(settings, embedder)
+        with open_index(settings.index, settings, embedder=embedder) as reader:  # readers are not blocked
             assert reader.store.documents() == []
 
 
@@ -228,7 +228,7 @@ def test_pdf_page_labels_are_kept_beside_page_numbers(
     settings: Settings, embedder: Embedder, shared_docs: Path
 ) -> None:
     path = shared_docs / "watch_d.pdf"  # front matter numbered i, ii, then 1, 2, ...
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         Ingestor(index).run([path])
         pages = index.store.pages(index.store.documents()[0].id)
     assert [p.number for p in pages[:4]] == [1, 2, 3, 4]
@@ -252,7 +252,7 @@ def test_a_dying_parser_fails_its_documents_and_the_run_goes_on(
 
     # a worker that reads its first job and dies, as a native crash or the OOM killer would leave it
     monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)"])
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         summary = Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"])
         assert [o.status for o in summary.outcomes] == ["failed", "failed"]
         (reason,) = {o.reason for o in summary.outcomes}
@@ -268,7 +268,7 @@ def test_a_parser_past_its_time_is_stopped_and_the_run_goes_on(
     # a worker that takes its jobs and never answers, as one stuck on a hostile file would
     monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import time; time.sleep(600)"])
     settings = settings.model_copy(update={"parse_seconds": 2.0})
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         started = time.monotonic()
         summary = Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"])
         assert time.monotonic() - started < 60
@@ -283,7 +283,7 @@ def test_a_single_file_is_parsed_within_the_budget_too(
     from pagegraph.indexing.prepare import ParseWorker
 
     monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)"])
-    with open_index(settings, embedder) as index:
+    with writable_index(settings, embedder) as index:
         (outcome,) = Ingestor(index).run([SAMPLES / "commissioning-guide.md"]).outcomes
         assert outcome.status == "failed" and outcome.reason.startswith("the parser process died")
 
@@ -305,9 +305,9 @@ def test_a_cancelled_ingest_keeps_what_it_committed_and_releases_the_index(
         SAMPLES / "support-call-2024-03-14.vtt",
         SAMPLES / "sb40-user-manual.pdf",
     ]
-    with pytest.raises(IngestCancelled), open_index(settings, embedder) as index:
+    with pytest.raises(IngestCancelled), writable_index(settings, embedder) as index:
         Ingestor(index, StopAfterFirstFile(stop), stop=stop).run(files)
-    with open_index(settings, embedder) as index:  # the lock went with the cancelled run
+    with writable_index(settings, embedder) as index:  # the lock went with the cancelled run
         assert [d.name for d in index.store.documents()] == ["commissioning-guide.md"]
         assert Ingestor(index).run(files).count("added") == 2
 
@@ -321,7 +321,7 @@ def test_a_cancel_stops_a_parser_that_is_still_reading(
     stop = threading.Event()
     threading.Timer(1.0, stop.set).start()
     started = time.monotonic()
-    with pytest.raises(IngestCancelled), open_index(settings, embedder) as index:
+    with pytest.raises(IngestCancelled), writable_index(settings, embedder) as index:
         Ingestor(index, stop=stop).run([SAMPLES / "commissioning-guide.md"])
     assert time.monotonic() - started < 10  # not the parse budget's 900 s
 
@@ -334,7 +334,7 @@ def test_python_script_without_main_guard_can_ingest(tmp_path: Path, cache_dir: 
         "from pagegraph.indexing.index import Index\n"
         "from pagegraph.indexing.pipeline import Ingestor\n"
         f"settings = Settings(index=Path({str(tmp_path / 'index')!r}), cache_dir=Path({str(cache_dir)!r}))\n"
-        "with Index(settings.index, settings, write=True) as index:\n"
+        "with open_index(settings.index, settings, write=True) as index:\n"
         f"    summary = Ingestor(index).run([Path({str(SAMPLES)!r})])\n"
         "    print(summary.count('added'), [o.reason for o in summary.failed])\n"
     )
@@ -372,5 +372,5 @@ def test_a_zip_bomb_word_file_is_refused_at_once_and_the_index_stays_usable(tmp_
     (folder / "more.md").write_text("# More\n\nA second document on the pump's filters.\n")
     again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
-    with Index(index, Settings(cache_dir=settings.cache_dir)) as opened:
+    with open_index(index, Settings(cache_dir=settings.cache_dir)) as opened:
         assert sorted(d.name for d in opened.store.documents()) == ["fine.md", "more.md"]

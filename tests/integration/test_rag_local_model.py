@@ -9,7 +9,7 @@ import pytest
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.services import Services
 
@@ -23,9 +23,9 @@ OTHER = "a4f3ced0696009fec3179f493e4f28c4.pdf"
 def services(shared_docs: Path, tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
     folder = tmp_path_factory.mktemp("rag-local") / "index"
     settings = Settings(cache_dir=cache_dir)
-    with Index(folder, settings, write=True, embedder=embedder) as index:
+    with open_index(folder, settings, write=True, embedder=embedder) as index:
         assert not Ingestor(index).run([shared_docs / WATCH, shared_docs / OTHER]).failed
-    index = Index(folder, settings, embedder=embedder)
+    index = open_index(folder, settings, embedder=embedder)
     # Settings() for the model: the joined weights live in the default cache and are reused across runs
     yield Services(Settings(), index=index)
     index.close()

@@ -20,7 +20,7 @@ import pytest
 from pagegraph.config import Settings
 from pagegraph.indexing.bm25 import BM25Index
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.manifest import read_manifest
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
@@ -70,22 +70,22 @@ def test_a_document_committed_before_a_kill_is_searchable_before_any_new_ingest(
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         before = pagegraph_files(folder)
-        with Index(folder, settings, embedder=embedder) as reader:
+        with open_index(folder, settings, embedder=embedder) as reader:
             assert name in reader.unsearchable and not found_by_both(reader, name, word)
         assert pagegraph_files(folder) == before
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         lock.close()
-    with Index(folder, settings, embedder=embedder) as reader:
+    with open_index(folder, settings, embedder=embedder) as reader:
         assert set(reader.unsearchable) == set(committed) and reader.store.last_recovery() is None
     assert BM25Index(folder, params).built_generation() == stale_at and pagegraph_files(folder) == before
     shown = inspect_json(folder, cache_dir)
     assert set(shown["not_searchable_yet"]) == set(committed) and shown["last_recovery"] is None
 
     # the next writer recovers the folder for everyone
-    with Index(folder, settings, write=True, embedder=embedder):
+    with open_index(folder, settings, write=True, embedder=embedder):
         pass
-    with Index(folder, settings, embedder=embedder) as reader:
+    with open_index(folder, settings, embedder=embedder) as reader:
         assert found_by_both(reader, name, word) and reader.unsearchable == []
         assert reader.vectors.count() == reader.store.chunk_count()
     assert "rebuilt BM25 and the vector matrix" in inspect_json(folder, cache_dir)["last_recovery"]["what"]
@@ -121,11 +121,11 @@ def test_answering_over_an_index_whose_bm25_is_behind_writes_nothing_and_warns(
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
     (tmp_path / "ferry.md").write_text("# Ferry\n\nThe ferry to the island leaves the harbour at seven o'clock.\n")
     (tmp_path / "bus.md").write_text("# Bus\n\nThe night bus to the airport leaves the square at midnight.\n")
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([tmp_path / "ferry.md"])
     kept = tmp_path / "bm25-before"
     shutil.copytree(settings.index / "bm25", kept)
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([tmp_path / "bus.md"])
     shutil.rmtree(settings.index / "bm25")
     shutil.copytree(kept, settings.index / "bm25")  # BM25 as it was before the bus note was committed
@@ -134,7 +134,7 @@ def test_answering_over_an_index_whose_bm25_is_behind_writes_nothing_and_warns(
     model = ScriptedChatModel.replying(
         "The ferry leaves at seven o'clock [1].", "The ferry leaves at seven o'clock [1]."
     )
-    with Index(settings.index, settings, embedder=embedder) as reader, caplog.at_level(logging.WARNING):
+    with open_index(settings.index, settings, embedder=embedder) as reader, caplog.at_level(logging.WARNING):
         graph = build_graph("extract", services=Services(settings, chat_model=model, index=reader))
         output = graph.invoke({"question": "When does the ferry leave the harbour?"}, context=Context())
         assert reader.unsearchable == ["bus.md"]
@@ -148,14 +148,14 @@ def test_committed_chunks_missing_from_chroma_are_put_back_on_open(tmp_path: Pat
 
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
     (tmp_path / "a.md").write_text("# A\n\nThe lighthouse keeper logs the fog horn at dawn.\n")
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([tmp_path / "a.md"])
         (document,) = index.store.documents()
         index.vectors.delete_document(document.id)  # as a Chroma folder restored from an older backup would be
         assert index.vectors.count() == 0
-    with Index(settings.index, settings, embedder=embedder) as reader:
+    with open_index(settings.index, settings, embedder=embedder) as reader:
         assert reader.vectors.count() == 0, "readers leave a current BM25's folder alone"
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         assert index.vectors.count() == index.store.chunk_count() > 0
         assert "missing from Chroma" in index.store.last_recovery()[1]
         hits = DenseRetriever(index=index).search("fog horn lighthouse", k=1)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from pagegraph.cli import app
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -35,7 +35,7 @@ def index(
 ):
     folder = Settings(index=tmp_path_factory.mktemp("retrieval") / "index", cache_dir=cache_dir)
     settings = on_backend(folder, request.param, request)
-    with Index(settings.index, settings, write=True, embedder=embedder) as opened:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as opened:
         Ingestor(opened).run(
             [shared_docs / PAPER], tags=DocumentTags(project="research", confidentiality="confidential")
         )
@@ -226,7 +226,7 @@ def test_eval_command_end_to_end(tmp_path: Path, cache_dir: Path, monkeypatch: p
     assert report["config"]["dropped_gold_pages"] == 1 and report["config"]["scope"] == "corpus"
     assert report["summary"]["hybrid+window"]["hit@5"] >= report["summary"]["hybrid"]["hit@5"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    with Index(index_dir, Settings()) as opened:
+    with open_index(index_dir, Settings()) as opened:
         runs = opened.store.eval_runs()
     assert [run.summary for run in runs] == [report["summary"]]
 

@@ -17,7 +17,7 @@ import pytest
 
 from pagegraph.config import Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.refine import SummaryRefiner
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
@@ -61,14 +61,14 @@ def test_a_document_is_searchable_before_any_model_summary(backend_settings: Set
         return DOCUMENT_SUMMARY
 
     model = ScriptedChatModel.replying(blocking, *[lambda m: "A model-written section summary."] * 50)
-    with Index(folder, settings, write=True, embedder=embedder) as index:
+    with open_index(folder, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
     refiner = SummaryRefiner(folder, settings, model)
     worker = threading.Thread(target=refiner.run)
     worker.start()
     try:
         assert started.wait(60), "summarize never called the model"
-        with Index(folder, settings, embedder=embedder) as reader:
+        with open_index(folder, settings, embedder=embedder) as reader:
             (doc,) = reader.store.documents()
             assert reader.store.summaries()[doc.id].method == "extractive"
             assert all(s.writer in ("text", "extractive") for s in reader.store.sections(doc.id))
@@ -77,7 +77,7 @@ def test_a_document_is_searchable_before_any_model_summary(backend_settings: Set
         release.set()
         worker.join(60)
         refiner.close()
-    with Index(folder, settings, embedder=embedder) as reader:
+    with open_index(folder, settings, embedder=embedder) as reader:
         (doc,) = reader.store.documents()
         assert reader.store.summaries()[doc.id].method == "model"
         written = [s for s in reader.store.sections(doc.id) if s.is_summary]
@@ -105,7 +105,7 @@ def test_summarize_resumes_after_a_kill_beside_an_ingest_and_a_reader(
     settings = Settings(cache_dir=cache_dir, section_min_chars=300, openai_base_url=model.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "not-needed")
     same_model = get_chat_model("openai:scripted", settings=settings)  # what the subprocess runs, never called here
-    with Index(folder, settings, write=True, embedder=embedder) as index:
+    with open_index(folder, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "sb40-user-manual.pdf"])
     model.start()
     env = {
@@ -137,11 +137,11 @@ def test_summarize_resumes_after_a_kill_beside_an_ingest_and_a_reader(
             assert second.poll() is None, second.stderr.read()
             time.sleep(0.05)
         (tmp_path / "extra.md").write_text("# Extra\n\nThe harbour ferry leaves at nine o'clock every morning.\n")
-        with Index(folder, settings, write=True, embedder=embedder) as writer:
+        with open_index(folder, settings, write=True, embedder=embedder) as writer:
             assert not Ingestor(writer).run([tmp_path / "extra.md"]).failed, "an ingest beside summarize"
         searches = 0
         while second.poll() is None:
-            with Index(folder, settings, embedder=embedder) as reader:
+            with open_index(folder, settings, embedder=embedder) as reader:
                 assert found_by_both(reader, "extra.md", "harbour ferry")
                 searches += 1
         out, err = second.communicate()

@@ -9,7 +9,7 @@ import pytest
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.services import Services
 from tests.conftest import SAMPLES
@@ -19,7 +19,7 @@ from tests.fakes import Reply, ScriptedChatModel
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder) -> Path:
     folder = tmp_path_factory.mktemp("rag") / "index"
-    with Index(folder, Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
+    with open_index(folder, Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
         assert not Ingestor(index).run([SAMPLES]).failed
     return folder
 
@@ -27,7 +27,7 @@ def sample_index(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embe
 @pytest.fixture
 def ask(sample_index: Path, cache_dir: Path, embedder: Embedder):
     """ask(question, *replies, graph="rag", **context) -> (output, scripted model)."""
-    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
 
     def run(question: str, *replies: Reply, graph: str = "rag", inputs: dict | None = None, **context):
         context.setdefault("use_tree", False)  # tree navigation has its own tests; elsewhere it would add judge calls

@@ -11,7 +11,7 @@ from pagegraph import build_graph
 from pagegraph.access import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.nodes.ingest import local_path, resolve_in_roots, shown_path
 from pagegraph.server.auth import request_key
 from pagegraph.server.users import UserDirectory, convert_plain_file, hash_key, new_key, read_users, write_users
@@ -39,7 +39,7 @@ def test_a_filter_allows_documents_by_tags() -> None:
 
 
 def _ask_as(sample_index: Path, cache_dir: Path, embedder, user: dict | None, *replies: str) -> dict:
-    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     try:
         model = ScriptedChatModel.replying(*replies)
         graph = build_graph("rag", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
@@ -187,7 +187,7 @@ def test_lowering_a_document_s_confidentiality_needs_declassify(tmp_path: Path, 
     from pagegraph.indexing.pipeline import Ingestor
 
     (tmp_path / "plan.md").write_text("# Plan\n\nThe plan moves the archive to the north wing in May.\n")
-    with Index(tmp_path / "index", Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
+    with open_index(tmp_path / "index", Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
         Ingestor(index).run([tmp_path / "plan.md"], DocumentTags(confidentiality="internal"))
         (lowered,) = Ingestor(index).run([tmp_path / "plan.md"], DocumentTags(confidentiality="public")).outcomes
         assert lowered.status == "failed" and "would lower" in lowered.reason and "--declassify" in lowered.reason
@@ -208,7 +208,7 @@ def test_a_folder_ingest_says_nothing_of_documents_beyond_the_editor_s_reach(
     (folder / "board-minutes.md").write_text("# Minutes\n\nThe board approved the merger at its March meeting.\n")
     (folder / "handbook.md").write_text("# Handbook\n\nExpenses are filed by the fifth day of each month.\n")
     editor = Access(user="ed", projects=["corp"], ceiling="internal", role="editor")
-    with Index(tmp_path / "index", Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
+    with open_index(tmp_path / "index", Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
         Ingestor(index).run([folder / "board-minutes.md"], DocumentTags(project="corp", confidentiality="confidential"))
         run = Ingestor(index, access=editor).run([folder], DocumentTags(project="corp"))
         assert [Path(o.path).name for o in run.outcomes] == ["handbook.md"]  # the minutes are not mentioned

@@ -16,7 +16,7 @@ from pagegraph import GRAPH_NAMES, build_graph
 from pagegraph.access import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
@@ -47,7 +47,7 @@ def library(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder:
     (folder / "zeus.md").write_text(CONFIDENTIAL)
     (folder / "apollo.md").write_text(PUBLIC)
     settings = Settings(index=folder / "index", cache_dir=cache_dir)
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         ingest = Ingestor(index)
         assert not ingest.run([folder / "zeus.md"], DocumentTags(project="zeus", confidentiality="confidential")).failed
         assert not ingest.run([folder / "apollo.md"], DocumentTags(project="apollo", confidentiality="public")).failed
@@ -55,7 +55,7 @@ def library(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder:
 
 
 def graph(library: Path, cache_dir: Path, embedder: Embedder, name: str):
-    index = Index(library, Settings(cache_dir=cache_dir), embedder=embedder)
+    index = open_index(library, Settings(cache_dir=cache_dir), embedder=embedder)
     services = Services(Settings(cache_dir=cache_dir), chat_model=EchoChatModel(), index=index)
     return build_graph(name, services=services, checkpointer=InMemorySaver())
 

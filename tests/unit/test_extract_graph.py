@@ -164,11 +164,11 @@ def test_the_terminal_shows_a_second_read_as_a_new_answer(sample_index, cache_di
     from pagegraph.cli.answer_view import StreamedAnswer
     from pagegraph.cli.ask import _run_question
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
     from tests.fakes import ScriptedChatModel
 
-    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     model = ScriptedChatModel.replying("75 pounds [1]", "It weighs 98 kg.")  # uncited: judged where it is found
     compiled = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
     console = Console(record=True, force_terminal=True, width=240)

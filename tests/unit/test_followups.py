@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.nodes.followup import standalone_question, usable_rewrite
 from pagegraph.services import Services
 from pagegraph.state.graph import checkpoint_serializer
@@ -26,7 +26,7 @@ SELF_CONTAINED = "And what does error E04 mean?"
 def chat(sample_index: Path, cache_dir: Path, embedder: Embedder):
     """chat(graph, *replies, **context) -> (turn(question or input) -> output, scripted model): one thread, several
     turns."""
-    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
 
     def open_thread(graph: str, *replies: Reply, **context):
         context.setdefault("use_tree", False)

@@ -14,7 +14,7 @@ from pagegraph.cli.answer_view import StreamedAnswer
 from pagegraph.cli.ask import _run_question
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights, sentences
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
@@ -82,7 +82,7 @@ def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder:
 
 
 def _graph(sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str, *replies: str):
-    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     model = ScriptedChatModel.replying(*replies)
     compiled = build_graph(graph, services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
     return compiled, model, index

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pagegraph.config import Settings
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.retrievers.key_terms import documents_mention, key_terms, unmentioned_in_evidence, unmentioned_terms
 from pagegraph.state.answering import Evidence
 
@@ -45,7 +45,7 @@ def test_a_term_the_passages_miss_is_looked_for_in_the_rest_of_their_documents(
     passage = Evidence(
         id="c1", chunk_ids=["c1"], source=MANUAL, start_page=3, end_page=3, text="It weighs 98 kg.", score=1.0
     )
-    with Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder) as index:
+    with open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder) as index:
         assert documents_mention(index, "Northwind", [MANUAL]) and not documents_mention(index, "Tesla", [MANUAL])
         assert documents_mention(index, "After", [MANUAL])  # a stopword alone: nothing to look for
         question = "How heavy is the Northwind SB-40 in the Tesla edition?"

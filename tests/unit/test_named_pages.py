@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.hybrid import FusedSearch, HybridRetriever
 from pagegraph.retrievers.named_pages import (
@@ -98,7 +98,7 @@ def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder
     ]
     pdf = text_pdf(tmp_path / "review.pdf", bodies)
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         assert not Ingestor(index).run([pdf]).failed
         flt = RetrievalFilter(documents=["review.pdf"])
 
@@ -161,7 +161,7 @@ def test_statements_lead_a_metric_question_within_the_named_report(
     bodies += [("Outlook", "We expect the inventory turnover ratio to improve as tools sell faster.")]
     pdf = text_pdf(tmp_path / "acme-10k.pdf", bodies)
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
-    with Index(settings.index, settings, write=True, embedder=embedder) as index:
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         assert not Ingestor(index).run([pdf]).failed
         question = "What is the inventory turnover ratio of Acme?"
 

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.services import Services
 from pagegraph.state.graph import checkpoint_serializer
@@ -66,7 +66,7 @@ def test_irrelevant_question_abstains_without_a_model_call(ask) -> None:
 
 def test_empty_and_missing_index_abstain(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
     settings = Settings(cache_dir=cache_dir)
-    Index(tmp_path / "empty", settings, write=True, embedder=embedder).close()
+    open_index(tmp_path / "empty", settings, write=True, embedder=embedder).close()
     graph = build_graph(services=Services(settings, chat_model=ScriptedChatModel()))
     empty = graph.invoke({"question": "anything?"}, context=Context(index=str(tmp_path / "empty")))
     assert empty["abstained"] and empty["abstain_reason"] == "no documents indexed"
@@ -198,7 +198,7 @@ def test_documents_named_in_the_question_restrict_the_search(ask) -> None:
 
 
 def test_chat_thread_keeps_history(sample_index: Path, cache_dir: Path, embedder: Embedder) -> None:
-    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     model = ScriptedChatModel.replying("It weighs 98 kg [1].", "It is 1150 mm high [1].")
     graph = build_graph(
         services=Services(chat_model=model, index=index), checkpointer=InMemorySaver(serde=checkpoint_serializer())
@@ -236,7 +236,7 @@ def test_the_question_token_limit_follows_the_models_window(cache_dir: Path) -> 
 
 
 def test_a_fallback_streams_the_basic_graphs_own_stages(sample_index: Path, cache_dir: Path, embedder) -> None:
-    index = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     model = ScriptedChatModel.replying(
         RuntimeError("planner exploded"), "Outside 5 to 35 degrees the unit reduces its power [1]."
     )

@@ -9,13 +9,13 @@ import pytest
 
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.services import Services
 
 
 def ingest(folder: Path, settings: Settings, embedder: Embedder, docs: Path) -> None:
-    with Index(folder, settings, write=True, embedder=embedder) as index:
+    with open_index(folder, settings, write=True, embedder=embedder) as index:
         assert not Ingestor(index).run([docs]).failed
 
 

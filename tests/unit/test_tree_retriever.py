@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pagegraph.config import Settings
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import Index, open_index
 from pagegraph.retrievers.tree import TreeRetriever
 from pagegraph.state.access import RetrievalFilter
 from tests.fakes import ScriptedChatModel
@@ -31,7 +31,7 @@ def judge_relevant(*titles: str):
 
 @pytest.fixture
 def index(sample_index: Path, cache_dir: Path, embedder):
-    opened = Index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    opened = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     yield opened
     opened.close()
 

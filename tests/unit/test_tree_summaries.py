@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from pagegraph.config import Settings
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.refine import SummaryRefiner
 from pagegraph.indexing.store import SectionSummaries
@@ -152,7 +152,7 @@ def test_summarize_replaces_section_summaries_and_reuses_them(tmp_path: Path, ca
     model = ScriptedChatModel.replying(
         *[lambda m: "A section summary." if "Section:" in str(m[-1].content) else summary] * 60
     )
-    with Index(folder, settings, write=True, embedder=embedder) as index:
+    with open_index(folder, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([guide])
         assert not model.requests, "ingest calls no model"
         (doc,) = index.store.documents()
@@ -173,7 +173,7 @@ def test_summarize_replaces_section_summaries_and_reuses_them(tmp_path: Path, ca
         assert not refiner.pending(sections=False) and refiner.pending()[0].sections > 0
         report = refiner.run()
         assert report.summaries == 0 and report.sections > 0 and not refiner.pending()
-    with Index(folder, settings, write=True, embedder=embedder) as index:
+    with open_index(folder, settings, write=True, embedder=embedder) as index:
         (doc,) = index.store.documents()
         sections = index.store.sections(doc.id)
         assert [s.node_id for s in sections] == [n.id for n in index.store.tree(doc.id)]
@@ -226,7 +226,7 @@ def test_an_index_with_embedded_section_vectors_gets_them_from_its_chunks_once(
     settings = Settings(cache_dir=cache_dir)
     folder, guide = tmp_path / "index", tmp_path / "guide.md"
     guide.write_text((SAMPLES / "commissioning-guide.md").read_text())
-    with Index(folder, settings, write=True, embedder=embedder) as index:
+    with open_index(folder, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([guide])
         store = index.store
         assert store.section_vector_recipe() == SECTION_VECTOR_RECIPE

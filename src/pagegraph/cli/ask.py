@@ -30,7 +30,7 @@ from pagegraph.cli.common import (
 )
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index, delete_index, stored_manifest
+from pagegraph.indexing.index import delete_index, open_index, stored_manifest
 from pagegraph.services import Services
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import OutputType
@@ -169,7 +169,7 @@ def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool,
         return
     if force and exists:
         delete_index(folder, settings)
-    with Index(folder, settings, write=True) as opened:
+    with open_index(folder, settings, write=True) as opened:
         summary = ingest_with_progress(opened, [documents])
     print_ingest_summary(summary, folder)
 

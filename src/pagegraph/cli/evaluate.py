@@ -39,7 +39,7 @@ from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
 from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, plot_reliability, write_json
 from pagegraph.eval.retrieval import RETRIEVERS, TREE_RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
-from pagegraph.indexing.index import Index, open_store
+from pagegraph.indexing.index import open_index, open_store
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
 
 ANSWER_METRICS = (
@@ -197,7 +197,7 @@ def _retrieval_run(
     if not ks or ks[0] < 1:
         raise PagegraphError("--k: cut-offs must be at least 1")
     _ingest_docs(folder, settings, docs)
-    with Index(folder, settings) as opened:
+    with open_index(folder, settings) as opened:
         config = RetrievalEvalConfig(
             retrievers=list(dict.fromkeys(names)),
             scope=scope,
@@ -260,7 +260,7 @@ def _answer_run(
     report = out or folder / "eval-runs" / f"{run_id}.json"
     stopped = None
     _ingest_docs(folder, settings, docs)
-    with Index(folder, settings) as opened:
+    with open_index(folder, settings) as opened:
         config["index_params"] = opened.params.model_dump()
         services = Services(settings, index=opened)
         context = Context(index=str(folder), model=model)
@@ -343,7 +343,7 @@ def _ingest_docs(folder: Path, settings: Settings, docs: Path | None) -> None:
     that ingests and other evaluations can run beside a long one."""
     if docs is None:
         return
-    with Index(folder, settings, write=True) as opened:
+    with open_index(folder, settings, write=True) as opened:
         summary = ingest_with_progress(opened, [docs])
     if summary.failed:
         err.print(f"[yellow]{len(summary.failed)} documents failed to ingest; their questions score 0[/yellow]")

@@ -28,7 +28,7 @@ from pagegraph.cli.common import (
 from pagegraph.cli.summarize import print_refine_report, summarize_with_progress, summary_model
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
-from pagegraph.indexing.index import Index, delete_index, stored_manifest
+from pagegraph.indexing.index import Index, delete_index, open_index, stored_manifest
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.pipeline import IngestSummary
 from pagegraph.indexing.transfer import copy_index
@@ -156,7 +156,7 @@ def ingest(
             params.chunking()  # validates size against overlap before anything is written or deleted
             if recreate and manifest is not None:
                 delete_index(folder, settings)
-            with Index(folder, settings, params, write=True) as opened:
+            with open_index(folder, settings, params, write=True) as opened:
                 if source is not None:
                     _copy_from(source, opened)
                 if rebuild_indexes:
@@ -258,7 +258,7 @@ def _source_index(folder: Path, target: Path, settings: Settings) -> Index:
     source = folder.expanduser().resolve()
     if source == target and not settings.database_url:
         raise PagegraphError(f"--from-index {folder}: that is the index being written")
-    return Index(source, settings.model_copy(update={"database_url": None}))
+    return open_index(source, settings.model_copy(update={"database_url": None}))
 
 
 def _copy_from(source: Index, target: Index) -> None:

@@ -20,7 +20,7 @@ from pagegraph.cli.common import (
 )
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.tree_summaries import EXTRACTIVE_WRITER
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import DocumentRecord, DocumentTags, NodeSummary, TreeNode
@@ -76,7 +76,7 @@ def inspect(
     settings = get_settings()
     folder = index_folder(index, settings)
     try:
-        with Index(folder, settings) as opened:
+        with open_index(folder, settings) as opened:
             documents = opened.documents()
             failures = opened.failures()
             if document is not None:

@@ -71,13 +71,23 @@ def _no_index(where: str, folder: Path) -> PagegraphError:
     return PagegraphError(f"no {where}: create one with `pagegraph ingest PATH... --index {folder}`")
 
 
-class Index:
-    """An index folder; with Settings.database_url set, `Index(...)` opens a `DatabaseIndex` instead."""
+def open_index(
+    folder: Path,
+    settings: Settings,
+    params: IndexParams | None = None,
+    *,
+    write: bool = False,
+    embedder: Embedder | None = None,
+    outdated_ok: bool = False,
+) -> Index:
+    """Open (with `write`, create) the index `folder` names: in the folder, or in PostgreSQL when
+    `Settings.database_url` is set (a `DatabaseIndex`, schema named after the folder)."""
+    kind = DatabaseIndex if settings.database_url else Index
+    return kind(folder, settings, params, write=write, embedder=embedder, outdated_ok=outdated_ok)
 
-    def __new__(cls, folder: Path, settings: Settings, *args: object, **kwargs: object) -> Index:
-        if cls is Index and settings.database_url:
-            return super().__new__(DatabaseIndex)
-        return super().__new__(cls)
+
+class Index:
+    """An index folder (`open_index` opens the right kind for the settings)."""
 
     def __init__(
         self,
@@ -341,7 +351,7 @@ def delete_index(folder: Path, settings: Settings) -> None:
         return
     if not (folder / MANIFEST_FILE).exists() and not (folder / STORE_FILE).exists():
         raise PagegraphError(f"{folder} holds no pagegraph index; not deleting it")
-    with Index(folder, settings, write=True, outdated_ok=True) as old:
+    with open_index(folder, settings, write=True, outdated_ok=True) as old:
         old.vectors.drop()
     shutil.rmtree(folder)
 

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from pagegraph.access import caller_access
 from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import NOT_FOUND, FileOutcome, Ingestor, IngestProgress, IngestSummary, inside
 from pagegraph.nodes.common import context_of
 from pagegraph.services import Services
@@ -125,7 +125,7 @@ def ingest_files(
             refused = [FileOutcome(str(local_path(i)), "failed", reason=NOT_FOUND) for i, p in found.items() if not p]
         summary = IngestSummary(outcomes=refused)
         if paths or state.get("prune"):
-            with Index(folder, services.settings, write=True) as index:
+            with open_index(folder, services.settings, write=True) as index:
                 ingestor = Ingestor(
                     index,
                     StreamedProgress(),
