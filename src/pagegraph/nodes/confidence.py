@@ -68,11 +68,7 @@ def draft_probability(reply: BaseMessage, question: str) -> DraftProbability | N
         at += len(piece or "")
     if not own:
         return DraftProbability(reply=reply_probability)
-    return DraftProbability(
-        reply=reply_probability,
-        answer_lowest=round(math.exp(min(own)), 4),
-        answer_mean=round(math.exp(sum(own) / len(own)), 4),
-    )
+    return DraftProbability(reply=reply_probability, answer_lowest=round(math.exp(min(own)), 4))
 
 
 def _logit(p: float) -> float:

@@ -184,9 +184,6 @@ class DraftProbability(BaseModel):
         description="lowest probability among the answer's own tokens (not citations, not words of the question); "
         "None when the reply has none or the model reported no token text",
     )
-    answer_mean: float | None = Field(
-        default=None, ge=0.0, le=1.0, description="geometric mean over the answer's own tokens"
-    )
 
 
 class Confidence(BaseModel):
