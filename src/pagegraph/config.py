@@ -85,6 +85,12 @@ class Settings(BaseSettings):
         ge=1024,
         description="most bytes a Word file (a zip) may unpack to; more is refused before anything is unpacked",
     )
+    max_unpack_ratio: int = Field(
+        default=200,
+        ge=10,
+        description="most a member of a Word file may expand over its packed size, once it unpacks past 10 MB "
+        "(ordinary documents stay under 20; a zip bomb is hundreds to a thousand)",
+    )
     max_pages: int = Field(default=10_000, ge=1, description="most pages one document may have")
     max_document_chars: int = Field(default=50_000_000, ge=1000, description="most characters of text in one document")
     parse_seconds: float = Field(

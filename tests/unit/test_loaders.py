@@ -141,6 +141,12 @@ def test_a_word_file_that_unpacks_past_the_limit_is_refused_before_unpacking(tmp
     assert load_document(tmp_path / ".seed-bomb.docx", read=ReadOptions(max_unpacked_bytes=2_000_000)).pages
 
 
+def test_a_word_file_that_expands_too_many_times_is_refused_under_the_size_limit(tmp_path: Path) -> None:
+    bomb = zip_bomb_docx(tmp_path / "dense.docx", 30_000_000)  # 30 MB of one repeated paragraph: ~100 KB packed
+    with pytest.raises(DocumentError, match=r"dense.docx: word/document.xml expands .* times .*MAX_UNPACK_RATIO"):
+        load_document(bomb, read=ReadOptions(max_unpacked_bytes=100_000_000))
+
+
 def test_files_pages_and_characters_past_their_limits_are_refused(tmp_path: Path) -> None:
     text = tmp_path / "long.txt"
     text.write_text("A line of text.\n\f" * 50)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import uuid
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -24,18 +22,13 @@ from pagegraph.cli.common import (
     index_folder,
     ingest_with_progress,
 )
-from pagegraph.config import Context, Settings, get_settings
-from pagegraph.errors import ModelUnavailableError, PagegraphError
+from pagegraph.config import Settings, get_settings
+from pagegraph.errors import PagegraphError
 from pagegraph.eval.answers import (
     GOLD_SUFFIX,
-    answer_summary,
     core_metrics,
-    retrieval_answerer,
-    run_answer_eval,
 )
 from pagegraph.eval.calibration import BANDS
-from pagegraph.eval.gold import GoldEvidenceReader
-from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
 from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, plot_reliability, write_json
 from pagegraph.eval.retrieval import RETRIEVERS, TREE_RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
@@ -224,91 +217,42 @@ def _answer_run(
     resume: Path | None,
     out: Path | None,
 ) -> EvalRun:
-    """Run the graphs question by question; Ctrl-C or an unreachable model stops the run with the finished rows
-    kept in a partial report that --resume continues."""
-    from pagegraph import build_graph
+    from pagegraph.eval.answer_run import AnswerRun, AnswerRunPlan
     from pagegraph.llm.factory import resolve_spec
-    from pagegraph.services import Services
 
-    finished: list[dict] = []
-    run_id = uuid.uuid4().hex[:12]
-    if resume is not None:
-        previous = _read_report(resume)
-        if previous.mode != "answer":
-            raise PagegraphError(f"--resume {resume}: a {previous.mode} run, not an answer run")
-        # --graph may add graphs to a run (they answer the same questions); it cannot drop any
-        missing = [name for name in previous.config["graphs"] if graphs and name not in graphs]
-        if missing:
-            raise PagegraphError(f"--resume {resume}: that run also compares {', '.join(missing)}; name them too")
-        graphs = [*previous.config["graphs"], *(g for g in graphs if g not in previous.config["graphs"])]
-        model, scope = previous.config["model"], previous.config["scope"]
-        finished, run_id = list(previous.per_question), previous.id
-    graphs = list(dict.fromkeys(graphs or ["rag"]))
-    unknown = [name for name in graphs if name.removesuffix(GOLD_SUFFIX) not in GRAPH_NAMES]
-    if unknown:
-        raise PagegraphError(f"--graph {unknown[0]!r}: choose from {', '.join(GRAPH_NAMES)}")
-    spec = resolve_spec(model, settings)
+    plan = AnswerRunPlan.new_or_resumed(graphs, model, scope, resume)
+    spec = resolve_spec(plan.model, settings)
     config = {
-        "graphs": graphs,
-        "model": model,
+        "graphs": plan.graphs,
+        "model": plan.model,
         "model_spec": spec,
-        "scope": scope,
+        "scope": plan.scope,
         "questions_file": str(questions_path),
         "questions": len(rows),
         "index": str(folder),
     }
-    report = out or folder / "eval-runs" / f"{run_id}.json"
-    stopped = None
+    report = out or folder / "eval-runs" / f"{plan.run_id}.json"
     _ingest_docs(folder, settings, docs)
     with open_index(folder, settings) as opened:
-        config["index_params"] = opened.params.model_dump()
-        services = Services(settings, index=opened)
-        context = Context(index=str(folder), model=model)
-        page_counts = {doc.name: doc.n_pages for doc in opened.documents()}
-        answerers = {
-            name: GoldEvidenceReader(name.removesuffix(GOLD_SUFFIX), services, opened, context, page_counts)
-            if name.endswith(GOLD_SUFFIX)
-            else retrieval_answerer(build_graph(name, services=services), context, scope)
-            for name in graphs
-        }
-        console.print(f"run {run_id}: {len(rows)} questions × {', '.join(graphs)} with {spec}; report {report}")
-        gold_rows = sum(bool(gold_for(r, page_counts).pages) and r.answerable for r in rows)
-        total = sum(gold_rows if name.endswith(GOLD_SUFFIX) else len(rows) for name in graphs)
-
-        def snapshot(stopped: str | None) -> EvalRun:
-            return EvalRun(
-                id=run_id,
-                mode="answer",
-                config={**config, "stopped": stopped, "rows_done": len(finished), "rows_expected": total},
-                summary=answer_summary(finished, graphs),
-                per_question=finished,
-            )
-
+        answering = AnswerRun(plan, opened, settings, rows, config, report)
+        console.print(
+            f"run {plan.run_id}: {len(rows)} questions × {', '.join(plan.graphs)} with {spec}; report {report}"
+        )
         with _progress() as progress:
-            task = progress.add_task("answers", total=total, completed=len(finished), metrics="")
+            task = progress.add_task("answers", total=answering.total, completed=len(plan.finished), metrics="")
 
             def on_row(row: dict) -> None:
-                # saved after every answer, so that even a killed run leaves a report to --resume
-                write_json(snapshot("running"), report)
-                progress.update(task, advance=1, metrics=_running_metrics(finished, graphs))
+                progress.update(task, advance=1, metrics=_running_metrics(plan.finished, plan.graphs))
                 progress.console.print(_row_line(row), highlight=False)
 
-            try:
-                run_answer_eval(rows, answerers, page_counts, finished, on_row)
-            except KeyboardInterrupt:
-                stopped = "interrupted"
-            except ModelUnavailableError as exc:
-                stopped = f"model unavailable: {exc}"
-            finally:
-                services.close()
-        run = snapshot(stopped)
+            run = answering.run(on_row)
     _save_run(folder, settings, run)
     write_json(run, report)
-    if stopped:
+    if stopped := run.config["stopped"]:
         err.print(
-            f"[yellow]stopped ({stopped}) after {len(finished)} of {total} answers; partial report {report}; "
-            f"continue with: pagegraph eval {questions_path} --mode answer --index {folder} --resume {report}"
-            "[/yellow]",
+            f"[yellow]stopped ({stopped}) after {len(plan.finished)} of {answering.total} answers; partial report "
+            f"{report}; continue with: pagegraph eval {questions_path} --mode answer --index {folder} --resume "
+            f"{report}[/yellow]",
             highlight=False,
         )
     return run
@@ -367,15 +311,6 @@ def _progress() -> Progress:
         console=console,
         transient=True,
     )
-
-
-def _read_report(path: Path) -> EvalRun:
-    try:
-        return EvalRun.model_validate(json.loads(path.read_text()))
-    except FileNotFoundError:
-        raise PagegraphError(f"{path}: no such report") from None
-    except (json.JSONDecodeError, ValueError) as exc:
-        raise PagegraphError(f"{path}: not an evaluation report ({exc})") from None
 
 
 def _stored_runs(folder: Path, settings: Settings, show: str | None, out: Path | None, plot: Path | None) -> None:

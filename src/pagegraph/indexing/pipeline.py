@@ -164,6 +164,7 @@ class Ingestor:
             settings.pdf_table_seconds,
             max_file_bytes=settings.max_file_bytes,
             max_unpacked_bytes=settings.max_unpacked_bytes,
+            max_unpack_ratio=settings.max_unpack_ratio,
             max_pages=settings.max_pages,
             max_chars=settings.max_document_chars,
         )

@@ -25,10 +25,14 @@ _RENDERED_BREAK = ".//w:lastRenderedPageBreak"
 _EXPLICIT_BREAK = './/w:br[@w:type="page"]'
 
 
-def refuse_zip_bomb(path: Path, data: bytes, limit: int) -> None:
-    """Refuse a Word file (a zip) whose directory says it unpacks to more than `limit`, before anything is unpacked
-    (a 1 MB file whose document.xml expands to gigabytes is a zip bomb). Python's zipfile never unpacks a member
-    past its declared size, and python-docx parses without resolving XML entities, so this bounds the parse."""
+RATIO_FLOOR_BYTES = 10_000_000  # members smaller than this unpacked are not judged by their ratio
+
+
+def refuse_zip_bomb(path: Path, data: bytes, limit: int, ratio: int) -> None:
+    """Refuse a Word file (a zip) whose directory says it unpacks to more than `limit`, or holds a member past
+    RATIO_FLOOR_BYTES that expands more than `ratio` times its packed size, before anything is unpacked (a 1 MB file
+    whose document.xml expands to gigabytes is a zip bomb). Python's zipfile never unpacks a member past its
+    declared size, and python-docx parses without resolving XML entities, so this bounds the parse."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
@@ -42,10 +46,18 @@ def refuse_zip_bomb(path: Path, data: bytes, limit: int) -> None:
             f"unpacks to {total:,} bytes ({biggest.filename}: {biggest.file_size:,}), over the limit of {limit:,} "
             "(PAGEGRAPH_MAX_UNPACKED_BYTES)",
         )
+    for member in members:
+        if member.file_size > RATIO_FLOOR_BYTES and member.file_size > ratio * max(member.compress_size, 1):
+            raise DocumentError(
+                path,
+                f"{member.filename} expands {member.file_size / max(member.compress_size, 1):,.0f} times "
+                f"({member.compress_size:,} to {member.file_size:,} bytes), over the limit of {ratio} "
+                "(PAGEGRAPH_MAX_UNPACK_RATIO)",
+            )
 
 
 def load_docx(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
-    refuse_zip_bomb(path, data, read.max_unpacked_bytes)
+    refuse_zip_bomb(path, data, read.max_unpacked_bytes, read.max_unpack_ratio)
     try:
         document = docx.Document(io.BytesIO(data))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:

@@ -21,5 +21,6 @@ class ReadOptions:
     table_seconds: float = 60.0
     max_file_bytes: int = _LIMITS["max_file_bytes"].default
     max_unpacked_bytes: int = _LIMITS["max_unpacked_bytes"].default
+    max_unpack_ratio: int = _LIMITS["max_unpack_ratio"].default
     max_pages: int = _LIMITS["max_pages"].default
     max_chars: int = _LIMITS["max_document_chars"].default
