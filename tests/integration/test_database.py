@@ -221,7 +221,7 @@ READER = textwrap.dedent(
     import json, sys, time
     from pathlib import Path
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import Index
+    from pagegraph.indexing.index import open_index
     from pagegraph.retrievers.hybrid import HybridRetriever
 
     settings = Settings(index=Path(sys.argv[1]))

@@ -331,7 +331,7 @@ def test_python_script_without_main_guard_can_ingest(tmp_path: Path, cache_dir: 
     script.write_text(
         "from pathlib import Path\n"
         "from pagegraph.config import Settings\n"
-        "from pagegraph.indexing.index import Index\n"
+        "from pagegraph.indexing.index import open_index\n"
         "from pagegraph.indexing.pipeline import Ingestor\n"
         f"settings = Settings(index=Path({str(tmp_path / 'index')!r}), cache_dir=Path({str(cache_dir)!r}))\n"
         "with open_index(settings.index, settings, write=True) as index:\n"
