@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import time
+import zipfile
 from pathlib import Path
 
 import docx
@@ -156,3 +158,26 @@ def test_files_pages_and_characters_past_their_limits_are_refused(tmp_path: Path
         load_document(text, read=ReadOptions(max_pages=10))
     with pytest.raises(DocumentError, match="long.txt: .* characters of text, .*PAGEGRAPH_MAX_DOCUMENT_CHARS"):
         load_document(text, read=ReadOptions(max_chars=100))
+
+
+def test_xml_entities_in_a_word_file_are_never_expanded(tmp_path: Path) -> None:
+    """A "billion laughs" document.xml (nested entities that would expand to gigabytes) is refused at once, naming
+    the file, instead of being expanded."""
+    seed = tmp_path / "seed.docx"
+    document = docx.Document()
+    document.add_paragraph("Laughs follow.")
+    document.save(seed)
+    entities = '<!ENTITY lol0 "lol">' + "".join(f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">' for n in range(1, 10))
+    laughs = tmp_path / "laughs.docx"
+    with zipfile.ZipFile(seed) as original, zipfile.ZipFile(laughs, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in original.infolist():
+            data = original.read(item)
+            if item.filename == "word/document.xml":
+                head, body = data.split(b"?>", 1)
+                body = body.replace(b"Laughs follow.", b"Laughs follow &lol9;")
+                data = head + b"?>" + f"<!DOCTYPE w:document [{entities}]>".encode() + body
+            out.writestr(item, data)
+    started = time.monotonic()
+    with pytest.raises(DocumentError, match=r"laughs.docx: corrupt Word document .*amplification"):
+        load_document(laughs)
+    assert time.monotonic() - started < 10

@@ -14,6 +14,7 @@ from pathlib import Path
 import docx
 from docx.table import Table
 from docx.text.paragraph import Paragraph
+from lxml import etree
 
 from pagegraph.errors import DocumentError
 from pagegraph.indexing.loaders.options import ReadOptions
@@ -60,7 +61,8 @@ def load_docx(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
     refuse_zip_bomb(path, data, read.max_unpacked_bytes, read.max_unpack_ratio)
     try:
         document = docx.Document(io.BytesIO(data))
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except (zipfile.BadZipFile, KeyError, ValueError, etree.XMLSyntaxError) as exc:
+        # XMLSyntaxError: malformed XML, or entities that would expand past libxml2's amplification limit
         raise DocumentError(path, f"corrupt Word document ({exc})") from exc
     blocks = list(document.iter_inner_content())
     break_query = _RENDERED_BREAK if any(_breaks(block, _RENDERED_BREAK) for block in blocks) else _EXPLICIT_BREAK
