@@ -1,5 +1,5 @@
 """The HTTP app LangGraph server mounts beside its API (langgraph.json `http.app`): the web page and its routes
-(`pagegraph.server.web`). Its middleware bounds every request, the API's included: the body size (413; uploads to
+(`pagegraph.server.page_routes`). Its middleware bounds every request, the API's included: the body size (413; uploads to
 the web page have their own limit), and how many runs one user may have going at once and start per
 minute (429, with the limit named and Retry-After)."""
 
@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from pagegraph.config import Settings, get_settings
 from pagegraph.server.auth import request_access
 from pagegraph.server.origins import OriginGuard
-from pagegraph.server.web import UPLOAD_PATH, routes
+from pagegraph.server.page_routes import UPLOAD_PATH, routes
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
