@@ -131,7 +131,7 @@ class Index:
             self._recover()
         self.generation = self.bm25.built_generation()
         self.store_generation = self.store.generation()  # what was committed when it was opened
-        self.unsearchable = self._not_yet_searchable() if not write and self.bm25_is_stale() else []
+        self.unsearchable = [] if write else [doc.name for doc in self._documents_after_bm25()]
         if self.unsearchable:
             logger.warning(
                 "index %s: %d document(s) committed since its keyword index was built are not searchable yet (%s); "
@@ -170,10 +170,13 @@ class Index:
         if done:
             self.store.record_recovery(now_iso(), "; ".join(done))
 
-    def _not_yet_searchable(self) -> list[str]:
-        """Names of the stored documents none of whose chunks the BM25 index holds (committed after it was built)."""
+    def _documents_after_bm25(self) -> list[DocumentRecord]:
+        """The stored documents none of whose chunks BM25 holds (committed after it was built); none while it is
+        current."""
+        if not self.bm25_is_stale():
+            return []
         searchable = set(self.catalog.document_ids[self.catalog.live])
-        return [doc.name for doc in self.store.documents() if doc.id not in searchable and doc.n_chunks]
+        return [doc for doc in self.store.documents() if doc.id not in searchable and doc.n_chunks]
 
     def _chunks_missing_from_chroma(self) -> list[str]:
         """Committed chunk ids Chroma does not hold (only looked for when the counts differ)."""
@@ -216,8 +219,7 @@ class Index:
     def profiles(self) -> DocumentProfiles:
         """Document-level representations for routing, in step with the catalog."""
         vectors = self.bm25.vectors if self.bm25.has_vectors else np.zeros((0, self.params.embedding_dimension))
-        searchable = set(self.catalog.document_ids[self.catalog.live])
-        later = frozenset(doc.id for doc in self.store.documents() if doc.id not in searchable and doc.n_chunks)
+        later = frozenset(doc.id for doc in self._documents_after_bm25())
         return DocumentProfiles(self.store, self.catalog.document_ids, vectors, later)
 
     # -- reads: what the rest of pagegraph asks of the stored records (the store itself stays inside indexing) --
