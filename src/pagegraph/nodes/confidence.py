@@ -12,7 +12,7 @@ from langchain_core.messages import BaseMessage
 
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
-from pagegraph.llm.calls import token_logprobs
+from pagegraph.llm.calls import token_logprobs, token_probability
 from pagegraph.state.answering import Band, Confidence, DraftProbability, ValueCheck
 
 # An answer that says, in its own words, that the passages do not hold what was asked: a refusal, however phrased.
@@ -45,13 +45,12 @@ def draft_probability(reply: BaseMessage, question: str) -> DraftProbability | N
     """The reply's token probabilities: over the whole reply, and over the answer's own tokens — those of words
     that are neither in the question nor stopwords, outside citations. A small model copies the question's words
     into its sentence with near-certainty; how sure it was of the value it added is what tells a guess apart."""
-    tokens = token_logprobs(reply)
-    if not tokens:
+    tokens, reply_probability = token_logprobs(reply), token_probability(reply)
+    if reply_probability is None:
         return None
-    reply_probability = round(math.exp(sum(logprob for _, logprob in tokens) / len(tokens)), 4)
     if any(text is None for text, _ in tokens):
         return DraftProbability(reply=reply_probability)
-    text = "".join(text or "" for text, _ in tokens)
+    text = "".join(piece or "" for piece, _ in tokens)
     asked = set(tokenize(question))
     own_chars = [False] * len(text)
     cited = [False] * len(text)
