@@ -4,7 +4,7 @@ Runs the extract graph (local model, document scope) on the rows of bench/calibr
 `answer_threshold` 0, so that only a refusal abstains, and keeps each row's signals: refusal, the answer's support
 in its excerpt, the best passage's similarity. Then, for each support weight and threshold, prints what abstaining
 below the combined confidence would give: answer accuracy, false abstentions on answerable rows and abstentions on
-unanswerable ones. At --weight (Context.support_weight), the chosen threshold is the one with the highest abstain
+unanswerable ones. At --weight (Context.confidence.support_weight), the chosen threshold is the one with the highest abstain
 recall among those whose accuracy and false-abstain rate are within --tolerance of the best any threshold reaches
 (ties: the higher threshold). Rows are saved as they finish; --resume continues a killed run.
 
@@ -33,7 +33,7 @@ def outcome(rows: list[dict], weight: float, threshold: float) -> dict:
 
     answerable = [r for r in rows if r["answerable"]]
     unanswerable = [r for r in rows if not r["answerable"]]
-    context = Context(support_weight=weight)
+    context = Context(confidence={"support_weight": weight})
 
     def abstains(row: dict) -> bool:
         signals = row["abstain_signals"]
@@ -93,7 +93,7 @@ def main() -> int:
 
     with open_index(args.index, settings) as index:
         services = Services(settings, index=index)
-        context = Context(index=str(args.index), answer_threshold=0.0)
+        context = Context(index=str(args.index), confidence={"answer_threshold": 0.0})
         answerer = retrieval_answerer(build_graph("extract", services=services), context, "document")
         page_counts = {doc.name: doc.n_pages for doc in index.store.documents()}
 

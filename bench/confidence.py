@@ -4,7 +4,7 @@ and show what they give on other runs.
 Each answered row of `pagegraph eval --mode answer` keeps the signals `verify` computed its confidence from (the
 answer call's token probabilities over the reply and over the answer's own tokens, the evidence overlap, the value
 check). This fits a logistic regression of
-"the row is right" on them (L2-regularised, Newton's method; a weight of the wrong sign is dropped), then picks the lowest `supported_confidence` at which
+"the row is right" on them (L2-regularised, Newton's method; a weight of the wrong sign is dropped), then picks the lowest `confidence.supported` at which
 the top band's wrong share on the fitting rows stays at most `--target` (none: 1.0, nothing is supported), and rescores every run with
 `pagegraph.nodes.confidence.answer_confidence` itself (what the graph computes with those knobs, without a model
 call). Fit on one set of rows, check on others:
@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-FEATURES = ("confidence_probability_weight", "confidence_answer_probability_weight", "confidence_overlap_weight",
-            "confidence_supported_value", "confidence_unsupported_value")  # fmt: skip
+# Context.confidence's weights, in the order of features()
+FEATURES = ("probability_weight", "answer_probability_weight", "overlap_weight", "supported_value",
+            "unsupported_value")  # fmt: skip
 
 
 def answered(path: Path, graph: str) -> list[dict]:
@@ -121,7 +122,7 @@ def main() -> None:
 
     base = Context()
     fit_rows = [row for path in args.fit for row in answered(path, args.graph)]
-    usable = [(f, is_right(r)) for r in fit_rows if (f := features(r, base.confidence_no_logprobs)) is not None]
+    usable = [(f, is_right(r)) for r in fit_rows if (f := features(r, base.confidence.no_logprobs)) is not None]
     x = np.array([f for f, _ in usable], dtype=float)
     y = np.array([float(right) for _, right in usable])
     # signs the signals must have (more probability, more overlap, a supported value: more likely right; a missing
@@ -136,19 +137,19 @@ def main() -> None:
         if not wrong.any():
             break
         kept &= ~wrong
-    knobs = {"confidence_bias": round(bias, 3), **{name: round(float(w), 3) for name, w in zip(FEATURES, weights)}}
-    context = base.model_copy(update=knobs)
+    knobs = {"bias": round(bias, 3), **{name: round(float(w), 3) for name, w in zip(FEATURES, weights)}}
+    context = base.with_changes(confidence=knobs)
     scored = rescored(fit_rows, context)
     candidates = sorted({r["confidence"] for r in scored if not r["abstained"]})
     threshold = 1.0
     for value in candidates:
-        trial = context.model_copy(update={"supported_confidence": value})
+        trial = context.with_changes(confidence={"supported": value})
         top = [r for r in rescored(fit_rows, trial) if r.get("band") == "supported"]
         if top and sum(not is_right(r) for r in top) / len(top) <= args.target:
             threshold = value
             break
-    knobs["supported_confidence"] = round(threshold, 3)
-    context = base.model_copy(update=knobs)
+    knobs["supported"] = round(threshold, 3)
+    context = base.with_changes(confidence=knobs)
     report = {"fit": [str(p) for p in args.fit], "rows": len(usable), "right": int(y.sum()), "knobs": knobs, "runs": {}}
     print(f"fitted on {len(usable)} answered rows ({int(y.sum())} right): {knobs}")
     for path in [*args.fit, *args.check]:

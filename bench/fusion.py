@@ -1,4 +1,4 @@
-"""Choose the BM25 weight of the convex score fusion (Context.alpha) on mmlongbench dev questions; check it on
+"""Choose the BM25 weight of the convex score fusion (Context.retrieval.alpha) on mmlongbench dev questions; check it on
 sec10q, which is never tuned on.
 
 For each candidate weight, the hybrid retriever as the graphs configure it (convex fusion, document routing, page
@@ -86,7 +86,7 @@ def main() -> int:
     args = parse_tune_check(__doc__)
     from pagegraph.config import Context
 
-    candidates = {f"convex {alpha}": Context(alpha=alpha) for alpha in ALPHAS}
+    candidates = {f"convex {alpha}": Context(retrieval={"alpha": alpha}) for alpha in ALPHAS}
     return tune_and_check(
         args, candidates, ("document", "corpus"), lambda figures: figures["document hit@5"] + figures["corpus hit@5"]
     )

@@ -47,7 +47,7 @@ def searched_passages(services, inputs: dict, context) -> list:
     from pagegraph.nodes.retrieve import search_question
 
     runtime = SimpleNamespace(context=context)
-    return search_question(inputs, runtime, services)["retrieved"][: context.highlight_passages]
+    return search_question(inputs, runtime, services)["retrieved"][: context.reading.highlight_passages]
 
 
 def in_process(args: argparse.Namespace, rows: list) -> dict:

@@ -2,7 +2,7 @@
 model.
 
 Each row is searched as the graphs search it (`search_question`): within its own documents, or with --scope corpus
-in the whole index, routed as the graphs route. Then it runs through the `gate` node with `key_term_gate` on and
+in the whole index, routed as the graphs route. Then it runs through the `gate` node with `gate.key_terms` on and
 off. Prints, per group of rows (those --rows lists, by default the answer benchmark's, and all the others), how many
 answerable and unanswerable rows the rule alone turns away, and each turned-away row with the terms neither the
 passages nor their documents mention. Turning away an unanswerable row is right; turning away an answerable one is
@@ -47,7 +47,7 @@ def main() -> int:
     held = set(read_row_ids(args.rows))
     services = Services(Settings())
     on = Runtime(context=Context(index=str(args.index)))
-    off = Runtime(context=Context(index=str(args.index), key_term_gate=False))
+    off = Runtime(context=Context(index=str(args.index), gate={"key_terms": False}))
     groups: dict[str, dict[str, list[dict]]] = {}
     for row in load_questions(args.questions):
         state: dict = {"question": row.question, "documents": row.documents if args.scope == "document" else []}

@@ -34,7 +34,7 @@ EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
 
 def build_replica(source, folder: Path, size: int, settings) -> None:
     from pagegraph.indexing.index import open_index
-    from pagegraph.indexing.store import DocumentWrite
+    from pagegraph.indexing.records import DocumentWrite
     from pagegraph.state.documents import DocumentRecord
 
     rng = np.random.default_rng(7)

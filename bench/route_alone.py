@@ -1,4 +1,4 @@
-"""Choose when a library-wide search routes to its best document alone (Context.route_alone) on mmlongbench dev
+"""Choose when a library-wide search routes to its best document alone (Context.retrieval.route_alone) on mmlongbench dev
 questions; check it on sec10q, which is never tuned on.
 
 A search over the whole library routes to the best-ranked documents (retrievers.documents); when the second scores
@@ -23,7 +23,7 @@ def main() -> int:
     args = parse_tune_check(__doc__)
     from pagegraph.config import Context
 
-    candidates = {f"route_alone {share}": Context(route_alone=share) for share in SHARES}
+    candidates = {f"route_alone {share}": Context(retrieval={"route_alone": share}) for share in SHARES}
     return tune_and_check(
         args, candidates, ("corpus",), lambda figures: figures["corpus hit@5"] + figures["corpus doc_hit@5"]
     )

@@ -1,4 +1,4 @@
-"""Searching a question's unseen words as the index's nearest spelling (Context.correct_spelling), on and off, on
+"""Searching a question's unseen words as the index's nearest spelling (Context.retrieval.correct_spelling), on and off, on
 mmlongbench dev questions (within their documents and over the whole index) and sec10q (over the whole index, never
 tuned on); `on` is kept only if it has the better sum of mmlongbench's three figures (ties: off). The words each
 question set has corrected are listed, so what the rule does can be read, not only scored.
@@ -34,7 +34,10 @@ def main() -> int:
     for name, (index_folder, questions_file) in (("tune", args.tune), ("check", args.check)):
         changed = corrections(index_folder, questions_file)
         print(f"{name}: {len(changed)} words searched as another: " + ", ".join(f"{a} -> {b}" for a, b in changed))
-    candidates = {"spelling off": Context(correct_spelling=False), "spelling on": Context(correct_spelling=True)}
+    candidates = {
+        "spelling off": Context(retrieval={"correct_spelling": False}),
+        "spelling on": Context(retrieval={"correct_spelling": True}),
+    }
     return tune_and_check(
         args,
         candidates,

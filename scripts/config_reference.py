@@ -38,7 +38,9 @@ CONTEXT = """
 
 Per-run knobs: `Context(...)` in Python, the context form in Studio, `context` in a server run
 (`runs.create(..., context={...})`). `pagegraph ask --model` sets `model`; the rest keep these defaults on the
-command line.
+command line. Knobs come in groups: `Context(retrieval={"top_k_files": 5})`, `{"retrieval": {"top_k_files": 5}}` as
+JSON. A key of the flat layout before the groups (`top_k_files`) is still read, with a deprecation warning naming its
+new place.
 
 | key | default | meaning |
 |---|---|---|
@@ -76,8 +78,23 @@ def reference() -> str:
         f"| `PAGEGRAPH_{name.upper()}` | {_shown(_default(field))} | {_meaning(field)} |"
         for name, field in Settings.model_fields.items()
     ]
-    knobs = [f"| `{name}` | {_shown(_default(field))} | {_meaning(field)} |" for name, field in Context.model_fields.items()]
+    groups = {name: field for name, field in Context.model_fields.items() if _is_group(field)}
+    knobs = [
+        f"| `{name}` | {_shown(_default(field))} | {_meaning(field)} |"
+        for name, field in Context.model_fields.items()
+        if name not in groups
+    ]
+    for group, field in groups.items():
+        knobs.append(f"| **{group}** | | {_meaning(field)} |")
+        knobs += [
+            f"| `{group}.{name}` | {_shown(_default(knob))} | {_meaning(knob)} |"
+            for name, knob in field.annotation.model_fields.items()
+        ]
     return HEADER + "\n".join(rows) + "\n" + CONTEXT + "\n".join(knobs) + "\n"
+
+
+def _is_group(field: FieldInfo) -> bool:
+    return isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
 
 
 def main() -> None:

@@ -9,10 +9,11 @@ import hashlib
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from pagegraph.errors import PagegraphError
@@ -164,7 +165,7 @@ class Settings(BaseSettings):
     model_logprobs: bool = Field(
         default=True,
         description="ask OpenAI-compatible servers for the answer's token log-probabilities, which its confidence "
-        "weighs (turn off for a server that refuses them; the confidence then uses Context.confidence_no_logprobs)",
+        "weighs (turn off for a server that refuses them; the confidence then uses Context.confidence.no_logprobs)",
     )
 
     auth_file: Path | None = Field(
@@ -306,62 +307,20 @@ class RoutingWeights(BaseModel):
     per_document: int = Field(default=3, ge=1, le=20)
 
 
-class Context(BaseModel):
-    """Per-run knobs of the question-answering graphs (LangGraph `context_schema`; Studio shows them as a form)."""
+class RetrievalKnobs(BaseModel):
+    """How passages are found: candidates, fusion, windows, page ranking, document routing."""
 
-    index: str | None = Field(default=None, description="index folder; unset uses PAGEGRAPH_INDEX")
-    model: str | None = Field(
-        default=None,
-        description="chat model spec (local, local-fast, gguf:PATH, ollama:NAME, openai:NAME, PROVIDER:NAME); "
-        "unset uses model_profile, else PAGEGRAPH_MODEL",
-    )
-    model_profile: Literal["cheap", "balanced", "premium"] | None = Field(
-        default=None, description="pick the model by profile (PAGEGRAPH_MODEL_CHEAP/BALANCED/PREMIUM)"
-    )
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="sampling temperature of answer calls")
-    output_type: OutputType = Field(default="answer", description="default output shape when the input names none")
     top_k_files: int = Field(default=3, ge=1, le=20, description="documents the router keeps")
     top_k_bm25: int = Field(default=20, ge=1, le=200, description="BM25 candidates per search")
     top_k_vector: int = Field(default=40, ge=1, le=400, description="dense candidates per search")
-    max_chunks_for_context: int = Field(
+    max_chunks: int = Field(
         default=15, ge=1, le=50, description="fused hits per plan step handed on (before windows and the budget)"
     )
-    map_chunks: int = Field(
-        default=5, ge=1, le=20, description="small_model graph: chunks read one at a time by the model (one call each)"
-    )
-    nodes_per_file: int = Field(
-        default=5, ge=1, le=20, description="pageindex graph: sections the model picks from each file's tree"
-    )
-    selection_view_tokens: int = Field(
-        default=2000,
-        ge=200,
-        le=20000,
-        description="pageindex graph: the most tokens of a file's section list shown to the model (deep levels go "
-        "first)",
-    )
-    node_text_chars: int = Field(
-        default=3000, ge=200, le=50000, description="tree sections: the most characters of a section's text read"
-    )
-    use_tree: bool = Field(
-        default=True,
-        description="rag graph: add sections found by navigating the section tree of documents with a real outline "
-        "(bookmarks or headings) to the retrieved passages",
-    )
-    tree_max_steps: int = Field(
-        default=8, ge=1, le=100, description="tree retriever: the most sections the model judges per question"
-    )
-    tree_start_nodes: int = Field(
-        default=4,
-        ge=1,
-        le=50,
-        description="tree retriever: sections closest to the question that navigation starts from",
-    )
-    fact_grounding: float = Field(
-        default=0.5,
+    alpha: float = Field(
+        default=0.4,
         ge=0.0,
         le=1.0,
-        description="small_model graph: a fact is kept only when every number or code in it appears in its passage "
-        "and at least this share of its other words do (0 keeps every fact)",
+        description="BM25 weight in the fusion of normalised BM25 and cosine scores (chosen with bench/fusion.py)",
     )
     window: int = Field(default=1, ge=0, le=5, description="neighbouring chunks added on each side of a hit")
     page_ranking: bool = Field(
@@ -398,6 +357,30 @@ class Context(BaseModel):
         description="search a question's words that no indexed chunk holds, and that are not common English words, "
         "as the indexed word one typing slip away ('Neflix' as 'Netflix')",
     )
+
+
+class GateKnobs(BaseModel):
+    """When to abstain before any answer-model call."""
+
+    abstain_threshold: float = Field(
+        default=0.19,
+        ge=0.0,
+        le=1.0,
+        description="abstain without calling the answer model when no chunk of the searched documents reaches "
+        "this cosine similarity to the question (calibrated with bench/abstain_threshold.py: keeps 98% of "
+        "answerable benchmark questions)",
+    )
+    key_terms: bool = Field(
+        default=True,
+        description="abstain without calling the answer model when the question names something (a capitalised "
+        "name, an acronym, a year) that neither the retrieved passages nor their documents mention, or a page, "
+        "figure or table their documents do not have",
+    )
+
+
+class ReadingKnobs(BaseModel):
+    """What the answer model reads: evidence sentences, the extract graph's focused read, the evidence budget, and how answer sentences are attributed to passages."""
+
     highlights: int = Field(
         default=3, ge=0, le=20, description="evidence sentences picked before any answer-model call and shown first"
     )
@@ -425,6 +408,28 @@ class Context(BaseModel):
         description="extract graph: read whole passages once when the focused read refused or the excerpt it cites "
         "holds less than this share of its answer",
     )
+    max_evidence_tokens: int = Field(
+        default=3000,
+        ge=200,
+        le=100_000,
+        description="evidence tokens in the answer prompt at most (also bounded by the model's context window); "
+        "the local model reads ~80 prompt tokens/s on 2 cores",
+    )
+    attribution_min_overlap: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="a sentence that cites nothing is attributed to the passage holding at least this share of its "
+        "words",
+    )
+    attribution_min_tokens: int = Field(
+        default=3, ge=1, description="sentences with fewer content words than this are never attributed"
+    )
+
+
+class ConfidenceKnobs(BaseModel):
+    """The answer's confidence (a logistic combination of signals), its band, and when the extract graph abstains on it."""
+
     support_weight: float = Field(
         default=0.5,
         ge=0.0,
@@ -438,89 +443,169 @@ class Context(BaseModel):
         le=1.0,
         description="extract graph: abstain when the answer's confidence is below this",
     )
-    alpha: float = Field(
-        default=0.4,
-        ge=0.0,
-        le=1.0,
-        description="BM25 weight in the fusion of normalised BM25 and cosine scores (chosen with bench/fusion.py)",
-    )
-    abstain_threshold: float = Field(
-        default=0.19,
-        ge=0.0,
-        le=1.0,
-        description="abstain without calling the answer model when no chunk of the searched documents reaches "
-        "this cosine similarity to the question (calibrated with bench/abstain_threshold.py: keeps 98% of "
-        "answerable benchmark questions)",
-    )
-    key_term_gate: bool = Field(
-        default=True,
-        description="abstain without calling the answer model when the question names something (a capitalised "
-        "name, an acronym, a year) that neither the retrieved passages nor their documents mention, or a page, "
-        "figure or table their documents do not have",
-    )
-    supported_confidence: float = Field(
+    supported: float = Field(
         default=0.8,
         ge=0.0,
         le=1.0,
         description="an answer whose confidence reaches this, and none of whose values is missing from the sentences "
         "it cites, is shown as supported; below it, as uncertain (check the evidence)",
     )
-    confidence_bias: float = Field(
+    bias: float = Field(
         default=-0.56, ge=-20.0, le=20.0, description="confidence: the logistic combination's intercept"
     )
-    confidence_probability_weight: float = Field(
+    probability_weight: float = Field(
         default=0.0,
         ge=0.0,
         le=20.0,
         description="confidence: weight of the logit of the answer call's mean token probability",
     )
-    confidence_answer_probability_weight: float = Field(
+    answer_probability_weight: float = Field(
         default=0.0,
         ge=0.0,
         le=20.0,
         description="confidence: weight of the logit of the lowest token probability among the answer's own words",
     )
-    confidence_overlap_weight: float = Field(
+    overlap_weight: float = Field(
         default=0.0,
         ge=-20.0,
         le=20.0,
         description="confidence: weight of the share of the answer's words found in the evidence it cites",
     )
-    confidence_supported_value: float = Field(
+    supported_value: float = Field(
         default=0.0,
         ge=-20.0,
         le=20.0,
         description="confidence: added when every value the answer states is in a sentence it cites",
     )
-    confidence_unsupported_value: float = Field(
+    unsupported_value: float = Field(
         default=0.0,
         ge=-20.0,
         le=20.0,
         description="confidence: added when a value the answer states is in no sentence it cites",
     )
-    confidence_no_logprobs: float = Field(
+    no_logprobs: float = Field(
         default=0.5,
         gt=0.0,
         lt=1.0,
         description="confidence: the token probability assumed for a model that gives no log-probabilities",
     )
-    attribution_min_overlap: float = Field(
-        default=0.3,
+
+
+class SmallModelKnobs(BaseModel):
+    """The small_model graph: chunks read one call each, and which of their facts are kept."""
+
+    map_chunks: int = Field(
+        default=5, ge=1, le=20, description="small_model graph: chunks read one at a time by the model (one call each)"
+    )
+    fact_grounding: float = Field(
+        default=0.5,
         ge=0.0,
         le=1.0,
-        description="a sentence that cites nothing is attributed to the passage holding at least this share of its "
-        "words",
+        description="small_model graph: a fact is kept only when every number or code in it appears in its passage "
+        "and at least this share of its other words do (0 keeps every fact)",
     )
-    attribution_min_tokens: int = Field(
-        default=3, ge=1, description="sentences with fewer content words than this are never attributed"
+
+
+class PageIndexKnobs(BaseModel):
+    """The pageindex graph: sections picked from each file's tree by the model."""
+
+    nodes_per_file: int = Field(
+        default=5, ge=1, le=20, description="pageindex graph: sections the model picks from each file's tree"
     )
-    max_evidence_tokens: int = Field(
-        default=3000,
+    selection_view_tokens: int = Field(
+        default=2000,
         ge=200,
-        le=100_000,
-        description="evidence tokens in the answer prompt at most (also bounded by the model's context window); "
-        "the local model reads ~80 prompt tokens/s on 2 cores",
+        le=20000,
+        description="pageindex graph: the most tokens of a file's section list shown to the model (deep levels go "
+        "first)",
     )
+
+
+class TreeKnobs(BaseModel):
+    """Section-tree navigation (the rag graph's tree retriever; section text also for pageindex)."""
+
+    use: bool = Field(
+        default=True,
+        description="rag graph: add sections found by navigating the section tree of documents with a real outline "
+        "(bookmarks or headings) to the retrieved passages",
+    )
+    max_steps: int = Field(
+        default=8, ge=1, le=100, description="tree retriever: the most sections the model judges per question"
+    )
+    start_nodes: int = Field(
+        default=4,
+        ge=1,
+        le=50,
+        description="tree retriever: sections closest to the question that navigation starts from",
+    )
+    node_text_chars: int = Field(
+        default=3000, ge=200, le=50000, description="tree sections: the most characters of a section's text read"
+    )
+
+
+# Context keys before the groups: old key -> (group, key in it).
+FLAT_CONTEXT_KEYS: dict[str, tuple[str, str]] = {
+    "top_k_files": ("retrieval", "top_k_files"),
+    "top_k_bm25": ("retrieval", "top_k_bm25"),
+    "top_k_vector": ("retrieval", "top_k_vector"),
+    "max_chunks_for_context": ("retrieval", "max_chunks"),
+    "alpha": ("retrieval", "alpha"),
+    "window": ("retrieval", "window"),
+    "page_ranking": ("retrieval", "page_ranking"),
+    "named_pages": ("retrieval", "named_pages"),
+    "statement_pages": ("retrieval", "statement_pages"),
+    "route_documents": ("retrieval", "route_documents"),
+    "route_alone": ("retrieval", "route_alone"),
+    "routing": ("retrieval", "routing"),
+    "correct_spelling": ("retrieval", "correct_spelling"),
+    "abstain_threshold": ("gate", "abstain_threshold"),
+    "key_term_gate": ("gate", "key_terms"),
+    "highlights": ("reading", "highlights"),
+    "highlight_passages": ("reading", "highlight_passages"),
+    "focus_sentences": ("reading", "focus_sentences"),
+    "focus_context": ("reading", "focus_context"),
+    "focus_max_tokens": ("reading", "focus_max_tokens"),
+    "confirm_answers": ("reading", "confirm_answers"),
+    "widen_below": ("reading", "widen_below"),
+    "max_evidence_tokens": ("reading", "max_evidence_tokens"),
+    "attribution_min_overlap": ("reading", "attribution_min_overlap"),
+    "attribution_min_tokens": ("reading", "attribution_min_tokens"),
+    "support_weight": ("confidence", "support_weight"),
+    "answer_threshold": ("confidence", "answer_threshold"),
+    "supported_confidence": ("confidence", "supported"),
+    "confidence_bias": ("confidence", "bias"),
+    "confidence_probability_weight": ("confidence", "probability_weight"),
+    "confidence_answer_probability_weight": ("confidence", "answer_probability_weight"),
+    "confidence_overlap_weight": ("confidence", "overlap_weight"),
+    "confidence_supported_value": ("confidence", "supported_value"),
+    "confidence_unsupported_value": ("confidence", "unsupported_value"),
+    "confidence_no_logprobs": ("confidence", "no_logprobs"),
+    "map_chunks": ("small_model", "map_chunks"),
+    "fact_grounding": ("small_model", "fact_grounding"),
+    "nodes_per_file": ("pageindex", "nodes_per_file"),
+    "selection_view_tokens": ("pageindex", "selection_view_tokens"),
+    "use_tree": ("tree", "use"),
+    "tree_max_steps": ("tree", "max_steps"),
+    "tree_start_nodes": ("tree", "start_nodes"),
+    "node_text_chars": ("tree", "node_text_chars"),
+}
+
+
+class Context(BaseModel):
+    """Per-run knobs of the question-answering graphs (LangGraph `context_schema`; Studio shows them as a form), in
+    groups. Keys of the flat layout before the groups are still read, with a deprecation warning naming the new key."""
+
+    index: str | None = Field(default=None, description="index folder; unset uses PAGEGRAPH_INDEX")
+    model: str | None = Field(
+        default=None,
+        description="chat model spec (local, local-fast, gguf:PATH, ollama:NAME, openai:NAME, PROVIDER:NAME); "
+        "unset uses model_profile, else PAGEGRAPH_MODEL",
+    )
+    model_profile: Literal["cheap", "balanced", "premium"] | None = Field(
+        default=None, description="pick the model by profile (PAGEGRAPH_MODEL_CHEAP/BALANCED/PREMIUM)"
+    )
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="sampling temperature of answer calls")
+    output_type: OutputType = Field(default="answer", description="default output shape when the input names none")
     repair_attempts: int = Field(default=1, ge=0, le=3, description="repair calls after invalid structured output")
     history_turns: int = Field(
         default=3, ge=0, le=20, description="earlier chat turns shown to the follow-up rewriter and the answer model"
@@ -530,3 +615,41 @@ class Context(BaseModel):
         description="on a chat thread with earlier turns, rewrite the question into a standalone one (one model "
         "call) before searching",
     )
+    retrieval: RetrievalKnobs = Field(default_factory=RetrievalKnobs, description="how passages are found")
+    gate: GateKnobs = Field(default_factory=GateKnobs, description="when to abstain before calling the answer model")
+    reading: ReadingKnobs = Field(default_factory=ReadingKnobs, description="what the answer model reads")
+    confidence: ConfidenceKnobs = Field(
+        default_factory=ConfidenceKnobs,
+        description="the answer's confidence, its band, and the extract graph's abstention",
+    )
+    small_model: SmallModelKnobs = Field(default_factory=SmallModelKnobs, description="the small_model graph")
+    pageindex: PageIndexKnobs = Field(default_factory=PageIndexKnobs, description="the pageindex graph")
+    tree: TreeKnobs = Field(default_factory=TreeKnobs, description="section-tree navigation")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_flat_keys(cls, data: Any) -> Any:
+        """Move keys of the flat layout (`top_k_files`) into their groups (`retrieval.top_k_files`), warning once
+        per key; a key given both ways keeps the grouped value."""
+        if not isinstance(data, dict) or not FLAT_CONTEXT_KEYS.keys() & data.keys():
+            return data
+        data = dict(data)
+        for old in FLAT_CONTEXT_KEYS.keys() & data.keys():
+            group, key = FLAT_CONTEXT_KEYS[old]
+            warnings.warn(
+                f"the context key {old!r} is now {group}.{key} (give it as {{{group!r}: {{{key!r}: ...}}}})",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            value = data.pop(old)
+            knobs = data.get(group)
+            knobs = knobs.model_dump() if isinstance(knobs, BaseModel) else dict(knobs or {})
+            data[group] = {key: value, **knobs}
+        return data
+
+    def with_changes(self, **groups: dict[str, Any]) -> Context:
+        """A copy with some knobs changed, validated: `context.with_changes(tree={"use": False})`."""
+        data = self.model_dump()
+        for group, values in groups.items():
+            data[group] = {**data[group], **values} if isinstance(data[group], dict) else values
+        return Context.model_validate(data)

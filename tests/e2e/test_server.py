@@ -113,8 +113,9 @@ def test_every_graph_is_served_with_its_schemas(server: Server) -> None:
             for key in ("input_schema", "output_schema", "state_schema", "context_schema"):
                 assert schemas[key] and schemas[key].get("properties"), (assistant["graph_id"], key)
         rag = next(a for a in assistants if a["graph_id"] == "rag")
-        context = (await sdk.assistants.get_schemas(rag["assistant_id"]))["context_schema"]["properties"]
-        assert "top_k_files" in context and context["top_k_files"].get("description")
+        context = (await sdk.assistants.get_schemas(rag["assistant_id"]))["context_schema"]
+        assert context["properties"]["retrieval"].get("description")  # the knobs come in groups
+        assert context["$defs"]["RetrievalKnobs"]["properties"]["top_k_files"].get("description")
 
     run(check())
 
@@ -225,7 +226,7 @@ def test_users_see_only_their_threads_and_documents(server: Server) -> None:
         allowed = await ana.runs.wait(None, "rag", input={"question": QUESTION, "documents": [MANUAL]}, context=CONTEXT)
         assert not allowed["abstained"] and allowed["citations"][0]["source"] == MANUAL
 
-        mine = await ana.assistants.create("rag", context={"top_k_files": 2}, name="ana's rag")
+        mine = await ana.assistants.create("rag", context={"retrieval": {"top_k_files": 2}}, name="ana's rag")
         assert mine["assistant_id"] not in {a["assistant_id"] for a in await ben.assistants.search()}
         with pytest.raises(NotFoundError):
             await ben.assistants.get(mine["assistant_id"])

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from pagegraph.cli import app
 from pagegraph.indexing.ocr import OcrOptions, ocr_unavailable
-from pagegraph.indexing.store import Store
+from pagegraph.indexing.store import SqliteStore
 from tests.pdf_factory import scanned_pdf
 
 pytestmark = [
@@ -52,7 +52,7 @@ def test_a_scanned_copy_is_found_almost_as_often_as_the_text_pdf(
     assert scanned["hit@5"] >= 0.9 * original["hit@5"]
 
     def texts(index: Path) -> list[bool]:
-        store = Store(index, read_only=True)
+        store = SqliteStore(index, read_only=True)
         try:
             return [bool(page.text.strip()) for page in store.pages(store.documents()[0].id)]
         finally:

@@ -54,7 +54,7 @@ def test_small_model_answers_from_cited_facts(services: Services) -> None:
     graph = build_graph("small_model", services=services)
     output = graph.invoke({"question": "What will happen when you press and hold the down button?"}, context=Context())
     assert not output["abstained"], output["answer"]
-    assert output["llm_calls"] == 2 + Context().map_chunks
+    assert output["llm_calls"] == 2 + Context().small_model.map_chunks
     cited = {(c.source, page) for c in output["citations"] for page in range(c.start_page, c.end_page + 1)}
     assert (WATCH, 3) in cited, output["answer"]
 
@@ -74,7 +74,7 @@ def test_pageindex_reads_the_section_that_holds_it(services: Services) -> None:
     assert not output["abstained"], output["answer"]
     history = {r.stage: r.details for r in output["trace"] if r.details}
     assert history["find_files"]["selected"] == [WATCH]
-    assert len(history["select[0]"]["selected"]) == Context().nodes_per_file
+    assert len(history["select[0]"]["selected"]) == Context().pageindex.nodes_per_file
     read = {(e.source, page) for e in output["evidence"] for page in range(e.start_page, e.end_page + 1)}
     assert (WATCH, 3) in read, [e.label() for e in output["evidence"]]
     assert all(c.label.startswith(f"[{WATCH}, ") for c in output["citations"])

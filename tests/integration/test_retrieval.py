@@ -79,7 +79,7 @@ def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -
             h.chunk_id for h in HybridRetriever(index=index, window=2, by_page=True, route_documents=1).search(q, flt)
         ],
         "the graphs' retriever, no window": lambda q: [
-            h.chunk_id for h in HybridRetriever.for_context(index, Context(window=0)).search(q, flt)
+            h.chunk_id for h in HybridRetriever.for_context(index, Context(retrieval={"window": 0})).search(q, flt)
         ],
     }
     for name, search in retrievers.items():

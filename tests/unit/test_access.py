@@ -44,7 +44,9 @@ def _ask_as(sample_index: Path, cache_dir: Path, embedder, user: dict | None, *r
         model = ScriptedChatModel.replying(*replies)
         graph = build_graph("rag", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
         config = {"configurable": {AUTH_USER_KEY: user}} if user is not None else None
-        output = graph.invoke({"question": "How much does the SB-40 weigh?"}, config, context=Context(use_tree=False))
+        output = graph.invoke(
+            {"question": "How much does the SB-40 weigh?"}, config, context=Context(tree={"use": False})
+        )
         assert not model.script
         return output
     finally:

@@ -72,7 +72,7 @@ def everything(compiled, payload: Any, run_config: dict) -> str:
     seen = []
     try:
         for part in compiled.stream(
-            payload, run_config, context=Context(use_tree=True), stream_mode=["updates", "messages", "values"],
+            payload, run_config, context=Context(tree={"use": True}), stream_mode=["updates", "messages", "values"],
             subgraphs=True,
         ):  # fmt: skip
             seen.append(repr(part))

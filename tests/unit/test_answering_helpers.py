@@ -52,7 +52,7 @@ def test_citations_of_missing_evidence_are_removed_and_counted() -> None:
 
 def test_attribution_labels_each_run_of_sentences_once() -> None:
     context = Context()
-    thresholds = (context.attribution_min_tokens, context.attribution_min_overlap)
+    thresholds = (context.reading.attribution_min_tokens, context.reading.attribution_min_overlap)
     text, attributed = attribute(
         "The weight is 98 kg with 10.2 kWh usable capacity. Usable capacity is 10.2 kWh. Nice.", EVIDENCE, *thresholds
     )

@@ -35,10 +35,7 @@ CERTAIN = math.log(0.99)  # the model's per-token log-probability: it is sure of
 # Knobs under which token probability and the value check count (the defaults are fitted to the embedded reader,
 # whose signals barely separate right from wrong: bench/confidence.py)
 WEIGHTED = Context(
-    confidence_bias=0.0,
-    confidence_probability_weight=1.0,
-    confidence_supported_value=0.5,
-    confidence_unsupported_value=-2.0,
+    confidence={"bias": 0.0, "probability_weight": 1.0, "supported_value": 0.5, "unsupported_value": -2.0}
 )
 
 
@@ -72,7 +69,7 @@ def test_a_count_the_cited_sentence_does_not_state_is_never_supported(governance
 def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_stating_it(governance) -> None:
     output = answer(governance, "Five meetings of the Board were held in the year [1].")
     assert output["band"] == "supported" and output["value_check"].status == "supported"
-    assert output["confidence"] >= WEIGHTED.supported_confidence
+    assert output["confidence"] >= WEIGHTED.confidence.supported
     (citation,) = output["citations"]
     quote = citation.quote
     assert "five meetings of the Board took place" in quote.sentence

@@ -50,7 +50,7 @@ def test_rarer_terms_weigh_more_and_a_term_every_document_holds_counts_nothing(r
 
 
 def test_the_ranking_follows_the_terms_and_documents_with_equal_scores_share_a_rank(reports: Index) -> None:
-    terms_only = Context(routing=RoutingWeights(profile=0.0, centroid=0.0, chunks=0.0, terms=1.0))
+    terms_only = Context(retrieval={"routing": RoutingWeights(profile=0.0, centroid=0.0, chunks=0.0, terms=1.0)})
     ranked = HybridRetriever.for_context(reports, terms_only).rank_documents("How did Globex do in 2023?")
     assert ranked[0].name == "globex-2023.md"
     assert {d.name: d.ranks["terms"] for d in ranked[1:]} == {"acme-2023.md": 2, "globex-2022.md": 2}

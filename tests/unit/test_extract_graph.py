@@ -49,7 +49,7 @@ def test_a_reading_is_judged_in_the_excerpt_it_cites() -> None:
 
 
 def test_confidence_combines_refusal_support_and_similarity() -> None:
-    context = Context(support_weight=0.6)
+    context = Context(confidence={"support_weight": 0.6})
     supported = Reading(draft="98 kg [1]", wide=False, refused=False, support=1.0)
     assert answer_confidence(supported, 0.5, context) == 0.6 * 1.0 + 0.4 * 0.5
     unsupported = supported.model_copy(update={"support": 0.0})
@@ -85,14 +85,14 @@ def test_two_answers_agree_on_a_shared_figure_or_most_words() -> None:
 
 
 def test_a_confirming_read_that_agrees_keeps_the_answer(ask) -> None:
-    output, model = ask(WEIGHT, "98 kg [1]", "It weighs 98 kg [1].", graph="extract", confirm_answers=True)
+    output, model = ask(WEIGHT, "98 kg [1]", "It weighs 98 kg [1].", graph="extract", reading={"confirm_answers": True})
     first, second = (request[0][1].content for request in model.requests)
     assert len(second) > len(first)  # whole passages the second time
     assert not output["abstained"] and "98 kg" in output["answer"] and output["llm_calls"] == 2
 
 
 def test_a_confirming_read_that_differs_abstains(ask) -> None:
-    output, _ = ask(WEIGHT, "98 kg [1]", "It weighs 120 kg [1].", graph="extract", confirm_answers=True)
+    output, _ = ask(WEIGHT, "98 kg [1]", "It weighs 120 kg [1].", graph="extract", reading={"confirm_answers": True})
     assert output["abstained"] and "different answers" in output["abstain_reason"]
     (weigh,) = [r for r in output["trace"] if r.stage == "weigh"]
     assert weigh.details["disagrees"] is True
@@ -100,13 +100,13 @@ def test_a_confirming_read_that_differs_abstains(ask) -> None:
 
 def test_a_confirming_read_that_refuses_leaves_the_focused_answer(ask) -> None:
     refusal = "The documents do not contain the answer."
-    output, _ = ask(WEIGHT, "98 kg [1]", refusal, graph="extract", confirm_answers=True)
+    output, _ = ask(WEIGHT, "98 kg [1]", refusal, graph="extract", reading={"confirm_answers": True})
     assert not output["abstained"] and "98 kg" in output["answer"] and output["citations"]
     assert [r for r in output["trace"] if r.stage == "read"][-1].summary.endswith("the focused answer stands")
 
 
 def test_the_first_read_shows_excerpts_and_a_supported_answer_is_verified(ask) -> None:
-    output, model = ask(WEIGHT, "98 kg [1]", graph="extract", answer_threshold=0.3)
+    output, model = ask(WEIGHT, "98 kg [1]", graph="extract", confidence={"answer_threshold": 0.3})
     (request,) = model.requests
     prompt = request[0][1].content
     assert "98 kg" in prompt and len(prompt) < 3000, prompt
@@ -115,7 +115,7 @@ def test_the_first_read_shows_excerpts_and_a_supported_answer_is_verified(ask) -
 
 
 def test_an_unsupported_first_read_widens_once_then_abstains(ask) -> None:
-    output, model = ask(WEIGHT, "75 pounds [1]", "75 pounds [1]", graph="extract", answer_threshold=0.5)
+    output, model = ask(WEIGHT, "75 pounds [1]", "75 pounds [1]", graph="extract", confidence={"answer_threshold": 0.5})
     first, second = (request[0][1].content for request in model.requests)
     assert len(second) > len(first)  # whole passages the second time
     assert output["abstained"] and "not supported" in output["abstain_reason"]

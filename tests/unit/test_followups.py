@@ -29,7 +29,7 @@ def chat(sample_index: Path, cache_dir: Path, embedder: Embedder):
     index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
 
     def open_thread(graph: str, *replies: Reply, **context):
-        context.setdefault("use_tree", False)
+        context.setdefault("tree", {"use": False})
         model = ScriptedChatModel.replying(*replies)
         compiled = build_graph(
             graph,

@@ -97,7 +97,7 @@ def test_highlights_come_before_any_model_call_with_offsets_into_page_text(
         calls_at_highlight = []
         for _namespace, update in compiled.stream(
             {"question": "How much does the SB-40 weigh?"},
-            context=Context(use_tree=False),
+            context=Context(tree={"use": False}),
             stream_mode="updates",
             subgraphs=True,
         ):
@@ -153,7 +153,7 @@ def test_the_search_stage_says_which_words_it_read_as_others(sample_index: Path,
     try:
         question = {"question": "What is the SB-40's wieght?"}
         output = _run_question(compiled, question, Context(), False, None, StreamedAnswer(console))
-        unread = _run_question(compiled, question, Context(correct_spelling=False), False, None, None)
+        unread = _run_question(compiled, question, Context(retrieval={"correct_spelling": False}), False, None, None)
     finally:
         index.close()
     search = next(r for r in output["trace"] if "passages" in r.details)

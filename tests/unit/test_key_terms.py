@@ -67,7 +67,7 @@ def test_a_question_naming_what_no_passage_mentions_abstains_before_any_model_ca
 
 
 def test_the_key_term_gate_can_be_turned_off(ask) -> None:
-    output, model = ask(WEIGHT_IN, "98 kg [1]", graph="extract", key_term_gate=False)
+    output, model = ask(WEIGHT_IN, "98 kg [1]", graph="extract", gate={"key_terms": False})
     assert not output["abstained"] and len(model.requests) == 1
     output, model = ask("How much does the SB-40 weigh?", "98 kg [1]", graph="extract")
     assert not output["abstained"] and len(model.requests) == 1
@@ -83,7 +83,7 @@ def test_a_question_naming_a_page_the_document_does_not_have_abstains_before_any
     refusal = "The documents do not contain the answer."
     let_through = [
         ("What is shown on page 3?", manual, {}),
-        ("What is shown on page 40?", manual, {"key_term_gate": False}),
+        ("What is shown on page 40?", manual, {"gate": {"key_terms": False}}),
         # across the library, the documents searched are the router's guess: a page they lack says little
         ("What is shown on page 40 of the SB-40 manual?", {}, {}),
     ]

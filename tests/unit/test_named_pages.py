@@ -103,7 +103,7 @@ def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder
         flt = RetrievalFilter(documents=["review.pdf"])
 
         def first_pages(question: str, **context: object) -> list[int]:
-            search = HybridRetriever.for_context(index, Context(window=0, **context)).search
+            search = HybridRetriever.for_context(index, Context(retrieval={"window": 0, **context})).search
             return [index.catalog.location(h.chunk_id)[1] for h in search(question, flt)][:2]
 
         # the fourth page of the file, then the page printed "4" ("warranty claims")
@@ -114,7 +114,7 @@ def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder
         # across a library, the named page is looked for in the router's first document, not the best hit's
         other = text_pdf(tmp_path / "tariffs.pdf", [("Tariffs", "What the table on page 4 shows: grid tariffs.")])
         assert not Ingestor(index).run([other]).failed
-        retriever = HybridRetriever.for_context(index, Context(window=0))
+        retriever = HybridRetriever.for_context(index, Context(retrieval={"window": 0}))
         question = "What does the table on page 4 show?"
         best = retriever.fused(question)[0]
         assert index.catalog.location(best.chunk_id)[0] == "tariffs.pdf"
@@ -166,7 +166,7 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         question = "What is the inventory turnover ratio of Acme?"
 
         def first_pages(flt: RetrievalFilter | None, **context: object) -> list[int]:
-            search = HybridRetriever.for_context(index, Context(window=0, **context)).search
+            search = HybridRetriever.for_context(index, Context(retrieval={"window": 0, **context})).search
             return [index.catalog.location(h.chunk_id)[1] for h in search(question, flt)][:2]
 
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"])) == [3, 4]
@@ -175,7 +175,7 @@ def test_statements_lead_a_metric_question_within_the_named_report(
 
         others = [text_pdf(tmp_path / f"{topic}.pdf", [(topic, f"A guide to {topic}.")]) for topic in TOPICS[:3]]
         assert not Ingestor(index).run(others).failed
-        ranked = HybridRetriever.for_context(index, Context(route_documents=2)).rank_documents(question)
+        ranked = HybridRetriever.for_context(index, Context(retrieval={"route_documents": 2})).rank_documents(question)
         assert ranked[0].name == "acme-10k.pdf" and ranked[1].score < 0.6 * ranked[0].score
         # the router clearly leads with the report: searched as if the question had named it
         assert first_pages(None, route_documents=2) == [3, 4]

@@ -14,7 +14,7 @@ from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.ocr import OcrOptions, _words_to_text, ocr_options, ocr_unavailable
 from pagegraph.indexing.prepare import prepare_document
-from pagegraph.indexing.store import _SCHEMA, Store
+from pagegraph.indexing.store import _SCHEMA, SqliteStore
 from pagegraph.state.documents import DocumentTags
 from tests.pdf_factory import scanned_pdf, text_pdf
 
@@ -77,7 +77,7 @@ def test_without_ocr_an_image_only_pdf_is_refused_with_the_way_out(tmp_path: Pat
 
 def test_an_older_store_gains_the_new_columns_and_reads_as_before(tmp_path: Path) -> None:
     old = _SCHEMA.replace(", ocr_confidence REAL, PRIMARY KEY", ", PRIMARY KEY").replace(
-        "embedding BLOB NOT NULL,\n    ocr_confidence REAL, table_header TEXT);", "embedding BLOB NOT NULL);"
+        "embedding BLOB NOT NULL, ocr_confidence REAL, table_header TEXT);", "embedding BLOB NOT NULL);"
     )
     assert old.count("ocr_confidence") == 0 and old.count("table_header") == 0
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
@@ -88,13 +88,13 @@ def test_an_older_store_gains_the_new_columns_and_reads_as_before(tmp_path: Path
             "INSERT INTO chunks VALUES ('d:c0', 'd', 0, 'old text', 0, 8, 1, 1, 's', '[]', NULL, NULL, '[]', 1, ?)",
             (b"\0" * 16,),
         )
-    reader = Store(tmp_path, read_only=True)
+    reader = SqliteStore(tmp_path, read_only=True)
     assert [(p.text, p.ocr_confidence) for p in reader.pages("d")] == [("old text", None)]
     chunk = reader.chunks_by_id(["d:c0"])["d:c0"]
     assert (chunk.text, chunk.ocr_confidence, chunk.table_header) == ("old text", None, None)
     assert [c.id for c in reader.chunks()] == ["d:c0"]
     reader.close()
-    Store(tmp_path).close()
+    SqliteStore(tmp_path).close()
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
         columns = {row[1] for row in db.execute("PRAGMA table_info(pages)")}
         assert "ocr_confidence" in columns

@@ -88,7 +88,7 @@ def test_router_json_broken_then_repaired(ask) -> None:
         "I think the manual is best.",
         '{"documents": ["SB40-User-Manual"], "reason": "technical data"}',
         "It weighs 98 kg [1].",
-        top_k_files=1,
+        retrieval={"top_k_files": 1},
     )
     assert stages(output)[:3] == ["highlight", "route", "plan"]
     route = output["trace"][1]
@@ -107,7 +107,7 @@ def test_router_json_broken_twice_falls_back_to_retrieval_ranking(ask) -> None:
         "no idea",
         '{"documents": ["annual-report.pdf"]}',
         "Code E04 [1].",
-        top_k_files=1,
+        retrieval={"top_k_files": 1},
     )
     (route,) = [r for r in output["trace"] if r.stage == "route"]
     assert route.summary == "model output invalid: documents ranked by retrieval" and len(route.attempts) == 2
@@ -204,7 +204,7 @@ def test_chat_thread_keeps_history(sample_index: Path, cache_dir: Path, embedder
         services=Services(chat_model=model, index=index), checkpointer=InMemorySaver(serde=checkpoint_serializer())
     )
     thread = {"configurable": {"thread_id": "t1"}}
-    context = Context(use_tree=False, rewrite_followups=False)
+    context = Context(tree={"use": False}, rewrite_followups=False)
     graph.invoke({"question": "How much does the SB-40 weigh?"}, thread, context=context)
     second = graph.invoke({"question": "What are the dimensions of the SB-40?"}, thread, context=context)
     prompt = model.requests[1][0][-1]
@@ -245,7 +245,7 @@ def test_a_fallback_streams_the_basic_graphs_own_stages(sample_index: Path, cach
         updates = list(
             graph.stream(
                 {"question": "Why does the unit reduce its power when it is hot?"},
-                context=Context(use_tree=False),
+                context=Context(tree={"use": False}),
                 stream_mode="updates",
                 subgraphs=True,
             )

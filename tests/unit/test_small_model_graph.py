@@ -59,7 +59,7 @@ def test_map_count_follows_the_context(ask) -> None:
         *[weight_map] * 3,
         "98 kg [1].",
         graph="small_model",
-        map_chunks=3,
+        small_model={"map_chunks": 3},
     )
     assert output["llm_calls"] == 5 and len(maps(output)) == 3
 
@@ -73,7 +73,7 @@ def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
         *[IRRELEVANT] * 4,
         "98 kg [1].",
         graph="small_model",
-        fact_grounding=0.0,
+        small_model={"fact_grounding": 0.0},
     )
     plan = output["trace"][1]
     assert plan.summary.startswith("model output invalid: keywords from the question")
@@ -95,7 +95,7 @@ def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
 def test_map_reply_fallbacks(ask, reply: str, relevant: bool, parsed_by: str) -> None:
     unreadable = parsed_by == "default"  # read again once (repair_attempts) before the default
     replies = [PLAN, reply, *[reply] * unreadable, *[REFUSAL] * relevant]
-    output, _ = ask(QUESTION, *replies, graph="small_model", map_chunks=1, fact_grounding=0.0)
+    output, _ = ask(QUESTION, *replies, graph="small_model", small_model={"map_chunks": 1, "fact_grounding": 0.0})
     (record,) = maps(output)
     assert f"(read by {parsed_by})" in record.summary
     assert ("not relevant" not in record.summary) == relevant
@@ -164,20 +164,32 @@ def test_planner_filters_restrict_the_search(ask) -> None:
         '{"facts": ["E04 is grid voltage"], "relevant": true}',
         "E04 [1].",
         graph="small_model",
-        map_chunks=1,
+        small_model={"map_chunks": 1},
     )
     assert {e.source for e in output["evidence"]} == {"support-call-2024-03-14.vtt"}
     word = "Which Word document explains the E04 code and the grid voltage?"
     unmatched = '{"keywords": ["E04"], "file_filter": "docx", "source_hint": null}'
     output, _ = ask(
-        word, unmatched, '{"facts": ["E04"], "relevant": true}', "E04 [1].", graph="small_model", map_chunks=1
+        word,
+        unmatched,
+        '{"facts": ["E04"], "relevant": true}',
+        "E04 [1].",
+        graph="small_model",
+        small_model={"map_chunks": 1},
     )
     assert "match no document" in output["trace"][2].summary
 
 
 def test_filters_the_question_does_not_ask_for_are_dropped(ask) -> None:
     plan = '{"keywords": ["weight"], "file_filter": "vtt", "source_hint": "support-call"}'
-    output, _ = ask(QUESTION, plan, WEIGHT_FACT, "98 kg [1].", graph="small_model", map_chunks=1, fact_grounding=0.0)
+    output, _ = ask(
+        QUESTION,
+        plan,
+        WEIGHT_FACT,
+        "98 kg [1].",
+        graph="small_model",
+        small_model={"map_chunks": 1, "fact_grounding": 0.0},
+    )
     summary = output["trace"][1].summary
     assert "file_filter 'vtt', source_hint 'support-call' dropped" in summary
     assert "in 3 documents" in output["trace"][2].summary

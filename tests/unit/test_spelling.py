@@ -69,8 +69,10 @@ def test_held_common_short_stop_and_unmatched_words_stay_as_written(reports: Ind
 
 def test_the_router_finds_a_misspelt_name_only_with_correction_on(reports: Index) -> None:
     terms_only = RoutingWeights(profile=0.0, centroid=0.0, chunks=0.0, terms=1.0)
-    spelled = HybridRetriever.for_context(reports, Context(routing=terms_only)).rank_documents("What did Glboex sell?")
+    spelled = HybridRetriever.for_context(reports, Context(retrieval={"routing": terms_only})).rank_documents(
+        "What did Glboex sell?"
+    )
     assert spelled[0].name == "globex.md" and "terms" in spelled[0].ranks
-    as_written = Context(routing=terms_only, correct_spelling=False)
+    as_written = Context(retrieval={"routing": terms_only, "correct_spelling": False})
     ranked = HybridRetriever.for_context(reports, as_written).rank_documents("What did Glboex sell?")
     assert all("terms" not in d.ranks for d in ranked)

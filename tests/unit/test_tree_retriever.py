@@ -79,8 +79,7 @@ def test_expand_tree_adds_leaf_sections_to_the_rag_evidence(ask) -> None:
         "What is the operating temperature range for mounting the SB-40?",
         *[judge_relevant("3.1 Site requirements")] * 4,
         "From -10 to 45 degrees Celsius [1].",
-        use_tree=True,
-        tree_max_steps=4,
+        tree={"use": True, "max_steps": 4},
         inputs={"documents": [MANUAL]},
     )
     record = next(r for r in output["trace"] if r.stage == "expand_tree")

@@ -12,8 +12,8 @@ import numpy as np
 from pagegraph.config import Settings
 from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.indexing.records import SectionSummaries
 from pagegraph.indexing.refine import SummaryRefiner
-from pagegraph.indexing.store import SectionSummaries
 from pagegraph.indexing.tree_summaries import (
     SECTION_VECTOR_RECIPE,
     ExtractiveNodeSummarizer,

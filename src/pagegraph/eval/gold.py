@@ -34,8 +34,7 @@ def gold_passages(question: EvalQuestion, index: Index, page_counts: dict[str, i
         if document is None:
             continue
         if name not in read:
-            store = index.store
-            read[name] = (store.pages(document.id), store.tree(document.id), store.chunks(document.id))
+            read[name] = (index.pages(document.id), index.tree(document.id), index.chunks(document.id))
         pages, tree, document_chunks = read[name]
         page = next(p for p in pages if p.number == number)
         holding = [n for n in tree if n.level and n.start_page <= number <= n.end_page]
@@ -70,7 +69,7 @@ class GoldEvidenceReader:
         self.spec = GRAPHS[self.name]
         self.graph = self.spec.build(services, InMemorySaver(serde=checkpoint_serializer()))
         self.index = index
-        self.context = context.model_copy(update={"use_tree": False})  # the tree would add sections beside the gold
+        self.context = context.with_changes(tree={"use": False})  # the tree would add sections beside the gold
         self.page_counts = page_counts
 
     def __call__(self, question: EvalQuestion) -> dict[str, Any] | None:

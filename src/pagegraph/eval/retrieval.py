@@ -86,8 +86,8 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
         tree = TreeRetriever(
             index=index,
             judge=config.judge,
-            start_nodes=config.context.tree_start_nodes,
-            max_steps=config.context.tree_max_steps,
+            start_nodes=config.context.tree.start_nodes,
+            max_steps=config.context.tree.max_steps,
             repairs=config.context.repair_attempts,
         )
     searches: dict[str, Search] = {}
@@ -177,8 +177,8 @@ def run_retrieval_eval(
         "dropped_gold_pages": dropped,
         "rows_with_page_evidence": with_pages,
         "tree_judge": model_label(config.judge) if config.judge is not None else None,
-        "tree_start_nodes": config.context.tree_start_nodes,
-        "tree_max_steps": config.context.tree_max_steps,
+        "tree_start_nodes": config.context.tree.start_nodes,
+        "tree_max_steps": config.context.tree.max_steps,
     }
     return EvalRun(
         id=uuid.uuid4().hex[:12], mode="retrieval", config=run_config, summary=summary, per_question=per_question

@@ -28,7 +28,8 @@ from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.indexing.postgres import PostgresStore, index_schema, redacted
 from pagegraph.indexing.profiles import DocumentProfiles
-from pagegraph.indexing.store import STORE_FILE, DocumentWrite, Store
+from pagegraph.indexing.records import DocumentWrite, RecordStore
+from pagegraph.indexing.store import STORE_FILE, SqliteStore
 from pagegraph.indexing.vectors import VectorStore
 from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import StoredSummary
@@ -122,7 +123,7 @@ class Index:
             write_manifest(folder, manifest)
         self.manifest = manifest
         self.params = manifest.params
-        self.store = Store(folder, read_only=not write)
+        self.store = SqliteStore(folder, read_only=not write)
         self.vectors = VectorStore(
             folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url
         )
@@ -369,7 +370,7 @@ def stored_manifest(folder: Path, settings: Settings) -> Manifest | None:
         store.close()
 
 
-def open_store(folder: Path, settings: Settings) -> Store | PostgresStore:
+def open_store(folder: Path, settings: Settings) -> RecordStore:
     """The records of an existing index, writable, without its search indexes or its writer lock: for writers of
     summaries and eval runs, which may work beside an ingest."""
     if settings.database_url:
@@ -380,7 +381,7 @@ def open_store(folder: Path, settings: Settings) -> Store | PostgresStore:
         return store
     if read_manifest(folder) is None:
         raise _no_index(f"index at {folder}", folder)
-    return Store(folder)
+    return SqliteStore(folder)
 
 
 class DatabaseIndex(Index):

@@ -19,7 +19,7 @@ from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS, ReadOptions
 from pagegraph.indexing.ocr import ocr_options
 from pagegraph.indexing.prepare import ParseBudget, ParseWorker, PreparedDocument
-from pagegraph.indexing.store import DocumentWrite, SectionSummaries
+from pagegraph.indexing.records import DocumentWrite, SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import (
     SECTION_VECTOR_RECIPE,

@@ -5,7 +5,6 @@ its vectors, so there is no derived vector index to keep in step; many processes
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 from collections.abc import Iterator
@@ -22,14 +21,19 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.manifest import Manifest
-from pagegraph.indexing.store import (
+from pagegraph.indexing.records import (
+    SCHEMA,
     DocumentWrite,
+    RecordStore,
     SectionSummaries,
     chunk_from_row,
     chunk_rows,
     document_from_row,
     document_row,
+    eval_run_from_row,
+    eval_run_row,
     node_rows,
+    page_from_row,
     page_rows,
     section_rows,
     tree_from_rows,
@@ -55,41 +59,13 @@ _CONNECT_TIMEOUT_S = 10
 # by an exact scan of the rows it allows.
 _FILTERED_EF_SEARCH = 1000
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id TEXT PRIMARY KEY, path TEXT NOT NULL UNIQUE, name TEXT NOT NULL, sha256 TEXT NOT NULL,
-    source_type TEXT NOT NULL, title TEXT NOT NULL, n_pages INTEGER NOT NULL, outline_source TEXT NOT NULL,
-    tags JSONB NOT NULL, ingested_at TEXT NOT NULL, generation BIGINT NOT NULL);
-CREATE INDEX IF NOT EXISTS documents_name ON documents (name);
-CREATE TABLE IF NOT EXISTS pages (
-    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, number INTEGER NOT NULL,
-    label TEXT, text TEXT NOT NULL, error TEXT, ocr_confidence REAL, PRIMARY KEY (document_id, number));
-CREATE TABLE IF NOT EXISTS tree_nodes (
-    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    parent_id TEXT, position INTEGER NOT NULL, level INTEGER NOT NULL, title TEXT NOT NULL, title_path TEXT NOT NULL,
-    start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS tree_nodes_document ON tree_nodes (document_id, position);
-CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL, text TEXT NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL,
-    start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, section_id TEXT NOT NULL, section_path TEXT NOT NULL,
-    start_time REAL, end_time REAL, speakers TEXT NOT NULL, index_version INTEGER NOT NULL,
-    embedding vector({dimension}) NOT NULL, ocr_confidence REAL, table_header TEXT);
-CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id, position);
+# The vector column's dimension is filled in when the index is created.
+_SCHEMA = (
+    SCHEMA.format(vector="vector({dimension})", json="JSONB", document_generation=", generation BIGINT NOT NULL")
+    + """
 CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops);
-CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, name TEXT NOT NULL, reason TEXT NOT NULL, failed_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS eval_runs (
-    id TEXT PRIMARY KEY, created_at TEXT NOT NULL, mode TEXT NOT NULL, config TEXT NOT NULL, summary TEXT NOT NULL,
-    per_question TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS summaries (
-    document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE, summary TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS node_summaries (
-    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, node_id TEXT NOT NULL,
-    position INTEGER NOT NULL, record TEXT NOT NULL, vector vector({dimension}) NOT NULL,
-    PRIMARY KEY (document_id, node_id));
-CREATE TABLE IF NOT EXISTS summary_cache (key TEXT PRIMARY KEY, summary TEXT NOT NULL);
 """
+)
 
 _CHUNK_COLUMNS = (
     "c.id, c.document_id, c.position, c.text, c.start_offset, c.end_offset, c.start_page, c.end_page, c.section_id, "
@@ -122,7 +98,7 @@ def _reason(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-class PostgresStore:
+class PostgresStore(RecordStore):
     """The records of one index, in schema `schema` of the database at `url`; a small pool of connections."""
 
     def __init__(self, url: str, schema: str, pool_size: int, *, write: bool) -> None:
@@ -242,7 +218,7 @@ class PostgresStore:
             "SELECT number, label, text, error, ocr_confidence FROM pages WHERE document_id = %s ORDER BY number",
             (document_id,),
         )
-        return [Page(**row) for row in rows]
+        return [page_from_row(row) for row in rows]
 
     def ocr_page_counts(self) -> dict[str, int]:
         rows = self._rows(
@@ -264,9 +240,6 @@ class PostgresStore:
         for row in rows:
             titles.setdefault(row["document_id"], []).append(row["title"])
         return titles
-
-    def chunks(self, document_id: str | None = None) -> list[Chunk]:
-        return [chunk for chunk, _ in self.iter_chunks(document_id=document_id)]
 
     def iter_chunks(self, document_id: str | None = None) -> Iterator[tuple[Chunk, np.ndarray]]:
         """Chunks in document and position order, each with its stored vector (streamed with a server cursor)."""
@@ -353,9 +326,6 @@ class PostgresStore:
             cur.execute("DELETE FROM failures WHERE path = %s", (record.path,))
         return True
 
-    def set_summary(self, document_id: str, summary: StoredSummary) -> None:
-        self.refine_summary(document_id, summary)
-
     def set_sections(self, document_id: str, sections: SectionSummaries) -> None:
         with self._connection() as conn, conn.cursor() as cur:
             cur.execute("DELETE FROM node_summaries WHERE document_id = %s", (document_id,))
@@ -386,7 +356,7 @@ class PostgresStore:
                 )
         return bool(updated)
 
-    def refine_summary(self, document_id: str, summary: StoredSummary) -> bool:
+    def set_summary(self, document_id: str, summary: StoredSummary) -> bool:
         with self._connection() as conn:
             written = conn.execute(
                 """INSERT INTO summaries SELECT id, %s FROM documents WHERE id = %s
@@ -479,29 +449,12 @@ class PostgresStore:
             conn.execute(
                 """INSERT INTO eval_runs VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE
                    SET config = EXCLUDED.config, summary = EXCLUDED.summary, per_question = EXCLUDED.per_question""",
-                (
-                    run.id,
-                    run.created_at,
-                    run.mode,
-                    json.dumps(run.config),
-                    json.dumps(run.summary),
-                    json.dumps(run.per_question),
-                ),
+                eval_run_row(run),
             )
 
     def eval_runs(self) -> list[EvalRun]:
         rows = self._rows("SELECT * FROM eval_runs ORDER BY created_at")
-        return [
-            EvalRun(
-                id=r["id"],
-                created_at=r["created_at"],
-                mode=r["mode"],
-                config=json.loads(r["config"]),
-                summary=json.loads(r["summary"]),
-                per_question=json.loads(r["per_question"]),
-            )
-            for r in rows
-        ]
+        return [eval_run_from_row(row) for row in rows]
 
     @staticmethod
     def _bump_generation(cur: psycopg.Cursor) -> int:

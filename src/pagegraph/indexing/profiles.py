@@ -11,7 +11,7 @@ import numpy as np
 
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.indexing.chunking import document_label
-from pagegraph.indexing.store import Store
+from pagegraph.indexing.records import RecordStore
 from pagegraph.state.access import RetrievalFilter
 
 _SECTION_LEVELS = 2
@@ -21,7 +21,7 @@ _PROFILE_WORDS = 600
 class DocumentProfiles:
     def __init__(
         self,
-        store: Store,
+        store: RecordStore,
         chunk_document_ids: np.ndarray,
         chunk_vectors: np.ndarray,
         leave_out: frozenset[str] = frozenset(),

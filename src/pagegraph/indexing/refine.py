@@ -145,7 +145,7 @@ class SummaryRefiner:
         if summary.method != "model":
             report.unreadable.append(f"{doc.name}: document summary")
             return True
-        if not self.store.refine_summary(doc.id, summary):
+        if not self.store.set_summary(doc.id, summary):
             report.gone.append(doc.name)
             return False
         report.summaries += 1

@@ -1,16 +1,33 @@
-"""`store.sqlite`: the source of truth. Documents, pages, tree nodes and chunks (with their vectors) are written in
-one transaction per document; the Chroma and BM25 indexes are derived from it and can be rebuilt from it alone."""
+"""`store.sqlite`: the source of truth of an index folder (`SqliteStore`, a `RecordStore`). Documents, pages, tree
+nodes and chunks (with their vectors) are written in one transaction per document; the Chroma and BM25 indexes are
+derived from it and can be rebuilt from it alone."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+from pagegraph.indexing.records import (
+    SCHEMA,
+    DocumentWrite,
+    RecordStore,
+    SectionSummaries,
+    chunk_from_row,
+    chunk_rows,
+    document_from_row,
+    document_row,
+    eval_run_from_row,
+    eval_run_row,
+    node_rows,
+    page_from_row,
+    page_rows,
+    section_rows,
+    tree_from_rows,
+)
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import (
     PAGE_SEPARATOR,
@@ -19,7 +36,6 @@ from pagegraph.state.documents import (
     DocumentTags,
     NodeSummary,
     Page,
-    SourceType,
     TreeNode,
     now_iso,
 )
@@ -28,66 +44,13 @@ from pagegraph.state.evaluation import EvalRun
 STORE_FILE = "store.sqlite"
 _SQL_BATCH = 900  # SQLite's bound-parameter limit is 999 on older builds
 
-
-@dataclass
-class SectionSummaries:
-    """A document's section summaries as written with it: records in tree order, their vectors, and the summaries
-    this run wrote (kept in the content cache)."""
-
-    nodes: list[NodeSummary]
-    vectors: np.ndarray
-    new_cache_entries: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class DocumentWrite:
-    """A whole document as one commit writes it: the record, pages, section tree, chunks with their vectors, and
-    the summaries."""
-
-    record: DocumentRecord
-    pages: list[Page]
-    nodes: list[TreeNode]
-    chunks: list[Chunk]
-    embeddings: np.ndarray
-    summary: StoredSummary | None = None
-    sections: SectionSummaries | None = None
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id TEXT PRIMARY KEY, path TEXT NOT NULL UNIQUE, name TEXT NOT NULL, sha256 TEXT NOT NULL,
-    source_type TEXT NOT NULL, title TEXT NOT NULL, n_pages INTEGER NOT NULL, outline_source TEXT NOT NULL,
-    tags TEXT NOT NULL, ingested_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS pages (
-    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, number INTEGER NOT NULL,
-    label TEXT, text TEXT NOT NULL, error TEXT, ocr_confidence REAL, PRIMARY KEY (document_id, number));
-CREATE TABLE IF NOT EXISTS tree_nodes (
-    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    parent_id TEXT, position INTEGER NOT NULL, level INTEGER NOT NULL, title TEXT NOT NULL, title_path TEXT NOT NULL,
-    start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS tree_nodes_document ON tree_nodes (document_id, position);
-CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    position INTEGER NOT NULL, text TEXT NOT NULL, start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL,
-    start_page INTEGER NOT NULL, end_page INTEGER NOT NULL, section_id TEXT NOT NULL, section_path TEXT NOT NULL,
-    start_time REAL, end_time REAL, speakers TEXT NOT NULL, index_version INTEGER NOT NULL, embedding BLOB NOT NULL,
-    ocr_confidence REAL, table_header TEXT);
-CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id, position);
-CREATE TABLE IF NOT EXISTS failures (path TEXT PRIMARY KEY, name TEXT NOT NULL, reason TEXT NOT NULL, failed_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS eval_runs (
-    id TEXT PRIMARY KEY, created_at TEXT NOT NULL, mode TEXT NOT NULL, config TEXT NOT NULL, summary TEXT NOT NULL,
-    per_question TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS summaries (
-    document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE, summary TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS node_summaries (
-    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE, node_id TEXT NOT NULL, position INTEGER NOT NULL,
-    record TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (document_id, node_id));
--- Section summaries by content (see tree_summaries.cache_key): a re-ingested document's unchanged sections reuse them.
-CREATE TABLE IF NOT EXISTS summary_cache (key TEXT PRIMARY KEY, summary TEXT NOT NULL);
+_SCHEMA = (
+    SCHEMA.format(vector="BLOB", json="TEXT", document_generation="")
+    + """
 -- Documents whose vectors may exist in Chroma without a committed row here (mid-write or replaced); removed on open.
 CREATE TABLE IF NOT EXISTS vector_journal (document_id TEXT PRIMARY KEY);
 """
+)
 
 
 # Columns added since the first release, at the end of their tables: a writer adds them to an older store; a reader
@@ -98,7 +61,9 @@ _ADDED_COLUMNS = {"pages": ["ocr_confidence REAL"], "chunks": ["ocr_confidence R
 BUSY_TIMEOUT_S = 60.0
 
 
-class Store:
+class SqliteStore(RecordStore):
+    """The records of an index folder in its store.sqlite; `read_only` opens it without writing anything."""
+
     def __init__(self, folder: Path, read_only: bool = False) -> None:
         path = folder / STORE_FILE
         if read_only:
@@ -155,19 +120,9 @@ class Store:
             "WHERE document_id = ? ORDER BY number",
             (document_id,),
         ).fetchall()
-        return [
-            Page(
-                number=r["number"],
-                label=r["label"],
-                text=r["text"],
-                error=r["error"],
-                ocr_confidence=r["ocr_confidence"],
-            )
-            for r in rows
-        ]
+        return [page_from_row(row) for row in rows]
 
     def ocr_page_counts(self) -> dict[str, int]:
-        """How many pages of each document OCR read (documents with none are left out)."""
         if "ocr_confidence" not in self._columns["pages"]:
             return {}
         rows = self._db.execute(
@@ -183,7 +138,6 @@ class Store:
         return tree_from_rows(rows, text)
 
     def section_titles(self, max_level: int) -> dict[str, list[str]]:
-        """Titles of every document's sections down to `max_level` (the root, level 0, is the title), in order."""
         titles: dict[str, list[str]] = {}
         rows = self._db.execute(
             "SELECT document_id, title FROM tree_nodes WHERE level BETWEEN 1 AND ? ORDER BY document_id, position",
@@ -193,11 +147,7 @@ class Store:
             titles.setdefault(document_id, []).append(title)
         return titles
 
-    def chunks(self, document_id: str | None = None) -> list[Chunk]:
-        return [chunk for chunk, _ in self.iter_chunks(document_id=document_id)]
-
     def iter_chunks(self, document_id: str | None = None) -> Iterator[tuple[Chunk, np.ndarray]]:
-        """Chunks in document and position order, each with its stored vector."""
         where, args = ("WHERE document_id = ?", (document_id,)) if document_id else ("", ())
         documents = {doc.id: doc for doc in self.documents()}
         added = ", ".join(self._added("chunks", c) for c in ("ocr_confidence", "table_header"))
@@ -206,7 +156,6 @@ class Store:
             yield chunk_from_row(row, documents[row["document_id"]]), np.frombuffer(row["embedding"], dtype=np.float32)
 
     def chunks_by_id(self, chunk_ids: list[str]) -> dict[str, Chunk]:
-        """The chunks with these ids (missing ids are left out), without their vectors."""
         columns = (
             "id, document_id, position, text, start_offset, end_offset, start_page, end_page, section_id, "
             f"section_path, start_time, end_time, speakers, index_version, {self._added('chunks', 'ocr_confidence')}, "
@@ -230,8 +179,6 @@ class Store:
         return [row["id"] for row in self._db.execute("SELECT id FROM chunks")]
 
     def chunk_catalog(self) -> list[tuple[str, str, str, int, int, int, str]]:
-        """(chunk id, document id, file name, position, start page, end page, tags JSON) of every chunk, in the
-        order the BM25 index is built in."""
         return self._db.execute(
             """SELECT c.id, c.document_id, d.name, c.position, c.start_page, c.end_page, d.tags
                FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.document_id, c.position"""
@@ -249,8 +196,9 @@ class Store:
         with self._db:
             self._db.executemany("DELETE FROM vector_journal WHERE document_id = ?", [(i,) for i in document_ids])
 
-    def commit_document(self, document: DocumentWrite, replaces: str | None) -> None:
-        """Write a whole document (replacing an older version of it) in one transaction, or nothing."""
+    def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
+        """Write a whole document (replacing an older version of it) in one transaction, or nothing; the folder has
+        one writer, so never False."""
         record = document.record
         with self._db:
             if replaces:
@@ -272,10 +220,7 @@ class Store:
             self._db.execute("DELETE FROM vector_journal WHERE document_id = ?", (record.id,))
             self._db.execute("DELETE FROM failures WHERE path = ?", (record.path,))
             self._bump_generation()
-
-    def set_summary(self, document_id: str, summary: StoredSummary) -> None:
-        with self._db:
-            self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?, ?)", (document_id, summary.model_dump_json()))
+        return True
 
     def set_sections(self, document_id: str, sections: SectionSummaries) -> None:
         with self._db:
@@ -293,9 +238,6 @@ class Store:
         self._db.executemany("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", sections.new_cache_entries.items())
 
     def refine_section(self, document_id: str, node: NodeSummary, cache_entry: tuple[str, str] | None) -> bool:
-        """Replace one stored section summary (its vector, taken from its chunks, stays) in its own transaction,
-        caching what a model wrote; False when the document is gone or was replaced meanwhile (nothing is written
-        then)."""
         with self._db:
             updated = self._db.execute(
                 "UPDATE node_summaries SET record = ? WHERE document_id = ? AND node_id = ?",
@@ -305,8 +247,7 @@ class Store:
                 self._db.execute("INSERT OR REPLACE INTO summary_cache VALUES (?, ?)", cache_entry)
         return bool(updated)
 
-    def refine_summary(self, document_id: str, summary: StoredSummary) -> bool:
-        """Replace a document's summary in its own transaction; False when the document is gone meanwhile."""
+    def set_summary(self, document_id: str, summary: StoredSummary) -> bool:
         with self._db:
             written = self._db.execute(
                 "INSERT OR REPLACE INTO summaries SELECT id, ? FROM documents WHERE id = ?",
@@ -315,14 +256,12 @@ class Store:
         return bool(written)
 
     def sections(self, document_id: str) -> list[NodeSummary]:
-        """The document's section summaries in tree order; empty when none were written yet."""
         rows = self._db.execute(
             "SELECT record FROM node_summaries WHERE document_id = ? ORDER BY position", (document_id,)
         ).fetchall()
         return [NodeSummary.model_validate_json(row["record"]) for row in rows]
 
     def section_vectors(self, document_id: str) -> tuple[list[str], np.ndarray]:
-        """Node ids and their sections' vectors, in tree order."""
         rows = self._db.execute(
             "SELECT node_id, vector FROM node_summaries WHERE document_id = ? ORDER BY position", (document_id,)
         ).fetchall()
@@ -370,12 +309,10 @@ class Store:
             )
 
     def section_vector_recipe(self) -> str | None:
-        """How the stored section vectors were made (None: before this was recorded, by embedding the summaries)."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'section_vectors'").fetchone()
         return row["value"] if row else None
 
     def set_section_vectors(self, document_id: str, vectors: dict[str, np.ndarray]) -> None:
-        """Replace the vectors of a document's sections (their summaries stay as they are) in one transaction."""
         with self._db:
             self._db.executemany(
                 "UPDATE node_summaries SET vector = ? WHERE document_id = ? AND node_id = ?",
@@ -387,7 +324,6 @@ class Store:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('section_vectors', ?)", (recipe,))
 
     def last_recovery(self) -> tuple[str, str] | None:
-        """When the index was last brought up to its committed documents after a killed run, and what was done."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'last_recovery'").fetchone()
         if row is None:
             return None
@@ -407,33 +343,12 @@ class Store:
             self._db.execute("DELETE FROM failures WHERE path = ?", (path,))
 
     def save_eval_run(self, run: EvalRun) -> None:
-        """Store a run; a resumed run replaces its partial self."""
         with self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO eval_runs VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    run.id,
-                    run.created_at,
-                    run.mode,
-                    json.dumps(run.config),
-                    json.dumps(run.summary),
-                    json.dumps(run.per_question),
-                ),
-            )
+            self._db.execute("INSERT OR REPLACE INTO eval_runs VALUES (?, ?, ?, ?, ?, ?)", eval_run_row(run))
 
     def eval_runs(self) -> list[EvalRun]:
         rows = self._db.execute("SELECT * FROM eval_runs ORDER BY created_at").fetchall()
-        return [
-            EvalRun(
-                id=r["id"],
-                created_at=r["created_at"],
-                mode=r["mode"],
-                config=json.loads(r["config"]),
-                summary=json.loads(r["summary"]),
-                per_question=json.loads(r["per_question"]),
-            )
-            for r in rows
-        ]
+        return [eval_run_from_row(row) for row in rows]
 
     def _bump_generation(self) -> None:
         self._db.execute(
@@ -443,140 +358,3 @@ class Store:
 
 def _blob(vector: np.ndarray) -> bytes:
     return vector.astype(np.float32).tobytes()
-
-
-# Rows as both stores write them (the vectors in each store's own encoding).
-def document_row(record: DocumentRecord) -> tuple:
-    return (
-        record.id,
-        record.path,
-        record.name,
-        record.sha256,
-        record.source_type.value,
-        record.title,
-        record.n_pages,
-        record.outline_source,
-        record.tags.model_dump_json(),
-        record.ingested_at,
-    )
-
-
-def page_rows(document_id: str, pages: list[Page]) -> list[tuple]:
-    return [(document_id, p.number, p.label, p.text, p.error, p.ocr_confidence) for p in pages]
-
-
-def node_rows(document_id: str, nodes: list[TreeNode]) -> list[tuple]:
-    return [
-        (
-            n.id,
-            document_id,
-            n.parent_id,
-            n.position,
-            n.level,
-            n.title,
-            json.dumps(n.title_path),
-            n.start_page,
-            n.end_page,
-            n.start_offset,
-            n.end_offset,
-        )
-        for n in nodes
-    ]
-
-
-def chunk_rows(document_id: str, chunks: list[Chunk], vectors: list) -> list[tuple]:
-    return [
-        (
-            c.id,
-            document_id,
-            c.position,
-            c.text,
-            c.start_offset,
-            c.end_offset,
-            c.start_page,
-            c.end_page,
-            c.section_id,
-            json.dumps(c.section_path),
-            c.start_time,
-            c.end_time,
-            json.dumps(c.speakers),
-            c.index_version,
-            vector,
-            c.ocr_confidence,
-            c.table_header,
-        )
-        for c, vector in zip(chunks, vectors, strict=True)
-    ]
-
-
-def section_rows(document_id: str, sections: SectionSummaries) -> list[tuple[str, str, int, str, np.ndarray]]:
-    return [
-        (document_id, node.node_id, position, node.model_dump_json(), vector)
-        for position, (node, vector) in enumerate(zip(sections.nodes, sections.vectors, strict=True))
-    ]
-
-
-def tree_from_rows(rows: list[Mapping], text: str) -> list[TreeNode]:
-    """Tree nodes from their stored rows (in position order), their text cut from the document's `text`."""
-    nodes = [
-        TreeNode(
-            id=r["id"],
-            document_id=r["document_id"],
-            parent_id=r["parent_id"],
-            position=r["position"],
-            level=r["level"],
-            title=r["title"],
-            title_path=json.loads(r["title_path"]),
-            start_page=r["start_page"],
-            end_page=r["end_page"],
-            start_offset=r["start_offset"],
-            end_offset=r["end_offset"],
-            text=text[r["start_offset"] : r["end_offset"]].strip(),
-        )
-        for r in rows
-    ]
-    by_id = {node.id: node for node in nodes}
-    for node in nodes:
-        if node.parent_id in by_id:
-            by_id[node.parent_id].children_ids.append(node.id)
-    return nodes
-
-
-def chunk_from_row(row: Mapping, document: DocumentRecord) -> Chunk:
-    return Chunk(
-        id=row["id"],
-        document_id=row["document_id"],
-        source=document.name,
-        position=row["position"],
-        text=row["text"],
-        start_offset=row["start_offset"],
-        end_offset=row["end_offset"],
-        start_page=row["start_page"],
-        end_page=row["end_page"],
-        section_id=row["section_id"],
-        section_path=json.loads(row["section_path"]),
-        start_time=row["start_time"],
-        end_time=row["end_time"],
-        speakers=json.loads(row["speakers"]),
-        tags=document.tags,
-        index_version=row["index_version"],
-        ocr_confidence=row["ocr_confidence"],
-        table_header=row["table_header"],
-    )
-
-
-def document_from_row(row: Mapping) -> DocumentRecord:
-    return DocumentRecord(
-        id=row["id"],
-        path=row["path"],
-        name=row["name"],
-        sha256=row["sha256"],
-        source_type=SourceType(row["source_type"]),
-        title=row["title"],
-        n_pages=row["n_pages"],
-        n_chunks=row["n_chunks"],
-        n_nodes=row["n_nodes"],
-        outline_source=row["outline_source"],
-        tags=DocumentTags.model_validate_json(row["tags"]),
-        ingested_at=row["ingested_at"],
-    )

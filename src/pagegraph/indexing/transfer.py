@@ -11,7 +11,7 @@ import numpy as np
 
 from pagegraph.errors import IndexMismatchError
 from pagegraph.indexing.index import Index
-from pagegraph.indexing.store import DocumentWrite, SectionSummaries
+from pagegraph.indexing.records import DocumentWrite, SectionSummaries
 from pagegraph.indexing.tree_summaries import section_vectors
 from pagegraph.state.documents import Chunk, DocumentRecord, TreeNode
 

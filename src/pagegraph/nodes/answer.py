@@ -42,7 +42,7 @@ def answer(state: RagState, runtime: Runtime[Context], services: Services) -> di
         instructions=FORMAT_INSTRUCTIONS[output_type],
         evidence="{evidence}",
     )
-    budget = min(context.max_evidence_tokens, evidence_budget(model, system + request, services.settings))
+    budget = min(context.reading.max_evidence_tokens, evidence_budget(model, system + request, services.settings))
     count = token_counter(model)
     fit = fit_evidence(list(enumerate(ranked, 1)), lambda item: render_evidence(*item), budget=budget, count=count)
     kept = [evidence for _, evidence in fit.kept]

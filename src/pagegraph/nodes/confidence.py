@@ -82,23 +82,23 @@ def answer_confidence(
     lowest among the answer's own tokens; from a model that gives none, the documented fallback
     `confidence_no_logprobs` for both), the evidence overlap and the value check; and its band: supported at
     `supported_confidence` or above when no value of it is missing from its cited sentences, else uncertain."""
-    probability = context.confidence_no_logprobs if token_probability is None else token_probability.reply
+    probability = context.confidence.no_logprobs if token_probability is None else token_probability.reply
     answer_probability = (
         probability
         if token_probability is None or token_probability.answer_lowest is None
         else token_probability.answer_lowest
     )
     score = (
-        context.confidence_bias
-        + context.confidence_probability_weight * _logit(probability)
-        + context.confidence_answer_probability_weight * _logit(answer_probability)
-        + context.confidence_overlap_weight * overlap
-        + (context.confidence_unsupported_value if values.status == "unsupported" else 0.0)
-        + (context.confidence_supported_value if values.status == "supported" else 0.0)
+        context.confidence.bias
+        + context.confidence.probability_weight * _logit(probability)
+        + context.confidence.answer_probability_weight * _logit(answer_probability)
+        + context.confidence.overlap_weight * overlap
+        + (context.confidence.unsupported_value if values.status == "unsupported" else 0.0)
+        + (context.confidence.supported_value if values.status == "supported" else 0.0)
     )
     value = round(1 / (1 + math.exp(-score)), 3)
     band: Band = (
-        "supported" if value >= context.supported_confidence and values.status != "unsupported" else "uncertain"
+        "supported" if value >= context.confidence.supported and values.status != "unsupported" else "uncertain"
     )
     return Confidence(
         value=value,

@@ -21,7 +21,7 @@ from pagegraph.state.graph import RagState
 def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("expand_tree")
     context = context_of(runtime)
-    if not context.use_tree:
+    if not context.tree.use:
         return {"trace": [timer.record("off (use_tree is false)")]}
     index = services.index(context)
     base = readable_filter(state.get("filters")) or RetrievalFilter()
@@ -29,9 +29,9 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
     retriever = TreeRetriever(
         index=index,
         judge=services.chat_model(context, temperature=0.0),
-        start_nodes=context.tree_start_nodes,
-        max_steps=context.tree_max_steps,
-        max_chars=context.node_text_chars,
+        start_nodes=context.tree.start_nodes,
+        max_steps=context.tree.max_steps,
+        max_chars=context.tree.node_text_chars,
         repairs=context.repair_attempts,
         chunk_search=HybridRetriever.for_context(index, context),
     )

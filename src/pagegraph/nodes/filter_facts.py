@@ -36,7 +36,7 @@ def is_grounded(fact: str, passage_words: set[str], min_share: float) -> bool:
 
 def filter_facts(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("filter_facts")
-    min_share = context_of(runtime).fact_grounding
+    min_share = context_of(runtime).small_model.fact_grounding
     mapped = sorted(state.get("mapped") or [], key=lambda m: m.evidence.rank)
     kept, dropped, misread = [], 0, 0
     for chunk in mapped:

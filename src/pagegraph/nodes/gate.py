@@ -19,7 +19,7 @@ from pagegraph.state.graph import RagState
 def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("gate")
     context = context_of(runtime)
-    threshold = context.abstain_threshold
+    threshold = context.gate.abstain_threshold
     retrieved = readable_evidence(services.index(context), state.get("retrieved") or [], state)
     best = max(state.get("relevance") or [0.0])
     documents = sorted({e.source for e in retrieved})
@@ -28,14 +28,14 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         reason = "no passage of the searched documents matches the question"
     elif best < threshold:
         reason = f"no passage of the searched documents is close to the question (best similarity {best:.2f} < {threshold:.2f})"
-    elif context.key_term_gate and (
+    elif context.gate.key_terms and (
         unmentioned := unmentioned_in_evidence(services.index(context), state["question"], retrieved)
     ):
         named = ", ".join(f"“{term}”" for term in unmentioned)
         reason = f"neither the {len(retrieved)} passages found nor the rest of their documents mention {named}"
         details = {"unmentioned": unmentioned}
     elif (
-        context.key_term_gate
+        context.gate.key_terms
         and names_documents(state)  # across a library, a page the routed documents lack may be the router's miss
         and (absent := absent_from_documents(services.index(context), state["question"], documents))
     ):

@@ -36,11 +36,13 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
         searched = " (from a search of the question)"
     index = services.index(context)
     passages = sorted(readable_evidence(index, passages, state), key=lambda e: (e.step, e.rank))
-    passages = passages[: context.highlight_passages]
+    passages = passages[: context.reading.highlight_passages]
     if not passages:
         return {"highlights": [], "trace": [timer.record("no passage to highlight")]}
     locate = sentence_locator(index)
-    picked = pick_highlights(state["question"], passages, index.embedder.embed, locate, count=context.highlights)
+    picked = pick_highlights(
+        state["question"], passages, index.embedder.embed, locate, count=context.reading.highlights
+    )
     summary = f"{len(picked)} sentences from {len(passages)} passages{searched}; answer shape {answer_shape(state['question'])}"
     return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
 

@@ -49,7 +49,7 @@ def find_files(state: RagState, runtime: Runtime[Context], services: Services) -
         names, ranked, method = match_document_names(requested, known), [], "given"
     else:
         ranked = HybridRetriever.for_context(index, context).rank_documents(state["question"], filters)
-        names, method = [d.name for d in ranked[: context.top_k_files]], "ranking"
+        names, method = [d.name for d in ranked[: context.retrieval.top_k_files]], "ranking"
     details = {"ranked": [[d.name, round(d.score, 4)] for d in ranked], "selected": names}
     if not names:
         return {"abstain_reason": NO_FILES, "trace": [timer.record(NO_FILES, details=details)]}
@@ -75,9 +75,9 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
     except TreeUnavailableError as exc:
         details = {"document": document.name, "loaded": False, "error": str(exc)}
         return {"trace": [timer.record(f"{document.name}: skipped", error=str(exc), details=details)]}
-    view, shown = build_selection_view(tree, context.selection_view_tokens)
+    view, shown = build_selection_view(tree, context.pageindex.selection_view_tokens)
     messages = [
-        SystemMessage(content=SELECT_SYSTEM.format(n=context.nodes_per_file)),
+        SystemMessage(content=SELECT_SYSTEM.format(n=context.pageindex.nodes_per_file)),
         HumanMessage(content=SELECT_REQUEST.format(question=task["question"], document=document.name, sections=view)),
     ]
     result = structured_call(
@@ -88,10 +88,10 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
         purpose="select_sections",
         repairs=context.repair_attempts,
     )
-    selection = read_selection(result, shown, context.nodes_per_file)
+    selection = read_selection(result, shown, context.pageindex.nodes_per_file)
     nodes = [node for node_id in selection.ids if (node := get_node_by_id(tree, node_id)) is not None]
     evidence = [
-        section_evidence(document.name, node, task["step"], rank, context.node_text_chars)
+        section_evidence(document.name, node, task["step"], rank, context.tree.node_text_chars)
         for rank, node in enumerate(nodes)
     ]
     details = {
@@ -109,7 +109,7 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
                 "title": node.title,
                 "pages": [node.start_page, node.end_page],
                 "text_missing": node.text_missing,
-                "truncated": len(node.text) > context.node_text_chars,
+                "truncated": len(node.text) > context.tree.node_text_chars,
             }
             for node in nodes
         ],

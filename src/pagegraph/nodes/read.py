@@ -87,13 +87,13 @@ def answers_agree(first: str, second: str, question: str) -> bool:
 
 def fell_short(reading: Reading, context: Context) -> bool:
     """Whether a focused read needs the whole passages: it refused, or too little of its answer is in its excerpt."""
-    return reading.refused or reading.support < context.widen_below
+    return reading.refused or reading.support < context.reading.widen_below
 
 
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
     scored = score_sentences(state["question"], passages, index.embedder.embed)
-    return focus_passages(passages, scored, best=context.focus_sentences, context=context.focus_context)
+    return focus_passages(passages, scored, best=context.reading.focus_sentences, context=context.reading.focus_context)
 
 
 def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
@@ -102,15 +102,15 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     context = context_of(runtime)
     focused = (state.get("readings") or [None])[-1]
     wide = focused is not None
-    confirming = wide and context.confirm_answers and not fell_short(focused, context)
+    confirming = wide and context.reading.confirm_answers and not fell_short(focused, context)
     timer = StageTimer("read")
     model = services.chat_model(context)
     ranked = readable_evidence(services.index(context), state.get("retrieved") or [], state)  # in (step, rank) order
     if wide:
-        passages, limit = ranked, context.max_evidence_tokens
+        passages, limit = ranked, context.reading.max_evidence_tokens
     else:
-        top = ranked[: context.highlight_passages]
-        passages, limit = focused_evidence(state, context, services, top), context.focus_max_tokens
+        top = ranked[: context.reading.highlight_passages]
+        passages, limit = focused_evidence(state, context, services, top), context.reading.focus_max_tokens
     shape = answer_shape(state["question"])
     turns = "\n".join(TURN.format(question=t.question, answer=t.answer) for t in recent_turns(state, context))
     system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
@@ -127,7 +127,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     reply, call = invoke_model(model, messages, purpose="read")
     draft = message_text(reply).strip()
     reading = judge_reading(draft, state["question"], kept, wide)
-    if not wide and (fell_short(reading, context) or context.confirm_answers):
+    if not wide and (fell_short(reading, context) or context.reading.confirm_answers):
         reading = reading.model_copy(update={"widen": True})
     how = "whole passages" if wide else "focused excerpts"
     summary = f"{shape} answer from {len(kept)} {how} ({fit.tokens} of {budget} tokens): " + (
@@ -156,7 +156,7 @@ def answer_confidence(reading: Reading, relevance: float, context: Context) -> f
     retrieval similarity of the best passage."""
     if reading.refused:
         return 0.0
-    return context.support_weight * reading.support + (1 - context.support_weight) * relevance
+    return context.confidence.support_weight * reading.support + (1 - context.confidence.support_weight) * relevance
 
 
 def weigh_answer(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -178,13 +178,13 @@ def weigh_answer(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         reason = "the answer model found no answer in the retrieved passages"
     elif reading.disagrees:
         reason = "the answer model gave different answers from the best excerpts and from the whole passages"
-    elif confidence < context.answer_threshold:
+    elif confidence < context.confidence.answer_threshold:
         reason = (
             f"the answer is not supported well enough by the passages (confidence {confidence:.2f} < "
-            f"{context.answer_threshold:.2f}: {reading.support:.0%} of it found in its excerpt, best similarity "
+            f"{context.confidence.answer_threshold:.2f}: {reading.support:.0%} of it found in its excerpt, best similarity "
             f"{relevance:.2f})"
         )
     else:
-        summary = f"confidence {confidence:.2f} ≥ {context.answer_threshold:.2f}"
+        summary = f"confidence {confidence:.2f} ≥ {context.confidence.answer_threshold:.2f}"
         return {"trace": [timer.record(summary, details=signals)]}
     return {"abstain_reason": reason, "trace": [timer.record(reason, details=signals)]}

@@ -143,11 +143,11 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     # nothing named or hinted: the whole library, which the retriever routes to its best documents
     flt = base.model_copy(update={"documents": filtered or requested or base.documents})
     query = f"{state['question']} {' '.join(plan.keywords)}"
-    retriever = HybridRetriever.for_context(index, context, max_chunks=context.map_chunks, window=0)
+    retriever = HybridRetriever.for_context(index, context, max_chunks=context.small_model.map_chunks, window=0)
     hits, relevance = retriever.search_with_relevance(query, flt)
     found = passages(index, hits, 0)
     where = f"{len(flt.documents or known)} documents"
-    if not flt.documents and 0 < context.route_documents < len(known):
+    if not flt.documents and 0 < context.retrieval.route_documents < len(known):
         where = f"the best-ranked of {len(known)} documents"
     spelling = retriever.spelling_corrections(query)
     summary = f"{len(found)} chunks in {where}; best similarity {relevance:.2f}{note}{spelling_note(spelling)}"

@@ -85,16 +85,20 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
             documents=[RoutedDocument(name=n, reason="named in the question") for n in names], method="given"
         )
         return _decided(decision, timer, f"searching the {len(names)} requested documents")
-    if len(known) <= context.top_k_files:
+    if len(known) <= context.retrieval.top_k_files:
         decision = RouteDecision(documents=[RoutedDocument(name=n) for n in known], method="all")
         return _decided(decision, timer, f"the index holds {len(known)} documents: searching all")
 
     ranked = HybridRetriever.for_context(index, context).rank_documents(state["question"], filters)
-    shown = max(context.route_documents, context.top_k_files) if context.route_documents else len(ranked)
+    shown = (
+        max(context.retrieval.route_documents, context.retrieval.top_k_files)
+        if context.retrieval.route_documents
+        else len(ranked)
+    )
     by_name = {doc.name: doc for doc in visible}
     candidates = [by_name[d.name] for d in ranked[:shown] if d.name in by_name]
     messages = [
-        SystemMessage(content=ROUTE_SYSTEM.format(top_k=context.top_k_files)),
+        SystemMessage(content=ROUTE_SYSTEM.format(top_k=context.retrieval.top_k_files)),
         HumanMessage(content=ROUTE_REQUEST.format(question=state["question"], catalogue=catalogue(index, candidates))),
     ]
     result = structured_call(
@@ -107,12 +111,12 @@ def route(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         context={"known": known},
     )
     if result.ok:
-        names = result.value.documents[: context.top_k_files]
+        names = result.value.documents[: context.retrieval.top_k_files]
         decision = RouteDecision(
             documents=[RoutedDocument(name=n, reason=result.value.reason) for n in names], method="model"
         )
         return _decided(decision, timer, f"model chose {len(names)} of {len(known)} documents", result.attempts)
-    names = [d.name for d in ranked[: context.top_k_files]] or known[: context.top_k_files]
+    names = [d.name for d in ranked[: context.retrieval.top_k_files]] or known[: context.retrieval.top_k_files]
     decision = RouteDecision(
         documents=[RoutedDocument(name=n, reason="ranked by retrieval scores") for n in names], method="ranking"
     )

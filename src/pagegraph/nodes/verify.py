@@ -195,7 +195,9 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     if is_refusal(text, cited):
         reason = "the answer model found no answer in the retrieved passages"
         return {"abstain_reason": reason, "trace": [timer.record(reason)]}
-    text, attributed = attribute(text, evidence, context.attribution_min_tokens, context.attribution_min_overlap)
+    text, attributed = attribute(
+        text, evidence, context.reading.attribution_min_tokens, context.reading.attribution_min_overlap
+    )
     attributed = [n for n in attributed if n not in cited]
     checked, quote, holder = value_check(state, text, evidence, [*cited, *attributed], services, context)
     supporting = " ".join(evidence[n - 1].text for n in [*cited, *attributed])

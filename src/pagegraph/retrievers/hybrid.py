@@ -101,19 +101,19 @@ class HybridRetriever(BaseRetriever):
     def for_context(cls, index: Index, context: Context, **fields: object) -> HybridRetriever:
         """The retriever a run's context asks for; `fields` override (e.g. max_chunks, alpha, window)."""
         settings = {
-            "top_k_bm25": context.top_k_bm25,
-            "top_k_vector": context.top_k_vector,
-            "max_chunks": context.max_chunks_for_context,
+            "top_k_bm25": context.retrieval.top_k_bm25,
+            "top_k_vector": context.retrieval.top_k_vector,
+            "max_chunks": context.retrieval.max_chunks,
             "fusion": "convex",
-            "alpha": context.alpha,
-            "window": context.window,
-            "by_page": context.page_ranking,
-            "named_pages": context.named_pages,
-            "statement_pages": context.statement_pages,
-            "route_documents": context.route_documents,
-            "route_alone": context.route_alone,
-            "routing": context.routing,
-            "correct_spelling": context.correct_spelling,
+            "alpha": context.retrieval.alpha,
+            "window": context.retrieval.window,
+            "by_page": context.retrieval.page_ranking,
+            "named_pages": context.retrieval.named_pages,
+            "statement_pages": context.retrieval.statement_pages,
+            "route_documents": context.retrieval.route_documents,
+            "route_alone": context.retrieval.route_alone,
+            "routing": context.retrieval.routing,
+            "correct_spelling": context.retrieval.correct_spelling,
         }
         return cls(index=index, **{**settings, **fields})
 

@@ -13,7 +13,7 @@ OutputType = Literal["answer", "blueprint", "pdr", "workflow", "build_plan"]
 # enumeration questions want every matching passage, reasoning ones want meaning, lookups one fact
 QuestionKind = Literal["enumeration", "reasoning", "lookup"]
 # How far an answer can be trusted, in words: supported (its values are in the sentences it cites and its confidence
-# clears Context.supported_confidence), uncertain (check the evidence), not_found (the documents do not hold it).
+# clears Context.confidence.supported), uncertain (check the evidence), not_found (the documents do not hold it).
 Band = Literal["supported", "uncertain", "not_found"]
 
 
