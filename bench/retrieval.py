@@ -106,12 +106,12 @@ def main() -> None:
     if not (EVAL / "dev.jsonl").exists():
         sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
 
+    from pagegraph.access.records import RetrievalFilter
     from pagegraph.config import Context, Settings
     from pagegraph.indexing.index import delete_index, open_index
     from pagegraph.retrievers.bm25 import BM25ChunkRetriever
     from pagegraph.retrievers.hybrid import HybridRetriever
     from pagegraph.retrievers.vector import DenseRetriever
-    from pagegraph.state.access import RetrievalFilter
 
     settings = Settings(cache_dir=REPO / ".pagegraph" / "cache")
     if not (args.source_index / "manifest.json").exists():

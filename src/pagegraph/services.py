@@ -12,7 +12,7 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
-from pagegraph.access import caller_access
+from pagegraph.access.runs import caller_access
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index, open_index, stored_manifest

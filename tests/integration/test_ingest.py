@@ -17,6 +17,7 @@ import pytest
 from pypdf import PdfReader
 from typer.testing import CliRunner
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli import app
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, IngestCancelled
@@ -28,7 +29,6 @@ from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams
 from pagegraph.indexing.minilm import count_tokens
 from pagegraph.indexing.pipeline import Ingestor, IngestProgress
 from pagegraph.indexing.prepare import prepare_document
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import DocumentTags
 from tests.conftest import PAGEGRAPH, SAMPLES, zip_bomb_docx
 

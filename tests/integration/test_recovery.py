@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings
 from pagegraph.indexing.bm25 import BM25Index
 from pagegraph.indexing.embedder import Embedder
@@ -24,7 +25,6 @@ from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.manifest import read_manifest
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.state.access import RetrievalFilter
 from tests.conftest import PAGEGRAPH, committed_names, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli import app
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
@@ -17,7 +18,6 @@ from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import DocumentTags
 from tests.conftest import BACKENDS, SAMPLES, on_backend
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from pagegraph import build_graph
-from pagegraph.access import ACCESS_KEY, AUTH_USER_KEY
+from pagegraph.access.auth import request_key
+from pagegraph.access.keys import UserDirectory, convert_plain_file, hash_key, new_key, read_users, write_users
+from pagegraph.access.records import Access, ApiUser, RetrievalFilter
+from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import open_index
 from pagegraph.nodes.ingest import local_path, resolve_in_roots, shown_path
-from pagegraph.server.auth import request_key
-from pagegraph.server.users import UserDirectory, convert_plain_file, hash_key, new_key, read_users, write_users
 from pagegraph.services import Services
-from pagegraph.state.access import Access, ApiUser, RetrievalFilter
 from pagegraph.state.documents import DocumentTags
 from tests.fakes import ScriptedChatModel
 
@@ -219,7 +219,7 @@ def test_a_folder_ingest_says_nothing_of_documents_beyond_the_editor_s_reach(
 
 
 def test_failed_sign_ins_are_limited_per_key_id_without_locking_out_a_verified_key(tmp_path: Path) -> None:
-    from pagegraph.server.users import SignInLimited
+    from pagegraph.access.keys import SignInLimited
 
     key, key_id = new_key()
     path = tmp_path / "users.json"

@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from pagegraph import GRAPH_NAMES, build_graph
-from pagegraph.access import ACCESS_KEY, AUTH_USER_KEY
+from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index

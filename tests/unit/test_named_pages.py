@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index
@@ -19,7 +20,6 @@ from pagegraph.retrievers.named_pages import (
     printed_offset,
 )
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import Page
 from tests.pdf_factory import text_pdf
 

@@ -6,13 +6,13 @@ from datetime import date
 import numpy as np
 import pytest
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.eval.metrics import Gold, RetrievedGroup, gold_for, question_metrics, summarise
 from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.vectors import chroma_where, chunk_metadata
 from pagegraph.retrievers.fusion import ALPHA_BY_KIND, adaptive_alpha, convex_fusion, question_kind, weighted_rrf
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.window import expand_window, page_groups
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import Chunk, DocumentTags
 from pagegraph.state.evaluation import EvalQuestion
 

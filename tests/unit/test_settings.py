@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from pagegraph.access.records import Access
 from pagegraph.cli import app
 from pagegraph.config import Context, Settings, SettingsError, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.services import Services
-from pagegraph.state.access import Access
 
 
 def test_list_variables_take_the_path_and_comma_forms_and_json(monkeypatch: pytest.MonkeyPatch) -> None:

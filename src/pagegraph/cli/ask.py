@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from pagegraph import GRAPH_NAMES, GRAPHS
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli.answer_view import StreamedAnswer, print_answer
 from pagegraph.cli.common import (
     DatabaseOption,
@@ -32,7 +33,6 @@ from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import delete_index, open_index, stored_manifest
 from pagegraph.services import Services
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import OutputType
 
 OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")

@@ -8,11 +8,11 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
+from pagegraph.access.keys import convert_plain_file, hash_key, new_key, read_users, write_users
+from pagegraph.access.records import ROLES, ApiUser
 from pagegraph.cli.common import app, console, fail
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.server.users import convert_plain_file, hash_key, new_key, read_users, write_users
-from pagegraph.state.access import ROLES, ApiUser
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS
 
 users_app = typer.Typer(

@@ -7,9 +7,9 @@ import warnings
 
 from langchain_core.documents import Document
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import DatabaseIndex, Index
-from pagegraph.state.access import RetrievalFilter
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # langchain-community announces its sunset on import

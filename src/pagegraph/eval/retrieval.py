@@ -10,6 +10,7 @@ from itertools import zip_longest
 
 from langchain_core.language_models import BaseChatModel
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context
 from pagegraph.eval.baselines import LangChainEnsemble
 from pagegraph.eval.metrics import RetrievedGroup, gold_for, question_metrics, summarise
@@ -21,7 +22,6 @@ from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.tree import TreeRetriever, TreeSearch
 from pagegraph.retrievers.vector import DenseRetriever
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
 
 # "hybrid+window" is the retriever as it landed before routing and page ranking; "default" is what the graphs search

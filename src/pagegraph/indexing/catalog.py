@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from pagegraph.state.access import RetrievalFilter
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, day_number
 
 _GONE_TAGS = json.dumps({"confidentiality": CONFIDENTIALITY_LEVELS[-1]})

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, PagegraphError
 from pagegraph.indexing.bm25 import BM25_DIR, BM25Index
@@ -31,7 +32,6 @@ from pagegraph.indexing.profiles import DocumentProfiles
 from pagegraph.indexing.records import DocumentWrite, RecordStore
 from pagegraph.indexing.store import STORE_FILE, SqliteStore
 from pagegraph.indexing.vectors import VectorStore
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, NodeSummary, Page, TreeNode, now_iso
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pagegraph.access.records import Access
 from pagegraph.errors import IngestCancelled
 from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.index import Index
@@ -27,7 +28,6 @@ from pagegraph.indexing.tree_summaries import (
     TreeSummarizer,
     section_vectors,
 )
-from pagegraph.state.access import Access
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, Chunk, DocumentRecord, DocumentTags, TreeNode
 from pagegraph.state.ingest import Status
 

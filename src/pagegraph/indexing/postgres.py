@@ -19,6 +19,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.manifest import Manifest
 from pagegraph.indexing.records import (
@@ -38,7 +39,6 @@ from pagegraph.indexing.records import (
     section_rows,
     tree_from_rows,
 )
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import (
     CONFIDENTIALITY_LEVELS,

@@ -10,9 +10,9 @@ import chromadb
 import numpy as np
 from chromadb.config import Settings as ChromaSettings
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, Chunk, day_number
 
 log = logging.getLogger(__name__)

@@ -10,11 +10,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from pagegraph.access import caller_access, readable_filter
+from pagegraph.access.records import RetrievalFilter
+from pagegraph.access.runs import caller_access, readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.services import Services
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import Evidence, TraceRecord, Turn
 from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.graph import RagState

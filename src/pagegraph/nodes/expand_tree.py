@@ -8,13 +8,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from pagegraph.access import readable_filter
+from pagegraph.access.records import RetrievalFilter
+from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree import TreeRetriever, hit_evidence
 from pagegraph.services import Services
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.graph import RagState
 
 

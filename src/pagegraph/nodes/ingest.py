@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlparse
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from pagegraph.access import caller_access
+from pagegraph.access.runs import caller_access
 from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import open_index

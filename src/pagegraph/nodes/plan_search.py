@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from pagegraph.access import readable_filter
+from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.llm.structured import structured_call

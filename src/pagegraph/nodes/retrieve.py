@@ -8,7 +8,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from pagegraph.access import readable_filter
+from pagegraph.access.records import RetrievalFilter
+from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.nodes.common import StageTimer, context_of, match_document_names, visible_documents
@@ -16,7 +17,6 @@ from pagegraph.retrievers.fusion import question_kind
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.services import Services
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import Chunk
 from pagegraph.state.graph import RagState, StepTask

@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
-from pagegraph.access import readable_filter
+from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from pagegraph.access import readable_filter
+from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.llm.budget import context_window
 from pagegraph.llm.calls import estimate_tokens

@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, model_validator
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context, RoutingWeights
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import RankedDocument, rank_documents
@@ -27,7 +28,6 @@ from pagegraph.retrievers.spelling import correct_spelling, spelling_corrections
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups, pages_of
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import Chunk
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from langgraph_sdk import Auth
 from starlette.applications import Starlette
 
+from pagegraph.access.auth import request_access
 from pagegraph.config import Settings, get_settings
-from pagegraph.server.auth import request_access
 from pagegraph.server.origins import OriginGuard
 from pagegraph.server.page_routes import UPLOAD_PATH, routes
 

@@ -21,15 +21,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from pagegraph import GRAPH_NAMES
+from pagegraph.access.auth import request_access
+from pagegraph.access.records import Access
 from pagegraph.config import Context, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
 from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
-from pagegraph.server.auth import request_access
 from pagegraph.server.page_view import page_image, passage_boxes
 from pagegraph.services import default_services
-from pagegraph.state.access import Access
 from pagegraph.state.answering import OutputType
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, DocumentRecord, page_starts
 

@@ -1,6 +1,6 @@
-"""The typed contract shared by indexing, retrieval and the graphs."""
+"""The typed contract shared by indexing, retrieval and the graphs (the records of rights and the search filter are
+in `pagegraph.access.records`)."""
 
-from pagegraph.state.access import RetrievalFilter
 from pagegraph.state.documents import (
     CONFIDENTIALITY_LEVELS,
     Chunk,
@@ -28,7 +28,6 @@ __all__ = [
     "LoadedDocument",
     "OutlineEntry",
     "Page",
-    "RetrievalFilter",
     "SourceType",
     "TranscriptSegment",
     "TreeNode",

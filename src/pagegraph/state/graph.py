@@ -14,7 +14,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from pagegraph.state.access import RetrievalFilter
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.state.answering import (
     Band,
     Citation,

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from pagegraph.access.records import ApiUser
 from pagegraph.errors import PagegraphError
-from pagegraph.state.access import ApiUser
 
 KEY_PREFIX = "pg_"
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1

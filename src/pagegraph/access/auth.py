@@ -1,10 +1,10 @@
 """LangGraph server auth: API keys → users with a role, allowed projects and a confidentiality ceiling.
 
 Users come from the users file `PAGEGRAPH_AUTH_FILE` (`pagegraph users add` writes it; see
-`pagegraph.server.users`). A request without a known key gets 401. Threads, runs and crons belong to the user who
+`pagegraph.access.keys`). A request without a known key gets 401. Threads, runs and crons belong to the user who
 created them; the graphs (the server's assistants) are readable by everyone, assistants a user creates by them
 alone. The user's role, projects and ceiling travel with
-each run, and the graphs narrow every search to them (`pagegraph.access.caller_access`); the `ingest` graph refuses
+each run, and the graphs narrow every search to them (`pagegraph.access.runs.caller_access`); the `ingest` graph refuses
 readers and keeps editors inside what they may read.
 
 With no users file every request is the local owner with full access: the server then must stay on 127.0.0.1,
@@ -19,11 +19,11 @@ from pathlib import Path
 
 from langgraph_sdk import Auth
 
-from pagegraph.access import ACCESS_KEY
+from pagegraph.access.keys import SignInLimited, UserDirectory
+from pagegraph.access.records import Access
+from pagegraph.access.runs import ACCESS_KEY
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.server.users import SignInLimited, UserDirectory
-from pagegraph.state.access import Access
 
 LOCAL_OWNER = "local"
 

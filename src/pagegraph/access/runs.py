@@ -1,6 +1,6 @@
 """Who is asking: the LangGraph server user running a graph, and what they may read.
 
-The server puts the authenticated user into each run's config; `pagegraph.server.auth` adds their projects and
+The server puts the authenticated user into each run's config; `pagegraph.access.auth` adds their projects and
 ceiling and role under ACCESS_KEY. Outside the server (the CLI, Python) there is no such user and the caller owns the index.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from langgraph.config import get_config
 
-from pagegraph.state.access import Access, RetrievalFilter
+from pagegraph.access.records import Access, RetrievalFilter
 
 AUTH_USER_KEY = "langgraph_auth_user"
 ACCESS_KEY = "pagegraph_access"
