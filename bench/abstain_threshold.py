@@ -37,16 +37,16 @@ def main() -> int:
 
     from pagegraph.access.records import RetrievalFilter
     from pagegraph.config import Settings
+    from pagegraph.eval.baselines import first_landed_hybrid
     from pagegraph.eval.questions import load_questions
     from pagegraph.indexing.index import open_index
-    from pagegraph.retrievers.hybrid import HybridRetriever
 
     rows = load_questions(EVAL / "dev.jsonl")
     doc_type = {d: r.doc_type for r in rows for d in r.documents}
     rng = random.Random(7)
     groups: dict[str, list[float]] = {"answerable": [], "off-topic": [], "unanswerable": []}
     with open_index(args.index, Settings()) as index:
-        hybrid = HybridRetriever(index=index)
+        hybrid = first_landed_hybrid(index)
 
         def relevance(question: str, documents: list[str]) -> float:
             return hybrid.search_with_relevance(question, RetrievalFilter(documents=documents))[1]

@@ -108,6 +108,7 @@ def main() -> None:
 
     from pagegraph.access.records import RetrievalFilter
     from pagegraph.config import Context, Settings
+    from pagegraph.eval.baselines import first_landed_hybrid
     from pagegraph.indexing.index import delete_index, open_index
     from pagegraph.retrievers.bm25 import BM25ChunkRetriever
     from pagegraph.retrievers.hybrid import HybridRetriever
@@ -145,7 +146,7 @@ def main() -> None:
                 print(f"  {backend}: opened in {time.perf_counter() - started:.1f} s")
                 retrievers = {
                     "default": HybridRetriever.for_context(replica, Context()),
-                    "landed": HybridRetriever(index=replica, window=1),
+                    "landed": first_landed_hybrid(replica, window=1),
                 }
                 bm25, dense = BM25ChunkRetriever(index=replica), DenseRetriever(index=replica)
                 started = time.perf_counter()

@@ -307,6 +307,21 @@ class RoutingWeights(BaseModel):
     per_document: int = Field(default=3, ge=1, le=20)
 
 
+class SentenceWeights(BaseModel):
+    """How the highlight stage and the extract graph's focused read score a sentence for holding the answer
+    (retrievers.highlights): a weighted sum of its cosine to the question, the share of the question's content words
+    it holds (weighted by how few sentences hold them), how well it fits the answer's expected shape, and its
+    passage's rank; a number question's sentence without a figure is scaled down."""
+
+    dense: float = Field(default=0.45, ge=0.0, description="weight of the sentence's cosine to the question")
+    lexical: float = Field(default=0.45, ge=0.0, description="weight of the question's content words it holds")
+    shape: float = Field(default=0.15, ge=0.0, description="weight of its fit to the answer's expected shape")
+    rank: float = Field(default=0.05, ge=0.0, description="weight of 1 / (1 + its passage's rank)")
+    no_number: float = Field(
+        default=0.7, ge=0.0, le=1.0, description="factor on a number question's sentence that holds no figure"
+    )
+
+
 class RetrievalKnobs(BaseModel):
     """How passages are found: candidates, fusion, windows, page ranking, document routing."""
 
@@ -336,6 +351,13 @@ class RetrievalKnobs(BaseModel):
         default=True,
         description="a question asking for a financial metric (a ratio, margin, turnover, return) gets the first "
         "page of its report's balance sheet, income statement and cash flow statement first (with page_ranking)",
+    )
+    lead_documents: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="named pages and statements are looked for in the documents a search names only when it names "
+        "at most this many (with page_ranking)",
     )
     route_documents: int = Field(
         default=5,
@@ -386,6 +408,9 @@ class ReadingKnobs(BaseModel):
     )
     highlight_passages: int = Field(
         default=6, ge=1, le=50, description="top passages whose sentences the highlight stage scores"
+    )
+    sentence_weights: SentenceWeights = Field(
+        default_factory=SentenceWeights, description="how a sentence is scored for holding the answer"
     )
     focus_sentences: int = Field(
         default=12, ge=1, le=50, description="extract graph: best sentences of the top passages the first read shows"

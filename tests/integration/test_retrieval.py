@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli import app
 from pagegraph.config import Context, Settings
+from pagegraph.eval.baselines import first_landed_hybrid
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.pipeline import Ingestor
@@ -75,6 +76,7 @@ def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -
             h.chunk_id for h in DenseRetriever(index=index, exact_search_limit=0).search(q, 40, flt)
         ],
         "hybrid": lambda q: [h.chunk_id for h in HybridRetriever(index=index, window=2).search(q, flt)],
+        "hybrid as first landed": lambda q: [h.chunk_id for h in first_landed_hybrid(index, window=2).search(q, flt)],
         "routed by page": lambda q: [
             h.chunk_id for h in HybridRetriever(index=index, window=2, by_page=True, route_documents=1).search(q, flt)
         ],
@@ -94,7 +96,7 @@ def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -
 
 
 def test_hybrid_dedupes_fuses_and_returns_langchain_documents(index: Index) -> None:
-    hybrid = HybridRetriever(index=index, max_chunks=10, window=1)
+    hybrid = first_landed_hybrid(index, max_chunks=10, window=1)  # windows around single hits, not pages
     fused = hybrid.fused("heart rate measurement")
     assert len(fused) == 10 and len({h.chunk_id for h in fused}) == 10
     docs = hybrid.invoke("heart rate measurement")
@@ -113,8 +115,8 @@ def test_explicit_alpha_overrides_the_detector(index: Index) -> None:
     question = "how to measure heart rate"
     lexical = [h.chunk_id for h in BM25ChunkRetriever(index=index).search(question, 20)][:5]
     dense = [h.chunk_id for h in DenseRetriever(index=index).search(question, 40)][:5]
-    assert [h.chunk_id for h in HybridRetriever(index=index, alpha=1.0, max_chunks=5).fused(question)] == lexical
-    assert [h.chunk_id for h in HybridRetriever(index=index, alpha=0.0, max_chunks=5).fused(question)] == dense
+    assert [h.chunk_id for h in first_landed_hybrid(index, alpha=1.0, max_chunks=5).fused(question)] == lexical
+    assert [h.chunk_id for h in first_landed_hybrid(index, alpha=0.0, max_chunks=5).fused(question)] == dense
 
 
 def test_document_ranking_without_a_model(index: Index) -> None:

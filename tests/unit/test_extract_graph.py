@@ -3,7 +3,7 @@ whole passages are read once when that falls short, and abstention weighs refusa
 
 from __future__ import annotations
 
-from pagegraph.config import Context
+from pagegraph.config import Context, SentenceWeights
 from pagegraph.nodes.read import answer_confidence, answer_support, answers_agree, judge_reading
 from pagegraph.retrievers.highlights import focus_passages, score_sentences
 from pagegraph.state.answering import Evidence, Reading
@@ -65,7 +65,7 @@ def test_focused_excerpts_keep_the_best_sentences_with_their_neighbours(embedder
         1,
     )
     second = _passage("Error E04 means grid voltage out of range. The unit restarts by itself.", 2)
-    scored = score_sentences(WEIGHT, [first, second], embedder.embed)
+    scored = score_sentences(WEIGHT, [first, second], embedder.embed, SentenceWeights())
     (focused,) = focus_passages([first, second], scored, best=1, context=1)
     assert focused.id == "c1" and focused.label() == first.label()
     assert focused.text == (

@@ -12,7 +12,7 @@ from rich.console import Console
 from pagegraph import build_graph
 from pagegraph.cli.answer_view import StreamedAnswer
 from pagegraph.cli.ask import _run_question
-from pagegraph.config import Context, Settings
+from pagegraph.config import Context, SentenceWeights, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index
 from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights, sentences
@@ -76,6 +76,7 @@ def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder:
         embedder.embed,
         lambda sentence, _: locate_in_chunks(sentence, [chunk], [page]),
         count=1,
+        weights=SentenceWeights(),
     )
     assert best.sentence == "It weighs 98 kg without the wall bracket."
     assert best.label == "[manual.pdf, 5 Technical data, p. 4]" and text[best.start : best.end] == best.sentence

@@ -1,5 +1,6 @@
-"""The baseline a LangChain user would write: EnsembleRetriever over rank-bm25's BM25Retriever and a Chroma
-retriever, weights 0.5/0.5, on the same chunks and the same embedder."""
+"""Baselines the retrieval evaluation compares the graphs' retriever with: the hybrid retriever as it first landed,
+and what a LangChain user would write (EnsembleRetriever over rank-bm25's BM25Retriever and a Chroma retriever,
+weights 0.5/0.5, on the same chunks and the same embedder)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,33 @@ from langchain_core.documents import Document
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import DatabaseIndex, Index
+from pagegraph.retrievers.hybrid import HybridRetriever
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # langchain-community announces its sunset on import
     from langchain_chroma import Chroma
     from langchain_classic.retrievers import EnsembleRetriever
     from langchain_community.retrievers import BM25Retriever
+
+# The hybrid retriever as it first landed: weighted reciprocal rank fusion with a BM25 weight by question kind, no
+# spelling correction, no document routing, hits ranked one by one (not by page), no windows.
+FIRST_LANDED_HYBRID: dict[str, object] = {
+    "fusion": "rrf",
+    "alpha": None,
+    "window": 0,
+    "by_page": False,
+    "named_pages": False,
+    "statement_pages": False,
+    "route_documents": 0,
+    "route_alone": 0.0,
+    "correct_spelling": False,
+}
+
+
+def first_landed_hybrid(index: Index, **fields: object) -> HybridRetriever:
+    """The hybrid retriever as it first landed (eval's `hybrid`, `hybrid+window`, and the tree retrievers' chunk
+    search); `fields` override."""
+    return HybridRetriever(index=index, **{**FIRST_LANDED_HYBRID, **fields})
 
 
 class LangChainEnsemble:

@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context
-from pagegraph.eval.baselines import LangChainEnsemble
+from pagegraph.eval.baselines import LangChainEnsemble, first_landed_hybrid
 from pagegraph.eval.metrics import RetrievedGroup, gold_for, question_metrics, summarise
 from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.index import Index
@@ -24,7 +24,7 @@ from pagegraph.retrievers.tree import TreeRetriever, TreeSearch
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
 
-# "hybrid+window" is the retriever as it landed before routing and page ranking; "default" is what the graphs search
+# "hybrid" and "hybrid+window" are the retriever as it first landed (eval.baselines); "default" is what the graphs search
 # with (Context's defaults); "routing" ranks documents only (doc_hit@k).
 RETRIEVERS = ("bm25", "dense", "hybrid", "hybrid+window", "default", "routing", "ensemble", "tree", "hybrid+tree")
 TREE_RETRIEVERS = ("tree", "hybrid+tree")
@@ -89,6 +89,7 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
             start_nodes=config.context.tree.start_nodes,
             max_steps=config.context.tree.max_steps,
             repairs=config.context.repair_attempts,
+            chunk_search=first_landed_hybrid(index),
         )
     searches: dict[str, Search] = {}
     for name in config.retrievers:
@@ -99,10 +100,10 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
             dense = DenseRetriever(index=index)
             searches[name] = lambda q, f, r=dense: chunks([h.chunk_id for h in r.search(q, k, f)])
         elif name == "hybrid":
-            hybrid = HybridRetriever(index=index, max_chunks=k)
+            hybrid = first_landed_hybrid(index, max_chunks=k)
             searches[name] = lambda q, f, r=hybrid: chunks([h.chunk_id for h in r.fused(q, f)])
         elif name == "hybrid+window":
-            windowed = HybridRetriever(index=index, max_chunks=k, window=config.window)
+            windowed = first_landed_hybrid(index, max_chunks=k, window=config.window)
             searches[name] = lambda q, f, r=windowed: [_covered(g, catalog) for g in _groups(r.search(q, f))]
         elif name == "default":
             product = HybridRetriever.for_context(index, config.context, max_chunks=k)
@@ -118,7 +119,7 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
         elif name == "tree":
             searches[name] = lambda q, f, r=tree: _tree_groups(r.navigate(q, f))
         elif name == "hybrid+tree":
-            fused = HybridRetriever(index=index, max_chunks=k)
+            fused = first_landed_hybrid(index, max_chunks=k)
             searches[name] = lambda q, f, r=fused, t=tree: interleave(
                 chunks([h.chunk_id for h in r.fused(q, f)]), _tree_groups(t.navigate(q, f))
             )[:k]

@@ -41,7 +41,12 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
         return {"highlights": [], "trace": [timer.record("no passage to highlight")]}
     locate = sentence_locator(index)
     picked = pick_highlights(
-        state["question"], passages, index.embedder.embed, locate, count=context.reading.highlights
+        state["question"],
+        passages,
+        index.embedder.embed,
+        locate,
+        count=context.reading.highlights,
+        weights=context.reading.sentence_weights,
     )
     summary = f"{len(picked)} sentences from {len(passages)} passages{searched}; answer shape {answer_shape(state['question'])}"
     return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}

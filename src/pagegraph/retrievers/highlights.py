@@ -16,6 +16,7 @@ from typing import Literal
 
 import numpy as np
 
+from pagegraph.config import SentenceWeights
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
@@ -51,8 +52,6 @@ MIN_PREFIX = 4
 MIN_WORDS = 3
 MAX_SENTENCE_CHARS = 400
 MAX_SPAN_CHARS = 600
-DENSE_WEIGHT, LEXICAL_WEIGHT, SHAPE_WEIGHT, RANK_WEIGHT = 0.45, 0.45, 0.15, 0.05
-NO_NUMBER_FACTOR = 0.7
 
 
 def answer_shape(question: str) -> AnswerShape:
@@ -151,10 +150,10 @@ def locate_in_chunks(sentence: str, chunks: Sequence[Chunk], pages: Sequence[Pag
 
 
 def score_sentences(
-    question: str, passages: Sequence[Evidence], embed: Callable[[list[str]], np.ndarray]
+    question: str, passages: Sequence[Evidence], embed: Callable[[list[str]], np.ndarray], weights: SentenceWeights
 ) -> list[ScoredSentence]:
-    """Every sentence of `passages` (best passage first), in reading order, scored for how likely it holds the
-    answer to `question`."""
+    """Every sentence of `passages` (best passage first), in reading order, scored by `weights` for how likely it
+    holds the answer to `question`."""
     candidates = [(rank, offset, sentence) for rank, p in enumerate(passages) for offset, sentence in sentences(p.text)]
     if not candidates:
         return []
@@ -170,10 +169,10 @@ def score_sentences(
     for (rank, offset, sentence), similarity, matched in zip(candidates, dense, found):
         lexical = sum(weight[t] for t in matched) / total if total else 0.0
         fit = shape_fit(sentence, shape)
-        score = DENSE_WEIGHT * float(similarity) + LEXICAL_WEIGHT * lexical + SHAPE_WEIGHT * fit
+        score = weights.dense * float(similarity) + weights.lexical * lexical + weights.shape * fit
         if shape == "number" and not fit:
-            score *= NO_NUMBER_FACTOR  # a sentence without a figure can hardly state the figure asked for
-        score += RANK_WEIGHT / (1 + rank)
+            score *= weights.no_number  # a sentence without a figure can hardly state the figure asked for
+        score += weights.rank / (1 + rank)
         scored.append(ScoredSentence(rank, offset, sentence, round(score, 4)))
     return scored
 
@@ -185,12 +184,13 @@ def pick_highlights(
     locate: Callable[[str, Evidence], Location | None],
     *,
     count: int,
+    weights: SentenceWeights,
 ) -> list[Highlight]:
     """The `count` sentences of `passages` (best first) most likely to hold the answer, each located by `locate`
     (sentences it cannot place are passed over)."""
     picked: list[Highlight] = []
     seen: set[str] = set()
-    for candidate in sorted(score_sentences(question, passages, embed), key=lambda c: -c.score):
+    for candidate in sorted(score_sentences(question, passages, embed, weights), key=lambda c: -c.score):
         if len(picked) == count:
             break
         passage = passages[candidate.passage]

@@ -18,7 +18,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, model_validator
 
 from pagegraph.access.records import RetrievalFilter
-from pagegraph.config import Context, RoutingWeights
+from pagegraph.config import Context, RetrievalKnobs, RoutingWeights
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import RankedDocument, rank_documents
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
@@ -38,9 +38,6 @@ class Reranker(Protocol):
     def score(self, query: str, chunks: list[Chunk]) -> list[float]: ...
 
 
-MAX_LEAD_DOCUMENTS = 3
-
-
 @dataclass(frozen=True)
 class FusedSearch:
     """A search's fused hits; the best cosine of its dense list; the filter the question is treated as having
@@ -52,35 +49,59 @@ class FusedSearch:
     first_routed: str | None
 
 
+# The graphs' retrieval knobs (Context.retrieval) as they ship: the retriever's defaults, so that there is one set.
+_SHIPPED = RetrievalKnobs()
+
+
 class HybridRetriever(BaseRetriever):
+    """Hybrid search over an index. Its defaults are the graphs' (`Context.retrieval`); `for_context` takes a run's
+    knobs. The configuration it first landed with (weighted rank fusion, no windows, no page ranking, no routing) is
+    an evaluation baseline: `eval.baselines.first_landed_hybrid`."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     index: Index
-    top_k_bm25: int = Field(default=20, ge=1)
-    top_k_vector: int = Field(default=40, ge=1)
-    max_chunks: int = Field(default=15, ge=1, description="hits kept after fusion (before windows); pages with by_page")
-    by_page: bool = Field(
-        default=False, description="rank pages: one hit per page not yet covered, windows skip covered pages"
+    top_k_bm25: int = Field(default=_SHIPPED.top_k_bm25, ge=1)
+    top_k_vector: int = Field(default=_SHIPPED.top_k_vector, ge=1)
+    max_chunks: int = Field(
+        default=_SHIPPED.max_chunks, ge=1, description="hits kept after fusion (before windows); pages with by_page"
     )
-    named_pages: bool = Field(default=False, description="with by_page: pages the question names come first")
+    by_page: bool = Field(
+        default=_SHIPPED.page_ranking,
+        description="rank pages: one hit per page not yet covered, windows skip covered pages",
+    )
+    named_pages: bool = Field(
+        default=_SHIPPED.named_pages, description="with by_page: pages the question names come first"
+    )
     statement_pages: bool = Field(
-        default=False, description="with by_page: a financial-metric question gets the primary statements first"
+        default=_SHIPPED.statement_pages,
+        description="with by_page: a financial-metric question gets the primary statements first",
+    )
+    lead_documents: int = Field(
+        default=_SHIPPED.lead_documents,
+        ge=1,
+        description="with by_page: named pages are looked for in the documents the filter names, if no more than this",
     )
     fusion: Literal["rrf", "convex"] = Field(
-        default="rrf", description="weighted reciprocal rank fusion (as first landed) or convex score fusion"
+        default="convex", description="convex score fusion, or weighted reciprocal rank fusion (as first landed)"
     )
     rrf_k: int = Field(default=60, ge=1)
     alpha: float | None = Field(
-        default=None, ge=0.0, le=1.0, description="BM25 weight; None: by question kind (rrf only, convex needs one)"
+        default=_SHIPPED.alpha,
+        ge=0.0,
+        le=1.0,
+        description="BM25 weight; None: by question kind (rrf only, convex needs one)",
     )
-    window: int = Field(default=0, ge=0, description="neighbouring chunks added on each side of a hit")
+    window: int = Field(default=_SHIPPED.window, ge=0, description="neighbouring chunks added on each side of a hit")
     filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
     reranker: Reranker | None = None
     route_documents: int = Field(
-        default=0, ge=0, description="search only this many best-ranked documents when the filter names none (0: all)"
+        default=_SHIPPED.route_documents,
+        ge=0,
+        description="search only this many best-ranked documents when the filter names none (0: all)",
     )
     route_alone: float = Field(
-        default=0.0,
+        default=_SHIPPED.route_alone,
         ge=0.0,
         le=1.0,
         description="with routing: search the best document alone, as if named, when the second scores under this "
@@ -88,7 +109,7 @@ class HybridRetriever(BaseRetriever):
     )
     routing: RoutingWeights = Field(default_factory=RoutingWeights)
     correct_spelling: bool = Field(
-        default=False, description="search words the index has never seen as its word one edit away"
+        default=_SHIPPED.correct_spelling, description="search words the index has never seen as its word one edit away"
     )
 
     @model_validator(mode="after")
@@ -104,12 +125,12 @@ class HybridRetriever(BaseRetriever):
             "top_k_bm25": context.retrieval.top_k_bm25,
             "top_k_vector": context.retrieval.top_k_vector,
             "max_chunks": context.retrieval.max_chunks,
-            "fusion": "convex",
             "alpha": context.retrieval.alpha,
             "window": context.retrieval.window,
             "by_page": context.retrieval.page_ranking,
             "named_pages": context.retrieval.named_pages,
             "statement_pages": context.retrieval.statement_pages,
+            "lead_documents": context.retrieval.lead_documents,
             "route_documents": context.retrieval.route_documents,
             "route_alone": context.retrieval.route_alone,
             "routing": context.retrieval.routing,
@@ -182,12 +203,12 @@ class HybridRetriever(BaseRetriever):
     def _pages_first(self, query: str, fused: FusedSearch) -> list[ScoredChunk]:
         """Hits led by the pages the question points at, each by its best hit, else by the page's first chunk:
         - the pages it names (retrievers.named_pages), in the documents the filter names (at most
-          MAX_LEAD_DOCUMENTS; routing to one document alone names it), else in the router's first document, else
+          `lead_documents`; routing to one document alone names it), else in the router's first document, else
           in the best hit's;
         - for a financial-metric question, the primary statements (retrievers.statements), only in documents the
           filter names: across a library, a wrong guess at the document would fill the top with its statements."""
         hits, flt = fused.hits, fused.named
-        few = flt.documents if flt.documents and len(flt.documents) <= MAX_LEAD_DOCUMENTS else None
+        few = flt.documents if flt.documents and len(flt.documents) <= self.lead_documents else None
         references = page_references(query) if self.named_pages else PageReferences()
         metric = bool(few) and self.statement_pages and asks_for_metric(query)
         if not (references or metric) or not (few or hits):
