@@ -401,7 +401,8 @@ class GateKnobs(BaseModel):
 
 
 class ReadingKnobs(BaseModel):
-    """What the answer model reads: evidence sentences, the extract graph's focused read, the evidence budget, and how answer sentences are attributed to passages."""
+    """What the answer model reads: evidence sentences, the extract graph's focused read, the evidence budget, and
+    how answer sentences are attributed to passages."""
 
     highlights: int = Field(
         default=3, ge=0, le=20, description="evidence sentences picked before any answer-model call and shown first"
@@ -453,7 +454,8 @@ class ReadingKnobs(BaseModel):
 
 
 class ConfidenceKnobs(BaseModel):
-    """The answer's confidence (a logistic combination of signals), its band, and when the extract graph abstains on it."""
+    """The answer's confidence (a logistic combination of signals), its band, and when the extract graph abstains
+    on it."""
 
     support_weight: float = Field(
         default=0.5,
@@ -654,8 +656,8 @@ class Context(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _read_flat_keys(cls, data: Any) -> Any:
-        """Move keys of the flat layout (`top_k_files`) into their groups (`retrieval.top_k_files`), warning once
-        per key; a key given both ways keeps the grouped value."""
+        """Move keys of the flat layout (`top_k_files`) into their groups (`retrieval.top_k_files`), with a
+        deprecation warning for each; a key given both ways keeps the grouped value."""
         if not isinstance(data, dict) or not FLAT_CONTEXT_KEYS.keys() & data.keys():
             return data
         data = dict(data)

@@ -67,7 +67,7 @@ def _imports(tree: ast.AST, *, loaded_only: bool) -> list[str]:
 def layer_of(module: str) -> int | None:
     """The layer of a pagegraph module: its own entry in LAYERS (`access.runs`), else its package's (`nodes`)."""
     parts = module.split(".")[1:]
-    if not parts or parts == ["__init__"]:
+    if not parts:
         return LAYERS["__init__"]
     for length in range(len(parts), 0, -1):
         if (key := ".".join(parts[:length])) in LAYERS:

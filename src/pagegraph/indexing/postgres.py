@@ -42,7 +42,6 @@ from pagegraph.indexing.records import (
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import (
     CONFIDENTIALITY_LEVELS,
-    PAGE_SEPARATOR,
     Chunk,
     DocumentRecord,
     DocumentTags,
@@ -227,9 +226,8 @@ class PostgresStore(RecordStore):
         return {row["document_id"]: row["n"] for row in rows}
 
     def tree(self, document_id: str) -> list[TreeNode]:
-        text = PAGE_SEPARATOR.join(page.text for page in self.pages(document_id))
         rows = self._rows("SELECT * FROM tree_nodes WHERE document_id = %s ORDER BY position", (document_id,))
-        return tree_from_rows(rows, text)
+        return tree_from_rows(rows, self.pages(document_id))
 
     def section_titles(self, max_level: int) -> dict[str, list[str]]:
         titles: dict[str, list[str]] = {}

@@ -14,6 +14,7 @@ import numpy as np
 
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import (
+    PAGE_SEPARATOR,
     Chunk,
     DocumentRecord,
     DocumentTags,
@@ -314,8 +315,10 @@ def eval_run_row(run: EvalRun) -> tuple:
 
 
 # -- rows to records --------------------------------------------------------------------------------------------------
-def tree_from_rows(rows: list[Mapping], text: str) -> list[TreeNode]:
-    """Tree nodes from their stored rows (in position order), their text cut from the document's `text`."""
+def tree_from_rows(rows: list[Mapping], pages: list[Page]) -> list[TreeNode]:
+    """Tree nodes from their stored rows (in position order), their text cut from the document's text (its `pages`
+    joined as offsets count them)."""
+    text = PAGE_SEPARATOR.join(page.text for page in pages)
     nodes = [
         TreeNode(
             id=r["id"],

@@ -30,7 +30,6 @@ from pagegraph.indexing.records import (
 )
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import (
-    PAGE_SEPARATOR,
     Chunk,
     DocumentRecord,
     DocumentTags,
@@ -131,11 +130,10 @@ class SqliteStore(RecordStore):
         return {row[0]: row[1] for row in rows}
 
     def tree(self, document_id: str) -> list[TreeNode]:
-        text = PAGE_SEPARATOR.join(page.text for page in self.pages(document_id))
         rows = self._db.execute(
             "SELECT * FROM tree_nodes WHERE document_id = ? ORDER BY position", (document_id,)
         ).fetchall()
-        return tree_from_rows(rows, text)
+        return tree_from_rows(rows, self.pages(document_id))
 
     def section_titles(self, max_level: int) -> dict[str, list[str]]:
         titles: dict[str, list[str]] = {}
