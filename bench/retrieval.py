@@ -8,7 +8,8 @@ range. Prints p50/p95 of the whole search (query embedding, BM25, Chroma, fusion
 as it first landed (`landed`: rank fusion, no routing), and of BM25 and dense search alone. With --backend postgres
 (or both) the replicas are also written into a database (--database-url, default a private pgserver under
 --workdir): the build rate is chunks/s written (pages, tree, chunks and vectors; no parsing or embedding), and a
-replica is timed once the process has its BM25 index and matrix (rebuilt from the database).
+replica is timed once opened (its chunk catalog and document profiles read from the database; keyword and dense
+search run in SQL).
 
     .venv/bin/python bench/retrieval.py [--source-index DIR] [--sizes 20000,200000,1000000] [--queries 100]
         [--backend folder|postgres|both] [--database-url URL]
@@ -84,7 +85,7 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
                 document = DocumentWrite(record, source.store.pages(doc.id), nodes, chunks, vectors)
                 replica.commit_document(document, replaces=None)
                 written += len(chunks)
-        replica.refresh_bm25()
+        replica.make_searchable()
     (folder / "replica-complete").write_text(str(written))
     print(f"  {written} chunks")
 

@@ -24,7 +24,7 @@ def corrections(index_folder: Path, questions_file: Path) -> list[tuple[str, str
 
     with open_index(index_folder, Settings()) as index:
         questions = load_questions(questions_file)
-        return [pair for q in questions for pair in spelling_corrections(q.question, index.bm25).items()]
+        return [pair for q in questions for pair in spelling_corrections(q.question, index).items()]
 
 
 def main() -> int:

@@ -153,11 +153,40 @@ def test_a_reader_sees_a_document_once_another_process_commits_it(
         reopened = services.index(context)
         hits = HybridRetriever(index=reopened).search("harbour ferry codeword0 berth")
         assert reopened.catalog.location(hits[0].chunk_id)[0] == "harbour-00.md"
+        assert reopened.keyword_search("codeword0", 3), "searchable by keyword at once: nothing rebuilt here"
+        assert not settings.index.exists(), "a database index keeps nothing on the machine that opens it"
         assert services.has_index(context)
         delete_index(settings.index, settings)  # as `ingest --recreate` elsewhere would, before it ingests again
         assert not services.has_index(context), "the open index answers that it is gone"
     finally:
         services.close()
+
+
+def test_an_index_from_before_keyword_search_in_the_database_is_filled_by_the_next_writer(
+    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = database_settings(tmp_path, cache_dir, database_url, "older")
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"])
+        before = {q: index.keyword_search(q, 5) for q in ("AC breaker rated", "error code E04")}
+    schema = index_schema(settings.index)
+    with psycopg.connect(database_url) as conn:  # as an older pagegraph left it
+        conn.execute(f"DROP TABLE {schema}.chunk_words, {schema}.chunk_lengths, {schema}.document_centroids")
+        conn.execute(f"DELETE FROM {schema}.meta WHERE key = 'search'")
+    with open_index(settings.index, settings, embedder=embedder) as reader:
+        assert "no keyword search yet" in caplog.text
+        assert sorted(reader.unsearchable) == ["commissioning-guide.md", "support-call-2024-03-14.vtt"]
+        assert not reader.keyword_search("AC breaker rated", 5) and not reader.document_frequencies(["breaker"])
+        assert HybridRetriever(index=reader).search("AC breaker rated"), "vector search still answers"
+    with open_index(settings.index, settings, write=True, embedder=embedder):
+        pass
+    with open_index(settings.index, settings, embedder=embedder) as reader:
+        assert reader.unsearchable == []
+        for query, hits in before.items():
+            again = reader.keyword_search(query, 5)
+            assert [c for c, _ in again] == [c for c, _ in hits] and [s for _, s in again] == pytest.approx(
+                [s for _, s in hits]
+            )
 
 
 def test_from_index_copies_a_folder_index_without_re_embedding(

@@ -146,7 +146,7 @@ def test_rebuild_indexes_reproduces_search_results(backend_settings: Settings, e
 
         def results() -> list:
             dense = [index.nearest(embedder.embed([q])[0], 8, RetrievalFilter()) for q in queries]
-            lexical = [index.bm25.search(q, 8) for q in queries]
+            lexical = [index.keyword_search(q, 8) for q in queries]
             return [[(i, round(s, 5)) for i, s in hits] for hits in dense + lexical]
 
         before = results()
@@ -191,7 +191,7 @@ def test_chunk_header_is_embedded_and_searched_but_not_stored(settings: Settings
         assert all(page_text[c.start_offset : c.end_offset] == c.text for c, _ in pairs)
         only_in_header = [c for c, _ in pairs if "commissioning" not in c.text.lower()]
         assert only_in_header, "the sample should have chunks that never name it"
-        found = {chunk_id for chunk_id, _ in index.bm25.search("commissioning guide", 1000)}
+        found = {chunk_id for chunk_id, _ in index.keyword_search("commissioning guide", 1000)}
         assert {c.id for c in only_in_header} <= found
 
 

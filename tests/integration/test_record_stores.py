@@ -1,14 +1,17 @@
 """Both backends behind `RecordStore` keep the same records: the same samples ingested into a folder index and into a
-database index read back alike, and every write of the interface behaves alike on both."""
+database index read back alike, every write of the interface behaves alike on both, and both search alike (bm25s over
+files in a folder index, SQL in a database index)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
+from pagegraph.indexing.bm25 import tokenize
+from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.records import RecordStore, SectionSummaries
 from pagegraph.state.answering import StoredSummary
@@ -63,6 +66,62 @@ def test_both_backends_read_back_the_same_records(ingested: dict[str, dict]) -> 
             assert [row[:6] for row in folder[key]] == [tuple(row[:6]) for row in database[key]]
         else:
             assert folder[key] == database[key], key
+
+
+QUERIES = [
+    "commissioning the battery cabinet",
+    "error code E04 on the support call",
+    "breaker breaker rated amps",  # a word said twice counts twice
+    "warranty",
+    "zzzunheardword",
+]
+
+
+def searches(index: Index) -> dict:
+    """What the retrievers ask of an index, by chunk id and document name (the orders may differ)."""
+    ids = index.catalog.ids
+    vector = index.embedder.embed(["how do I pair the battery with the app"])[0]
+    words = sorted({word for query in QUERIES for word in tokenize(query)})
+    profiles = index.profiles
+    return {
+        "keyword": {q: dict(zip(ids, index.keyword_scores(q).tolist())) for q in QUERIES},
+        "top": {q: [chunk_id for chunk_id, _ in index.keyword_search(q, 5)] for q in QUERIES},
+        "frequencies": index.document_frequencies(words),
+        "similarities": dict(zip(ids, index.similarities(np.arange(len(ids)), vector).tolist())),
+        "dense": [c for c, _ in index.dense_search(vector, 5, RetrievalFilter(), exact_below=0)],
+        "centroids": dict(zip(profiles.names, profiles.centroids)),
+    }
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory: pytest.TempPathFactory, cache_dir, embedder: Embedder, request) -> dict[str, dict]:
+    """Every sample ingested into each backend, searched as the retrievers search."""
+    found = {}
+    for backend in BACKENDS:
+        folder = tmp_path_factory.mktemp(f"search-{backend}")
+        settings = on_backend(Settings(index=folder / "index", cache_dir=cache_dir), backend, request)
+        with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+            assert not Ingestor(index).run([SAMPLES]).failed
+        with open_index(settings.index, settings, embedder=embedder) as reader:
+            found[backend] = searches(reader)
+    return found
+
+
+def test_both_backends_score_and_rank_alike(searched: dict[str, dict]) -> None:
+    folder, database = searched["folder"], searched["postgres"]
+    for query in QUERIES:
+        assert folder["keyword"][query].keys() == database["keyword"][query].keys()
+        for chunk_id, score in folder["keyword"][query].items():
+            assert database["keyword"][query][chunk_id] == pytest.approx(score, rel=1e-4, abs=1e-6), (query, chunk_id)
+        assert folder["top"][query] == database["top"][query], query
+    assert any(folder["top"][q] for q in QUERIES) and not folder["top"]["zzzunheardword"]
+    assert folder["frequencies"] == database["frequencies"] and folder["frequencies"]["breaker"] > 0
+    for chunk_id, similarity in folder["similarities"].items():
+        assert database["similarities"][chunk_id] == pytest.approx(similarity, abs=1e-5)
+    assert folder["dense"] == database["dense"]
+    assert folder["centroids"].keys() == database["centroids"].keys()
+    for name, centroid in folder["centroids"].items():
+        np.testing.assert_allclose(centroid, database["centroids"][name], atol=1e-5)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

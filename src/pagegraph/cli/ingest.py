@@ -227,7 +227,7 @@ def _rebuild(opened: Index) -> None:
     started = time.perf_counter()
     total = opened.rebuild_derived()
     console.print(
-        f"Rebuilt vector and BM25 indexes of {opened.folder} from its store: {total} chunks in "
+        f"Rebuilt the vector and keyword indexes of {opened.location} from its records: {total} chunks in "
         f"{time.perf_counter() - started:.1f} s"
     )
 

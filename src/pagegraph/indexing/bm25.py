@@ -1,13 +1,16 @@
-"""The persisted BM25 index (bm25s) and, in the same chunk order, a matrix of the chunk vectors for exact dense
-search over pre-filtered subsets. Rebuilt from the store whenever the store has changed since it was built, written
-to a temporary folder and swapped in, so a crash never leaves a half-written index in place."""
+"""BM25 words and scoring, and a folder index's persisted BM25 index (bm25s) with, in the same chunk order, a matrix
+of the chunk vectors for exact dense search over pre-filtered subsets. The folder's is rebuilt from the store whenever
+the store has changed since it was built, written to a temporary folder and swapped in, so a crash never leaves a
+half-written index in place; a database index scores the same words in SQL (indexing.postgres)."""
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import tempfile
+from collections import Counter
 from functools import cached_property
 from pathlib import Path
 
@@ -30,11 +33,41 @@ def tokenize(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and (len(w) > 1 or w.isdigit())]
 
 
+def word_counts(text: str) -> Counter[str]:
+    """Each BM25 word of `text` with how often it occurs."""
+    return Counter(tokenize(text))
+
+
+def idf(method: str, holding: int, chunks: int) -> float:
+    """A word's inverse document frequency as bm25s computes it for `method` (lucene, robertson or atire: the
+    variants whose score is zero for a chunk without the word), `holding` of `chunks` chunks holding it."""
+    if method == "lucene":
+        return math.log(1 + (chunks - holding + 0.5) / (holding + 0.5))
+    if method == "robertson":
+        return math.log(max((chunks - holding + 0.5) / (holding + 0.5), 1.0))
+    if method == "atire":
+        return math.log(chunks / holding)
+    raise ValueError(f"BM25 method {method!r} has no scoring outside bm25s")
+
+
+def top_rows(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
+    """The rows of the k best positive scores, best first; `mask` (True per row to keep) restricts them first. Every
+    row scoring at least the k-th best is a candidate and ties go to the lower row, so results do not depend on k."""
+    if not len(scores):
+        return []
+    if mask is not None:
+        scores = np.where(mask, scores, 0.0)
+    k = min(k, len(scores))
+    kth = scores[np.argpartition(-scores, k - 1)[:k]].min()
+    candidates = np.flatnonzero(scores >= kth)
+    top = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
+    return [(int(i), float(scores[i])) for i in top if scores[i] > 0]
+
+
 class BM25Index:
-    def __init__(self, folder: Path, params: IndexParams, *, at: Path | None = None) -> None:
-        """The BM25 index of the index folder `folder`, kept in its bm25/ subfolder (or at `at`, e.g. a private
-        copy a reader builds while a writer holds the index)."""
-        self._folder = at or folder / BM25_DIR
+    def __init__(self, folder: Path, params: IndexParams) -> None:
+        """The BM25 index of the index folder `folder`, kept in its bm25/ subfolder."""
+        self._folder = folder / BM25_DIR
         self._params = params
 
     def built_generation(self) -> int | None:
@@ -97,28 +130,10 @@ class BM25Index:
             return np.zeros(len(ids), dtype=np.float32)
         return retriever.get_scores(tokens)
 
-    def holds(self, word: str) -> bool:
-        """Whether some chunk holds `word` (a BM25 word: lower case, not a stopword)."""
+    def document_frequencies(self, words: list[str]) -> dict[str, int]:
+        """How many chunks hold each of `words` (BM25 words) that some chunk holds."""
         retriever, _ = self._loaded
-        return retriever is not None and word in retriever.vocab_dict
-
-    def chunks_holding(self, word: str) -> int:
-        """How many chunks hold `word`."""
-        return int(np.count_nonzero(self._loaded[0].get_scores([word]))) if self.holds(word) else 0
-
-    def search(
-        self, query: str, k: int, mask: np.ndarray | None = None, scores: np.ndarray | None = None
-    ) -> list[tuple[str, float]]:
-        """Top-k chunk ids with positive scores; `mask` (True per chunk to keep) restricts the search before ranking.
-        `scores`: the query's `scores`, when already computed."""
-        scores = self.scores(query) if scores is None else scores
-        if not len(scores):
-            return []
-        if mask is not None:
-            scores = np.where(mask, scores, 0.0)
-        k = min(k, len(scores))
-        kth = scores[np.argpartition(-scores, k - 1)[:k]].min()
-        # Every chunk scoring at least the k-th best, ties broken by index order, so that results do not depend on k.
-        candidates = np.flatnonzero(scores >= kth)
-        top = candidates[np.lexsort((candidates, -scores[candidates]))][:k]
-        return [(self.chunk_ids[i], float(scores[i])) for i in top if scores[i] > 0]
+        if retriever is None:
+            return {}
+        held = [word for word in dict.fromkeys(words) if word in retriever.vocab_dict]
+        return {word: int(np.count_nonzero(retriever.get_scores([word]))) for word in held}

@@ -1,5 +1,7 @@
 """The index folder: manifest, store, vectors and BM25, opened together and kept consistent; or, with a database URL,
-the index in PostgreSQL (`DatabaseIndex`, below).
+the index in PostgreSQL (`DatabaseIndex`, below), where keyword and dense search run in SQL and nothing is kept on
+the machine that opens it. Retrievers search through `Index` methods (`keyword_scores`, `keyword_search`,
+`dense_search`, `similarities`, `document_frequencies`) over the chunk `catalog`, whichever kind it is.
 
 Writers hold an exclusive lock on the folder. A writer that opens an index after a run was killed brings the
 derived indexes up to the committed documents before it goes on: it removes vectors without a committed document,
@@ -22,13 +24,13 @@ import numpy as np
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, PagegraphError
-from pagegraph.indexing.bm25 import BM25_DIR, BM25Index
+from pagegraph.indexing.bm25 import BM25Index, idf, top_rows, word_counts
 from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.indexing.postgres import PostgresStore, index_schema, redacted
-from pagegraph.indexing.profiles import DocumentProfiles
+from pagegraph.indexing.profiles import DocumentProfiles, chunk_centroids
 from pagegraph.indexing.records import DocumentWrite, RecordStore
 from pagegraph.indexing.store import STORE_FILE, SqliteStore
 from pagegraph.indexing.vectors import VectorStore
@@ -38,7 +40,6 @@ from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, NodeS
 logger = logging.getLogger(__name__)
 
 _LOCK_FILE = ".lock"
-_BM25_LOCK_FILE = ".bm25.lock"
 THREADS_FILE = "checkpoints.sqlite"  # LangGraph server threads (pagegraph.server.checkpointer), kept beside the index
 SUMMARIZE_LOG = "summarize.log"  # what `pagegraph serve`'s background `pagegraph summarize` prints
 _REBUILD_BATCH = 1000
@@ -191,6 +192,11 @@ class Index:
         pairs = [(chunk, vector) for chunk, vector in self.store.iter_chunks() if chunk.id in wanted]
         return [chunk for chunk, _ in pairs], np.stack([vector for _, vector in pairs])
 
+    def make_searchable(self) -> None:
+        """Make what was committed searchable: rebuild BM25 and the vector matrix when the store has moved on."""
+        if self.bm25_is_stale():
+            self.refresh_bm25()
+
     def bm25_is_stale(self) -> bool:
         return self.bm25.built_generation() != self.store.generation()
 
@@ -221,7 +227,44 @@ class Index:
         """Document-level representations for routing, in step with the catalog."""
         vectors = self.bm25.vectors if self.bm25.has_vectors else np.zeros((0, self.params.embedding_dimension))
         later = frozenset(doc.id for doc in self._documents_after_bm25())
-        return DocumentProfiles(self.store, self.catalog.document_ids, vectors, later)
+        profiles = DocumentProfiles(self.store, self.catalog.document_ids, later)
+        profiles.set_centroids(chunk_centroids(profiles.chunk_rows, vectors, len(profiles)))
+        return profiles
+
+    # -- search: what the retrievers ask, in the catalog's chunk order ----------------------------------------------
+    def keyword_scores(self, query: str) -> np.ndarray:
+        """The BM25 score of every catalog chunk for `query`."""
+        return self.bm25.scores(query)
+
+    def keyword_search(
+        self, query: str, k: int, mask: np.ndarray | None = None, scores: np.ndarray | None = None
+    ) -> list[tuple[str, float]]:
+        """The k best chunks by BM25 with positive scores, best first; `mask` restricts them (a catalog mask);
+        `scores`: the query's `keyword_scores`, when already computed."""
+        scores = self.keyword_scores(query) if scores is None else scores
+        ids = self.catalog.ids
+        return [(ids[row], score) for row, score in top_rows(scores, k, mask)]
+
+    def document_frequencies(self, words: list[str]) -> dict[str, int]:
+        """How many chunks hold each of `words` (BM25 words) that some chunk holds."""
+        return self.bm25.document_frequencies(words)
+
+    def similarities(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        """The cosine similarity of `vector` (normalised) to the chunks at catalog `rows`."""
+        return self.bm25.vectors[rows] @ vector
+
+    def dense_search(
+        self, vector: np.ndarray, k: int, flt: RetrievalFilter, exact_below: int
+    ) -> list[tuple[str, float]]:
+        """The k chunks most similar to `vector` that the filter lets through, with their cosine similarities, best
+        first: exact over the chunks' vectors when the filter leaves at most `exact_below` chunks, else the HNSW."""
+        mask = self.catalog.mask(flt)
+        if mask is not None and int(mask.sum()) <= exact_below and self.bm25.has_vectors:
+            rows = np.flatnonzero(mask)
+            similarities = self.similarities(rows, vector)
+            best = np.argsort(-similarities, kind="stable")[:k]
+            return [(self.catalog.ids[rows[i]], float(similarities[i])) for i in best]
+        return [(chunk_id, 1.0 - distance) for chunk_id, distance in self.nearest(vector, k, flt)]
 
     # -- reads: what the rest of pagegraph asks of the stored records (the store itself stays inside indexing) --
     def documents(self) -> list[DocumentRecord]:
@@ -385,9 +428,11 @@ def open_store(folder: Path, settings: Settings) -> RecordStore:
 
 
 class DatabaseIndex(Index):
-    """An index in PostgreSQL (indexing.postgres), schema named after the folder; the folder only keeps this
-    machine's BM25 index and vector matrix, rebuilt from the database whenever its generation has moved on. Many
-    processes may write at once: each document commits in one transaction, writers of one path take turns."""
+    """An index in PostgreSQL (indexing.postgres), schema named after the folder. Everything lives in the database:
+    keyword search and dense search run in SQL, and an opened index holds, in memory only, a snapshot of the chunk
+    catalog and the document profiles (centroids stored at commit) at the generation it was opened at; it writes
+    nothing on this machine. Many processes may write at once: each document commits in one transaction, writers
+    of one path take turns."""
 
     def __init__(
         self,
@@ -416,30 +461,85 @@ class DatabaseIndex(Index):
                     Manifest(embedding_backend=self.embedder.backend, params=params or IndexParams())
                 )
                 check_manifest(where, folder, manifest, params, outdated_ok)  # another process created it first
+            if write and not self.store.search_ready():
+                logger.warning("%s: filling its keyword search tables from the stored chunks (once)", where)
+                self.store.fill_search(manifest.params.embedding_dimension)
         except BaseException:
             self.store.close()
             raise
         self.manifest = manifest
         self.params = manifest.params
-        folder.mkdir(parents=True, exist_ok=True)
-        self._bm25_folder = folder / f"{BM25_DIR}-{manifest.index_id[:12]}"
-        self.bm25 = BM25Index(folder, self.params, at=self._bm25_folder)
-        self.unsearchable: list[str] = []  # this machine's BM25 is brought up to the database on opening
-        self.refresh_bm25()
+        self._take_snapshot()
+        self.unsearchable = [] if self.searchable else [doc.name for doc in self.profiles.documents]
+        if self.unsearchable:
+            logger.warning(
+                "%s was made by an older pagegraph and has no keyword search yet: questions use vector search alone "
+                "until the next `pagegraph ingest` into it fills it",
+                where,
+            )
 
-    def refresh_bm25(self) -> None:
-        """Bring this machine's BM25 index and matrix up to the database, and load them with the catalog and the
-        document profiles from one snapshot, so that all four describe the same committed documents. Processes on
-        one machine share the folder and take turns."""
-        with open(self.folder / _BM25_LOCK_FILE, "w") as lock, self.store.snapshot():
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if self.bm25_is_stale():
-                super().refresh_bm25()
-            else:
-                self.generation = self.store.generation()
-                self._forget_derived()
-            self.store_generation = self.generation
+    @cached_property
+    def catalog(self) -> ChunkCatalog:
+        rows = self.store.chunk_catalog()
+        return ChunkCatalog(rows, [row[0] for row in rows])
+
+    @cached_property
+    def profiles(self) -> DocumentProfiles:
+        profiles = DocumentProfiles(self.store, self.catalog.document_ids)
+        stored = self.store.centroids()
+        dimension = self.params.embedding_dimension
+        zero = np.zeros(dimension, dtype=np.float32)
+        profiles.set_centroids(
+            np.stack([stored.get(doc_id, zero) for doc_id in profiles.ids])
+            if profiles.ids
+            else np.zeros((0, dimension), dtype=np.float32)
+        )
+        return profiles
+
+    def _take_snapshot(self) -> None:
+        """Read the catalog, the document profiles and the keyword totals of one committed state."""
+        self._forget_derived()
+        with self.store.snapshot():
+            self.generation = self.store_generation = self.store.generation()
+            self.searchable = self.store.search_ready()
+            self._search_totals = self.store.search_totals() if self.searchable else (0, 0)
             _ = self.catalog, self.profiles
+
+    def make_searchable(self) -> None:
+        """A commit makes a document searchable in the database: this only moves this process's snapshot on."""
+        self._take_snapshot()
+
+    def keyword_scores(self, query: str) -> np.ndarray:
+        scores = np.zeros(len(self.catalog), dtype=np.float32)
+        chunks, total = self._search_totals
+        counts = word_counts(query)
+        if not chunks or not counts:
+            return scores
+        held = self.store.document_frequencies(list(counts))
+        method = self.params.bm25_method
+        weights = {word: counts[word] * idf(method, holding, chunks) for word, holding in held.items()}
+        row_of = self.catalog.row_of
+        for chunk_id, score in self.store.keyword_scores(
+            weights, method, self.params.bm25_k1, self.params.bm25_b, total / chunks
+        ):
+            row = row_of.get(chunk_id)  # a chunk committed after this snapshot is not in it
+            if row is not None:
+                scores[row] = score
+        return scores
+
+    def document_frequencies(self, words: list[str]) -> dict[str, int]:
+        return self.store.document_frequencies(words) if self.searchable else {}
+
+    def similarities(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        ids = self.catalog.ids
+        found = self.store.similarities([ids[row] for row in rows], vector)
+        return np.array([found.get(ids[row], 0.0) for row in rows], dtype=np.float32)
+
+    def dense_search(
+        self, vector: np.ndarray, k: int, flt: RetrievalFilter, exact_below: int
+    ) -> list[tuple[str, float]]:
+        """The k chunks most similar to `vector`, in SQL (the HNSW, or an exact scan when a filter leaves too few)."""
+        return [(chunk_id, 1.0 - distance) for chunk_id, distance in self.nearest(vector, k, flt)]
 
     def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
         return self.store.commit_document(document, replaces)
@@ -464,10 +564,9 @@ class DatabaseIndex(Index):
         return self.store.manifest() is not None
 
     def rebuild_derived(self) -> int:
-        """Rebuild this machine's BM25 index and matrix (the vectors live in the database)."""
-        shutil.rmtree(self._bm25_folder, ignore_errors=True)
-        self.refresh_bm25()
-        return len(self.catalog)
+        """Fill the keyword search tables and centroids again from the stored chunks; returns the number of chunks."""
+        self.store.fill_search(self.params.embedding_dimension, again=True)
+        return self.store.chunk_count()
 
     def close(self) -> None:
         self.store.close()

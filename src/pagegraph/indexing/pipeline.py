@@ -203,8 +203,7 @@ class Ingestor:
         if prune:
             summary.outcomes.extend(self._prune())
         self._summarize_missing()
-        if self.index.bm25_is_stale():
-            self.index.refresh_bm25()
+        self.index.make_searchable()
         summary.seconds = time.perf_counter() - started
         return summary
 

@@ -1,6 +1,8 @@
 """The index in PostgreSQL with pgvector (PAGEGRAPH_DATABASE_URL): the same records as `store.sqlite`, one schema per
-named index, the chunk vectors in the chunks table itself (HNSW, cosine). A document commits in one transaction with
-its vectors, so there is no derived vector index to keep in step; many processes may write and read at once."""
+named index, the chunk vectors in the chunks table itself (HNSW, cosine). Keyword search lives in the database too:
+each chunk's BM25 words with their counts (one row per word and chunk, scored in SQL with bm25s's formulas) and each
+document's centroid. A document commits in one transaction with its vectors, words and centroid, so there is nothing
+derived to rebuild, here or on a reader's machine; many processes may write and read at once."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.errors import PagegraphError
+from pagegraph.indexing.bm25 import word_counts
+from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.manifest import Manifest
 from pagegraph.indexing.records import (
     SCHEMA,
@@ -65,6 +69,27 @@ _SCHEMA = (
 CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops);
 """
 )
+# Keyword search and routing: a posting per BM25 word and chunk, with the chunk's length beside its count so that
+# scoring reads the primary key's index alone; every chunk's length (for the average); each document's centroid.
+_SEARCH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS chunk_words (
+    word TEXT NOT NULL, chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, count INTEGER NOT NULL,
+    length INTEGER NOT NULL, PRIMARY KEY (word, chunk_id) INCLUDE (count, length));
+CREATE INDEX IF NOT EXISTS chunk_words_chunk ON chunk_words (chunk_id);
+CREATE TABLE IF NOT EXISTS chunk_lengths (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, length INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS document_centroids (
+    document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE, centroid vector({dimension}) NOT NULL);
+"""
+# meta 'search': what the search tables hold; another value (or none: an index from before they existed) means a
+# writer fills them again from the stored chunks before it commits anything.
+SEARCH_RECIPE = "bm25-words-1"
+# The term-frequency part of each BM25 variant's score (bm25s's formulas), over a posting `p`.
+_TERM_SCORE = {
+    "lucene": "p.count / (%(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s) + p.count)",
+    "robertson": "p.count / (%(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s) + p.count)",
+    "atire": "p.count * (%(k1)s + 1) / (p.count + %(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s))",
+}
 
 _CHUNK_COLUMNS = (
     "c.id, c.document_id, c.position, c.text, c.start_offset, c.end_offset, c.start_page, c.end_page, c.section_id, "
@@ -186,10 +211,17 @@ class PostgresStore(RecordStore):
         with self._connection() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.schema,))
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
-            conn.execute(_SCHEMA.format(dimension=int(manifest.params.embedding_dimension)))
+            if manifest.params.bm25_method not in _TERM_SCORE:
+                raise PagegraphError(
+                    f"BM25 method {manifest.params.bm25_method!r} is not available in a database index "
+                    f"(it offers {', '.join(_TERM_SCORE)})"
+                )
+            dimension = int(manifest.params.embedding_dimension)
+            conn.execute(_SCHEMA.format(dimension=dimension) + _SEARCH_SCHEMA.format(dimension=dimension))
             conn.execute(
                 "INSERT INTO meta VALUES ('manifest', %s) ON CONFLICT (key) DO NOTHING", (manifest.model_dump_json(),)
             )
+            conn.execute("INSERT INTO meta VALUES ('search', %s) ON CONFLICT (key) DO NOTHING", (SEARCH_RECIPE,))
         return self.manifest()
 
     def drop(self) -> None:
@@ -291,6 +323,111 @@ class PostgresStore(RecordStore):
                 found = conn.execute(query, params).fetchall()
         return [(chunk_id, float(distance)) for chunk_id, distance in found]
 
+    # -- keyword search and routing, in SQL ------------------------------------------------------------------------
+    def search_ready(self) -> bool:
+        """Whether the search tables hold every committed chunk's words (an index from before they existed does not
+        until a writer fills them: `fill_search`)."""
+        return bool(self._rows("SELECT 1 FROM meta WHERE key = 'search' AND value = %s", (SEARCH_RECIPE,)))
+
+    def fill_search(self, dimension: int, *, again: bool = False) -> int:
+        """Fill the search tables from the stored chunks (an index from before they existed, or of another recipe;
+        `again`: whatever they hold), a document per transaction; returns how many documents were filled. Writers
+        take turns."""
+        lock = f"{self.schema}.search"
+        with self._pool.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (lock,))
+            conn.commit()
+            self._pinned.conn = conn  # this thread's reads below go through the connection that holds the lock
+            try:
+                if self.search_ready() and not again:
+                    return 0
+                conn.execute(_SEARCH_SCHEMA.format(dimension=dimension))
+                conn.execute("TRUNCATE chunk_words, chunk_lengths, document_centroids")
+                conn.commit()
+                documents = self.documents()
+                for document in documents:
+                    with conn.transaction():
+                        stored = list(self.iter_chunks(document.id))
+                        vectors = np.array([vector for _, vector in stored], dtype=np.float32)
+                        self._write_search(conn.cursor(), document, [chunk for chunk, _ in stored], vectors)
+                conn.execute(
+                    "INSERT INTO meta VALUES ('search', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    (SEARCH_RECIPE,),
+                )
+                conn.commit()
+                return len(documents)
+            finally:
+                self._pinned.conn = None
+                conn.rollback()
+                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (lock,))
+                conn.commit()
+
+    @staticmethod
+    def _write_search(cur: psycopg.Cursor, document: DocumentRecord, chunks: list[Chunk], vectors: np.ndarray) -> None:
+        label = document_label(document.name, document.title)
+        postings, lengths = [], []
+        for chunk in chunks:
+            counts = word_counts(search_text(chunk, label))
+            length = sum(counts.values())
+            lengths.append((chunk.id, length))
+            postings.extend((word, chunk.id, count, length) for word, count in counts.items())
+        cur.executemany("INSERT INTO chunk_lengths VALUES (%s, %s)", lengths)
+        cur.executemany("INSERT INTO chunk_words VALUES (%s, %s, %s, %s)", postings)
+        if len(vectors):
+            total = vectors.sum(axis=0)
+            norm = float(np.linalg.norm(total))
+            cur.execute(
+                "INSERT INTO document_centroids VALUES (%s, %s)",
+                (document.id, (total / norm if norm > 0 else total).astype(np.float32)),
+            )
+
+    def search_totals(self) -> tuple[int, int]:
+        """How many chunks the keyword search holds, and their summed length in words."""
+        row = self._rows("SELECT COUNT(*) AS n, COALESCE(SUM(length), 0) AS total FROM chunk_lengths")[0]
+        return int(row["n"]), int(row["total"])
+
+    def document_frequencies(self, words: list[str]) -> dict[str, int]:
+        """How many chunks hold each of `words` that some chunk holds."""
+        rows = self._rows(
+            "SELECT word, COUNT(*) AS n FROM chunk_words WHERE word = ANY(%s) GROUP BY word", (list(set(words)),)
+        )
+        return {row["word"]: int(row["n"]) for row in rows}
+
+    def keyword_scores(
+        self, weights: dict[str, float], method: str, k1: float, b: float, average_length: float
+    ) -> list[tuple[str, float]]:
+        """Each chunk holding one of the weighted words, with its BM25 score: the sum over the words it holds of
+        weight (the word's idf times how often the query says it) times `method`'s term-frequency part."""
+        if not weights:
+            return []
+        term = _TERM_SCORE[method] % {"k1": float(k1), "b": float(b), "average": float(average_length)}
+        with self._connection() as conn:
+            rows = conn.execute(
+                f"""SELECT p.chunk_id, SUM(q.weight * {term}) FROM unnest(%s::text[], %s::float8[]) AS q(word, weight)
+                    CROSS JOIN LATERAL (SELECT chunk_id, count, length FROM chunk_words w WHERE w.word = q.word) p
+                    GROUP BY p.chunk_id""",
+                (list(weights), list(weights.values())),
+            ).fetchall()
+        return [(chunk_id, float(score)) for chunk_id, score in rows]
+
+    def similarities(self, chunk_ids: list[str], vector: np.ndarray) -> dict[str, float]:
+        """The inner product of each chunk's vector with `vector` (cosine: both are normalised)."""
+        rows = self._rows(
+            "SELECT id, -(embedding <#> %s) AS similarity FROM chunks WHERE id = ANY(%s)",
+            (vector.astype(np.float32), list(chunk_ids)),
+        )
+        return {row["id"]: float(row["similarity"]) for row in rows}
+
+    def centroids(self) -> dict[str, np.ndarray]:
+        """Each document's centroid: the normalised sum of its chunk vectors (documents without chunks have none);
+        stored at commit, else (an index whose search tables are not filled yet) averaged here."""
+        if self.search_ready():
+            rows = self._rows("SELECT document_id, centroid FROM document_centroids")
+            return {row["document_id"]: row["centroid"].to_numpy() for row in rows}
+        rows = self._rows("SELECT document_id, AVG(embedding) AS centroid FROM chunks GROUP BY document_id")
+        means = {row["document_id"]: row["centroid"].to_numpy() for row in rows}
+        return {document_id: mean / max(float(np.linalg.norm(mean)), 1e-12) for document_id, mean in means.items()}
+
     # -- writes --------------------------------------------------------------------------------------------------
     def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
         """Write a whole document, replacing whatever version of its path is stored, in one transaction; False when
@@ -317,6 +454,7 @@ class PostgresStore(RecordStore):
                 "INSERT INTO chunks VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 chunk_rows(record.id, document.chunks, [v.astype(np.float32) for v in document.embeddings]),
             )
+            self._write_search(cur, record, document.chunks, np.asarray(document.embeddings, dtype=np.float32))
             if document.summary is not None:
                 cur.execute("INSERT INTO summaries VALUES (%s, %s)", (record.id, document.summary.model_dump_json()))
             if document.sections is not None:

@@ -1,6 +1,7 @@
-"""Document profiles: what each document is, as a question can find it without a model. Built from the store
-beside the BM25 index: a BM25 index over each document's label, title, summary, topics and section titles, and
-each document's centroid (the normalised mean of its chunk vectors)."""
+"""Document profiles: what each document is, as a question can find it without a model. Built from the store in
+step with the chunk catalog: a BM25 index over each document's label, title, summary, topics and section titles, and
+each document's centroid (the normalised mean of its chunk vectors: summed from a folder index's vector matrix, or
+stored at commit in a database index)."""
 
 from __future__ import annotations
 
@@ -20,15 +21,11 @@ _PROFILE_WORDS = 600
 
 class DocumentProfiles:
     def __init__(
-        self,
-        store: RecordStore,
-        chunk_document_ids: np.ndarray,
-        chunk_vectors: np.ndarray,
-        leave_out: frozenset[str] = frozenset(),
+        self, store: RecordStore, chunk_document_ids: np.ndarray, leave_out: frozenset[str] = frozenset()
     ) -> None:
-        """`chunk_document_ids` and `chunk_vectors`: every chunk's document id and vector, in one order (the
-        catalog's); `chunk_rows` keeps each chunk's document row in that order (-1: a chunk of no profiled
-        document). `leave_out`: documents not to route to (committed after the search indexes were built)."""
+        """`chunk_document_ids`: every chunk's document id, in the catalog's order; `chunk_rows` keeps each chunk's
+        document row in that order (-1: a chunk of no profiled document). `leave_out`: documents not to route to
+        (committed after the search indexes were built). The centroids come next (`set_centroids`)."""
         documents = [doc for doc in store.documents() if doc.id not in leave_out]
         summaries = store.summaries()
         titles = store.section_titles(_SECTION_LEVELS)
@@ -48,20 +45,13 @@ class DocumentProfiles:
         if any(tokenize(text) for text in texts):
             self._bm25 = bm25s.BM25()
             self._bm25.index([tokenize(text) for text in texts], show_progress=False)
-        rows = np.array([self.row_of.get(doc_id, -1) for doc_id in chunk_document_ids], dtype=np.int64)
-        self.chunk_rows = rows
-        sums = np.zeros((len(self.ids), chunk_vectors.shape[1] if chunk_vectors.ndim == 2 else 0), dtype=np.float32)
-        if len(rows) and (rows < 0).any():  # chunks of documents removed since BM25 was built: left out
-            kept = np.flatnonzero(rows >= 0)
-            np.add.at(sums, rows[kept], chunk_vectors[kept])
-        elif len(rows):
-            # A document's chunks lie in runs (the store lists them together): one pass over the (memory-mapped)
-            # vectors sums each run, then runs are added to their documents.
-            starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-            np.add.at(sums, rows[starts], np.add.reduceat(chunk_vectors, starts, axis=0))
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        self.centroids = (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        self.chunk_rows = np.array([self.row_of.get(doc_id, -1) for doc_id in chunk_document_ids], dtype=np.int64)
+        self.centroids = np.zeros((len(self.ids), 0), dtype=np.float32)
         self._allowed = lru_cache(maxsize=64)(self._compute_allowed)
+
+    def set_centroids(self, centroids: np.ndarray) -> None:
+        """Each document's centroid, in `ids` order."""
+        self.centroids = centroids.astype(np.float32)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -86,3 +76,19 @@ class DocumentProfiles:
     def similarity(self, vector: np.ndarray) -> np.ndarray:
         """Cosine similarity of every document's centroid to a (normalised) query vector, in `ids` order."""
         return self.centroids @ vector
+
+
+def chunk_centroids(rows: np.ndarray, chunk_vectors: np.ndarray, documents: int) -> np.ndarray:
+    """Each document's centroid (the normalised sum of its chunks' vectors) from every chunk's document row (-1:
+    none) and vector, in one order."""
+    sums = np.zeros((documents, chunk_vectors.shape[1] if chunk_vectors.ndim == 2 else 0), dtype=np.float32)
+    if len(rows) and (rows < 0).any():  # chunks of documents removed since BM25 was built: left out
+        kept = np.flatnonzero(rows >= 0)
+        np.add.at(sums, rows[kept], chunk_vectors[kept])
+    elif len(rows):
+        # A document's chunks lie in runs (the store lists them together): one pass over the (memory-mapped)
+        # vectors sums each run, then runs are added to their documents.
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        np.add.at(sums, rows[starts], np.add.reduceat(chunk_vectors, starts, axis=0))
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return sums / np.where(norms > 0, norms, 1.0)

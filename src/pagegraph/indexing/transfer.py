@@ -63,8 +63,7 @@ def copy_index(
         if run.id not in known:
             target.store.save_eval_run(run)
             report.eval_runs += 1
-    if target.bm25_is_stale():
-        target.refresh_bm25()
+    target.make_searchable()
     return report
 
 

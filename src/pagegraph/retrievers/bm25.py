@@ -1,4 +1,5 @@
-"""Lexical retrieval over the persisted bm25s index, pre-filtered by a mask before ranking."""
+"""Lexical retrieval: the index's BM25 (bm25s in a folder index, SQL in a database index), pre-filtered by the
+catalog's mask before ranking."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class BM25ChunkRetriever(BaseRetriever):
 
     def search(self, query: str, k: int | None = None, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
         mask = self.index.catalog.mask(flt or self.filter)
-        hits = self.index.bm25.search(query, k or self.k, mask=mask)
+        hits = self.index.keyword_search(query, k or self.k, mask=mask)
         return [ScoredChunk(chunk_id, score, "bm25") for chunk_id, score in hits]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:

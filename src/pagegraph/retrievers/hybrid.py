@@ -144,7 +144,7 @@ class HybridRetriever(BaseRetriever):
 
     def spelling_corrections(self, query: str) -> dict[str, str]:
         """The question's words the search reads as others (retrievers.spelling), when it corrects spelling."""
-        return spelling_corrections(query, self.index.bm25) if self.correct_spelling else {}
+        return spelling_corrections(query, self.index) if self.correct_spelling else {}
 
     def _as_searched(self, query: str) -> str:
         return correct_spelling(query, self.spelling_corrections(query))
@@ -155,7 +155,7 @@ class HybridRetriever(BaseRetriever):
         """The fused candidates (unreranked, uncut) and the dense list; `vector` and `bm25_scores` are the query's
         embedding and BM25 scores, computed once however many searches a question takes."""
         index, catalog = self.index, self.index.catalog
-        lexical = index.bm25.search(query, self.top_k_bm25, catalog.mask(flt), scores=bm25_scores)
+        lexical = index.keyword_search(query, self.top_k_bm25, catalog.mask(flt), scores=bm25_scores)
         dense = DenseRetriever(index=index).search(query, self.top_k_vector, flt, vector=vector)
         if self.fusion == "rrf":
             alpha = self.alpha if self.alpha is not None else adaptive_alpha(query)
@@ -164,11 +164,11 @@ class HybridRetriever(BaseRetriever):
         pool = list(dict.fromkeys([c for c, _ in lexical] + [h.chunk_id for h in dense]))
         rows = np.array([catalog.row_of[c] for c in pool], dtype=np.int64)
         lexical_scores = bm25_scores[rows] if len(bm25_scores) else np.zeros(len(pool))
-        fused = convex_fusion(pool, lexical_scores, index.bm25.vectors[rows] @ vector, self.alpha)
+        fused = convex_fusion(pool, lexical_scores, index.similarities(rows, vector), self.alpha)
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
-        vector, bm25_scores = self.index.embedder.embed([query])[0], self.index.bm25.scores(query)
+        vector, bm25_scores = self.index.embedder.embed([query])[0], self.index.keyword_scores(query)
         hits, dense = self._candidates(query, vector, bm25_scores, flt)
         first = None
         if self.route_documents and flt.documents is None and len(self.index.profiles) > self.route_documents:
@@ -240,7 +240,7 @@ class HybridRetriever(BaseRetriever):
         """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""
         query, flt = self._as_searched(query), flt or self.filter
         vector = self.index.embedder.embed([query])[0]
-        hits, _ = self._candidates(query, vector, self.index.bm25.scores(query), flt)
+        hits, _ = self._candidates(query, vector, self.index.keyword_scores(query), flt)
         return rank_documents(self.index, query, vector, hits, flt, self.routing)
 
     def _rerank(self, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:

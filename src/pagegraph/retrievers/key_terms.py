@@ -92,7 +92,7 @@ def documents_holding(index: Index, words: list[str]) -> np.ndarray:
     held = np.ones(len(profiles), dtype=bool)
     for word in words:
         holds = np.zeros(len(profiles), dtype=bool)
-        rows = profiles.chunk_rows[np.flatnonzero(index.bm25.scores(word) > 0)]
+        rows = profiles.chunk_rows[np.flatnonzero(index.keyword_scores(word) > 0)]
         holds[rows[rows >= 0]] = True
         held &= holds
     return held

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 import string
 
-from pagegraph.indexing.bm25 import BM25Index, tokenize
+from pagegraph.indexing.bm25 import tokenize
+from pagegraph.indexing.index import Index
 from pagegraph.indexing.minilm import whole_words
 
 MIN_LETTERS = 5
@@ -34,22 +35,24 @@ def one_edit_away(word: str) -> set[str]:
     return (dropped | swapped | changed | added) - {word}
 
 
-def _may_be_misspelt(word: str, bm25: BM25Index) -> bool:
+def _may_be_misspelt(word: str) -> bool:
+    """Whether `word` may be a slip, whatever the index holds."""
     lower = word.lower()
     one_case = word.isupper() or word[1:].islower()
-    return one_case and bool(tokenize(lower)) and lower not in whole_words() and not bm25.holds(lower)
+    return one_case and bool(tokenize(lower)) and lower not in whole_words()
 
 
-def spelling_corrections(query: str, bm25: BM25Index) -> dict[str, str]:
+def spelling_corrections(query: str, index: Index) -> dict[str, str]:
     """Each word of `query` the index has never seen, with the nearest spelling it holds, in the word's case."""
     corrections: dict[str, str] = {}
     for word in dict.fromkeys(_WORD.findall(query)):
-        if not _may_be_misspelt(word, bm25):
+        if not _may_be_misspelt(word):
             continue
         lower = word.lower()
-        held = {
-            candidate: bm25.chunks_holding(candidate) for candidate in one_edit_away(lower) if bm25.holds(candidate)
-        }
+        candidates = one_edit_away(lower)
+        held = index.document_frequencies([lower, *sorted(candidates)])
+        if lower in held:
+            continue
         if held:
             best = max(sorted(held), key=lambda candidate: (held[candidate], candidate.startswith(lower)))
             corrections[word] = best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best

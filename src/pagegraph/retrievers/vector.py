@@ -1,6 +1,6 @@
 """Dense retrieval with the packaged MiniLM embedder. Unfiltered queries and large filtered subsets search the
-index's HNSW (Chroma with the filter as its `where`, or pgvector with it in SQL); a filter that leaves few chunks is answered exactly, by cosine over just
-those chunks' vectors, which is both faster and exact."""
+index's HNSW (Chroma with the filter as its `where`, or pgvector with it in SQL); in a folder index, a filter that
+leaves few chunks is answered exactly, by cosine over just those chunks' vectors, which is both faster and exact."""
 
 from __future__ import annotations
 
@@ -32,15 +32,8 @@ class DenseRetriever(BaseRetriever):
         flt, k = flt or self.filter, k or self.k
         if vector is None:
             vector = self.index.embedder.embed([query])[0]
-        mask = self.index.catalog.mask(flt)
-        if mask is not None and int(mask.sum()) <= self.exact_search_limit and self.index.bm25.has_vectors:
-            rows = np.flatnonzero(mask)
-            similarities = self.index.bm25.vectors[rows] @ vector
-            best = np.argsort(-similarities, kind="stable")[:k]
-            ids = self.index.catalog.ids
-            return [ScoredChunk(ids[rows[i]], float(similarities[i]), "dense") for i in best]
-        hits = self.index.nearest(vector, k, flt)
-        return [ScoredChunk(chunk_id, 1.0 - distance, "dense") for chunk_id, distance in hits]
+        hits = self.index.dense_search(vector, k, flt, self.exact_search_limit)
+        return [ScoredChunk(chunk_id, similarity, "dense") for chunk_id, similarity in hits]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         hits = self.search(query)
