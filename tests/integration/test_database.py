@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -318,6 +319,46 @@ def test_two_ingests_and_a_reader_share_one_database(tmp_path: Path, cache_dir: 
         assert set(round_["found"]) <= set(round_["searched"]), round_
     assert set(observed[-1]["searched"]) == set(final), "the reader ends up searching every document"
     assert len({len(r["searched"]) for r in observed}) > 1, "the reader ran while documents were being committed"
+
+
+def ingest_process(docs: Path, folder: Path, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(PAGEGRAPH), "ingest", str(docs), "--index", str(folder)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def test_ingests_of_the_same_files_at_once_share_the_work(tmp_path: Path, cache_dir: Path, database_url: str) -> None:
+    """Each file is parsed and embedded by one process: the other finds it claimed, goes on, and comes back to it."""
+    folder, docs = tmp_path / "at-once", tmp_path / "docs"
+    notes = write_notes(docs, "harbour", 8)
+    env = cli_env(database_url, cache_dir)
+    processes = [ingest_process(docs, folder, env) for _ in range(2)]
+    outputs = [process.communicate(timeout=300)[0] for process in processes]
+    assert [process.returncode for process in processes] == [0, 0], outputs
+    final = committed(database_url, folder)
+    assert sorted(final) == sorted(p.name for p in notes)
+    added = [line for out in outputs for line in out.splitlines() if ": added," in line]
+    assert sorted(line.split()[1].rstrip(":") for line in added) == sorted(final), outputs
+    embedded = [int(m) for out in outputs for m in re.findall(r"embedding: (\d+) chunks", out)]
+    assert sum(embedded) == sum(final.values()), ("no chunk embedded twice", outputs)
+
+
+def test_a_killed_ingests_files_are_taken_up_by_one_running_beside_it(
+    tmp_path: Path, cache_dir: Path, database_url: str
+) -> None:
+    folder, docs = tmp_path / "beside", tmp_path / "docs"
+    notes = write_notes(docs, "harbour", 12)
+    env = cli_env(database_url, cache_dir)
+    survivor = ingest_process(docs, folder, env)
+    kill_ingest_after_a_commit([str(docs), "--index", str(folder)], env, lambda: committed(database_url, folder))
+    output = survivor.communicate(timeout=300)[0]
+    assert survivor.returncode == 0, output
+    final = committed(database_url, folder)
+    assert sorted(final) == sorted(p.name for p in notes), "the survivor ingested what the killed one held"
 
 
 def test_a_killed_ingest_loses_nothing_committed_and_the_next_run_finishes(

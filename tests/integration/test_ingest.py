@@ -113,11 +113,14 @@ def test_reingest_unchanged_embeds_nothing_and_changed_file_is_replaced(
         assert {chunk_id for chunk_id, _ in index.nearest(query, 500, RetrievalFilter())} == current
 
         (docs / "support-call-2024-03-14.vtt").unlink()
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        assert not Ingestor(index).run([elsewhere], prune=True).outcomes, "prunes only under the folders it is given"
         pruned = Ingestor(index).run([], prune=True)
         assert [o.status for o in pruned.outcomes] == ["removed"]
         assert len(index.store.documents()) == 2
         assert index.vector_count() == sum(d.n_chunks for d in index.store.documents())
-        assert index.bm25.chunk_ids == [c.id for c in index.store.chunks()]
+        assert sorted(index.catalog.ids) == sorted(c.id for c in index.store.chunks())
 
 
 def test_parameter_mismatch_is_refused_naming_the_parameter(backend_settings: Settings, embedder: Embedder) -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings
-from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.bm25 import tokenize
+from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.records import RecordStore, SectionSummaries

@@ -171,7 +171,8 @@ def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool,
         delete_index(folder, settings)
     with open_index(folder, settings, write=True) as opened:
         summary = ingest_with_progress(opened, [documents])
-    print_ingest_summary(summary, folder)
+        location = opened.location
+    print_ingest_summary(summary, location)
 
 
 def _output_json(output: dict[str, Any]) -> str:

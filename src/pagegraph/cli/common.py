@@ -182,14 +182,15 @@ def outcome_line(outcome: FileOutcome) -> str:
     return f"[green]✓[/green] {outcome.name}: {outcome.status}, {outcome.pages} pages, {outcome.chunks} chunks"
 
 
-def print_ingest_summary(summary: IngestSummary, folder: Path) -> None:
+def print_ingest_summary(summary: IngestSummary, location: str) -> None:
+    """`location`: where the index is, for people (`Index.location`: its folder, or its schema in a database)."""
     counts = ", ".join(
         f"{summary.count(status)} {status}"
         for status in ("added", "updated", "retagged", "unchanged", "removed", "failed", "skipped")
         if summary.count(status)
     )
     console.print(
-        f"\n[bold]Ingested into {folder}[/bold]: {counts or 'nothing to do'} in {summary.seconds:.1f} s",
+        f"\n[bold]Ingested into {location}[/bold]: {counts or 'nothing to do'} in {summary.seconds:.1f} s",
         highlight=False,
     )
     if summary.pages_parsed:

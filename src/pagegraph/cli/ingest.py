@@ -72,7 +72,12 @@ def ingest(
             formats=DAY_FORMATS, help="the documents' date, for --since/--until (default: a PDF's or DOCX's own)"
         ),
     ] = None,
-    prune: Annotated[bool, typer.Option(help="drop indexed documents whose file no longer exists")] = False,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            help="drop indexed documents whose file no longer exists, under the files and folders named (none named: in the whole index)"
+        ),
+    ] = False,
     declassify: Annotated[
         bool,
         typer.Option(help="let --confidentiality lower the level of documents already indexed (refused otherwise)"),
@@ -164,6 +169,7 @@ def ingest(
                 if not paths and not prune:
                     return
                 summary = ingest_with_progress(opened, paths or [], tags, prune, declassify)
+                location = opened.location
     except (PagegraphError, ValueError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -171,7 +177,7 @@ def ingest(
             "[yellow]interrupted: documents finished so far are committed; run the same command to finish[/yellow]"
         )
         raise typer.Exit(130) from None
-    _print_outcomes(summary, folder)
+    _print_outcomes(summary, location)
     ingested = [o.name for o in summary.outcomes if o.status in ("added", "updated")]
     if summaries == "model" and ingested:
         _write_model_summaries(folder, settings, model, ingested)
@@ -232,13 +238,13 @@ def _rebuild(opened: Index) -> None:
     )
 
 
-def _print_outcomes(summary: IngestSummary, folder: Path) -> None:
+def _print_outcomes(summary: IngestSummary, location: str) -> None:
     for outcome in summary.outcomes:
         if outcome.status == "removed":
             console.print(f"[yellow]- removed {outcome.name}: file no longer exists[/yellow]", highlight=False)
         elif outcome.status == "skipped":
             console.print(outcome_line(outcome), highlight=False)
-    print_ingest_summary(summary, folder)
+    print_ingest_summary(summary, location)
 
 
 def _write_model_summaries(folder: Path, settings: Settings, model: str | None, ingested: list[str]) -> None:

@@ -19,7 +19,7 @@ from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS, ReadOptions
 from pagegraph.indexing.ocr import ocr_options
-from pagegraph.indexing.prepare import ParseBudget, ParseWorker, PreparedDocument
+from pagegraph.indexing.prepare import STOP_POLL_SECONDS, ParseBudget, ParseWorker, PreparedDocument
 from pagegraph.indexing.records import DocumentWrite, SectionSummaries
 from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.indexing.tree_summaries import (
@@ -191,21 +191,46 @@ class Ingestor:
                 self._finish(job_or_outcome, summary)
             else:
                 jobs.append(job_or_outcome)
-        parsed = self._prepared(jobs)
+        held: list[_Job] = []  # jobs another process was working on when this one reached them
         try:
-            for job, (prepared, seconds) in zip(jobs, parsed):
-                self._stop_if_cancelled()
-                self.progress.file_started(job.path)
-                summary.parse_seconds += seconds
-                self._finish(self._store(job, prepared, summary), summary)
+            self._ingest(jobs, summary, held)
+            for job in held:
+                # Wait until the other process lets go (committed, or died), then look again: most are unchanged now.
+                while not self.index.store.claim(str(job.path)):
+                    self._stop_if_cancelled()
+                    time.sleep(STOP_POLL_SECONDS)
+                again = self._triage(job.path, tags, named=job.path in named)
+                if isinstance(again, _Job):
+                    self._ingest([again], summary, [])
+                elif again is not None:
+                    if again.status == "unchanged":
+                        again.reason = "ingested meanwhile by another process"
+                    self.index.store.release(str(job.path))
+                    self._finish(again, summary)
         finally:
-            parsed.close()  # a cancelled or failed run stops its parser now, not when the traceback is freed
+            for job in jobs:
+                self.index.store.release(str(job.path))
         if prune:
-            summary.outcomes.extend(self._prune())
+            summary.outcomes.extend(self._prune([*named, *(path.resolve() for path in paths if path.is_dir())]))
         self._summarize_missing()
         self.index.make_searchable()
         summary.seconds = time.perf_counter() - started
         return summary
+
+    def _ingest(self, jobs: list[_Job], summary: IngestSummary, held: list[_Job]) -> None:
+        """Parse, embed and commit the jobs this process can claim; those another process holds go to `held`."""
+        parsed = self._prepared(jobs, held)
+        try:
+            for job, prepared, seconds in parsed:
+                self._stop_if_cancelled()
+                self.progress.file_started(job.path)
+                summary.parse_seconds += seconds
+                try:
+                    self._finish(self._store(job, prepared, summary), summary)
+                finally:
+                    self.index.store.release(str(job.path))
+        finally:
+            parsed.close()  # a cancelled or failed run stops its parser now, not when the traceback is freed
 
     def _stop_if_cancelled(self) -> None:
         if self.stop is not None and self.stop.is_set():
@@ -239,10 +264,11 @@ class Ingestor:
             return FileOutcome(str(path), "unchanged", existing.n_pages, existing.n_chunks)
         return _Job(path, sha256, existing, tags or (existing.tags if existing else DocumentTags()))
 
-    def _prepared(self, jobs: list[_Job]) -> Iterator[tuple[PreparedDocument | str, float]]:
-        """Parsed documents in job order, by a worker process within the parse budget (a hostile file takes down
-        the worker, not the ingest), up to PARSE_AHEAD documents ahead of the one being embedded, so a
-        slow-to-parse document rarely keeps the embedder waiting."""
+    def _prepared(self, jobs: list[_Job], held: list[_Job]) -> Iterator[tuple[_Job, PreparedDocument | str, float]]:
+        """The jobs this process claims, each with its parsed document (or why it failed), in job order: parsed by a
+        worker process within the parse budget (a hostile file takes down the worker, not the ingest), up to
+        PARSE_AHEAD documents ahead of the one being embedded, so a slow-to-parse document rarely keeps the
+        embedder waiting. A job is claimed just before it is parsed; one another process holds goes to `held`."""
         if not jobs:
             return
         params = self.index.params
@@ -255,8 +281,14 @@ class Ingestor:
             while pending:
                 while submitted < min(PARSE_AHEAD, len(pending)):
                     job = pending[submitted]
+                    if not self.index.store.claim(str(job.path)):
+                        held.append(job)
+                        del pending[submitted]
+                        continue
                     worker.submit(job.path, job.sha256, job.tags, params, self.read)
                     submitted += 1
+                if not pending:
+                    break
                 try:
                     result = worker.result(self.stop)
                 except IngestCancelled:
@@ -278,8 +310,7 @@ class Ingestor:
                     )
                 else:
                     submitted -= 1
-                pending.popleft()
-                yield result
+                yield pending.popleft(), *result
         finally:
             worker.close(kill=bool(pending))  # left early: what it is parsing is not wanted
 
@@ -389,11 +420,14 @@ class Ingestor:
         self.index.store.record_failure(str(path), path.name, reason)
         return FileOutcome(str(path), "failed", reason=reason)
 
-    def _prune(self) -> list[FileOutcome]:
-        """Drop documents whose file no longer exists on disk."""
+    def _prune(self, scope: list[Path]) -> list[FileOutcome]:
+        """Drop documents whose file no longer exists on disk, of those under the files and folders in `scope` (the
+        run's; none named: every document), so that a machine prunes only what it ingests from."""
         removed = []
         for doc in self.index.store.documents():
             if self.access is not None and not self.access.may_write(doc.tags):
+                continue
+            if scope and not inside(Path(doc.path), scope):
                 continue
             if not Path(doc.path).exists():
                 self.index.remove_document(doc.id)

@@ -144,6 +144,9 @@ class PostgresStore(RecordStore):
         except PoolTimeout as exc:
             raise PagegraphError(f"the database at {redacted(url)} is not reachable: {_reason(exc)}") from exc
         self._pinned = threading.local()
+        self._claims: psycopg.Connection | None = None  # holds this process's claims (session advisory locks)
+        self._claimed: set[str] = set()
+        self._claims_lock = threading.Lock()
 
     def _prepare_database(self) -> bool:
         """Whether pgvector is installed; a writer installs it when it may. Fails clearly when the server is down."""
@@ -196,7 +199,30 @@ class PostgresStore(RecordStore):
             return cur.execute(query, args).fetchall()
 
     def close(self) -> None:
+        if self._claims is not None:
+            self._claims.close()  # the database lets go of every claim it held
         self._pool.close()
+
+    # -- writers' turns: a claim is an advisory lock held by a connection of its own, so that a process that dies
+    # (killed, or its machine lost) lets go of its claims with its connection, and another picks the file up.
+    def claim(self, path: str) -> bool:
+        with self._claims_lock:
+            if path in self._claimed:
+                return True
+            if self._claims is None:
+                self._claims = psycopg.connect(self.url, connect_timeout=_CONNECT_TIMEOUT_S, autocommit=True)
+            claimed = self._claims.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 1))", (f"{self.schema}:{path}",)
+            ).fetchone()[0]
+            if claimed:
+                self._claimed.add(path)
+            return bool(claimed)
+
+    def release(self, path: str) -> None:
+        with self._claims_lock:
+            if path in self._claimed:
+                self._claimed.discard(path)
+                self._claims.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 1))", (f"{self.schema}:{path}",))
 
     # -- the index itself ----------------------------------------------------------------------------------------
     def manifest(self) -> Manifest | None:

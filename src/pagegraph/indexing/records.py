@@ -106,6 +106,16 @@ class RecordStore(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    # -- writers' turns ---------------------------------------------------------------------------------------------
+    def claim(self, path: str) -> bool:
+        """Claim the ingest of the file at `path` for this process until `release` (or its end); False when another
+        process holds it. A folder index has one writer, so this one always may."""
+        return True
+
+    def release(self, path: str) -> None:
+        """Let go of a claim (nothing when none is held)."""
+        return None
+
     # -- documents, pages, trees -------------------------------------------------------------------------------------
     @abstractmethod
     def documents(self) -> list[DocumentRecord]:
