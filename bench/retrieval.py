@@ -86,6 +86,7 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
                 replica.commit_document(document, replaces=None)
                 written += len(chunks)
         replica.make_searchable()
+    folder.mkdir(parents=True, exist_ok=True)  # a database index keeps nothing in it: only this marker
     (folder / "replica-complete").write_text(str(written))
     print(f"  {written} chunks")
 

@@ -164,8 +164,14 @@ def test_a_reader_sees_a_document_once_another_process_commits_it(
 
 
 def test_an_index_from_before_keyword_search_in_the_database_is_filled_by_the_next_writer(
-    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    cache_dir: Path,
+    database_url: str,
+    embedder: Embedder,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("PAGEGRAPH_DATABASE_URL", "")  # --database-url sets it for the process; undone after the test
     settings = database_settings(tmp_path, cache_dir, database_url, "older")
     with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"])
@@ -179,10 +185,16 @@ def test_an_index_from_before_keyword_search_in_the_database_is_filled_by_the_ne
         assert sorted(reader.unsearchable) == ["commissioning-guide.md", "support-call-2024-03-14.vtt"]
         assert not reader.keyword_search("AC breaker rated", 5) and not reader.document_frequencies(["breaker"])
         assert HybridRetriever(index=reader).search("AC breaker rated"), "vector search still answers"
+    inspected = CliRunner().invoke(
+        app, ["inspect", "--index", str(settings.index), "--database-url", database_url, "--json"]
+    )
+    assert inspected.exit_code == 0, inspected.output
+    report = json.loads(inspected.output)
+    assert report["bm25"].startswith("behind") and len(report["not_searchable_yet"]) == 2
     with open_index(settings.index, settings, write=True, embedder=embedder):
         pass
     with open_index(settings.index, settings, embedder=embedder) as reader:
-        assert reader.unsearchable == []
+        assert reader.unsearchable == [] and reader.keyword_search_is_current()
         for query, hits in before.items():
             again = reader.keyword_search(query, 5)
             assert [c for c, _ in again] == [c for c, _ in hits] and [s for _, s in again] == pytest.approx(

@@ -83,11 +83,15 @@ def searches(index: Index) -> dict:
     vector = index.embedder.embed(["how do I pair the battery with the app"])[0]
     words = sorted({word for query in QUERIES for word in tokenize(query)})
     profiles = index.profiles
+    names = dict(zip(profiles.ids, profiles.names))
+    one = RetrievalFilter(documents=["commissioning-guide.md"])
     return {
-        "keyword": {q: dict(zip(ids, index.keyword_scores(q).tolist())) for q in QUERIES},
-        "top": {q: [chunk_id for chunk_id, _ in index.keyword_search(q, 5)] for q in QUERIES},
+        "keyword": {q: dict(zip(ids, index.keyword_scores_of(q, ids).tolist())) for q in QUERIES},
+        "top": {q: index.keyword_search(q, 5) for q in QUERIES},
+        "top in one document": {q: index.keyword_search(q, 3, one) for q in QUERIES},
+        "holding": {word: sorted(names[d] for d in index.documents_holding(word)) for word in words},
         "frequencies": index.document_frequencies(words),
-        "similarities": dict(zip(ids, index.similarities(np.arange(len(ids)), vector).tolist())),
+        "similarities": dict(zip(ids, index.similarities(ids, vector).tolist())),
         "dense": [c for c, _ in index.dense_search(vector, 5, RetrievalFilter(), exact_below=0)],
         "centroids": dict(zip(profiles.names, profiles.centroids)),
     }
@@ -113,8 +117,15 @@ def test_both_backends_score_and_rank_alike(searched: dict[str, dict]) -> None:
         assert folder["keyword"][query].keys() == database["keyword"][query].keys()
         for chunk_id, score in folder["keyword"][query].items():
             assert database["keyword"][query][chunk_id] == pytest.approx(score, rel=1e-4, abs=1e-6), (query, chunk_id)
-        assert folder["top"][query] == database["top"][query], query
+        for ranking in ("top", "top in one document"):
+            assert [c for c, _ in folder[ranking][query]] == [c for c, _ in database[ranking][query]], query
+            assert [s for _, s in database[ranking][query]] == pytest.approx([s for _, s in folder[ranking][query]])
     assert any(folder["top"][q] for q in QUERIES) and not folder["top"]["zzzunheardword"]
+    assert (
+        folder["top in one document"]["error code E04 on the support call"]
+        != folder["top"]["error code E04 on the support call"][:3]
+    ), "the filter changes what is found"
+    assert folder["holding"] == database["holding"] and folder["holding"]["breaker"]
     assert folder["frequencies"] == database["frequencies"] and folder["frequencies"]["breaker"] > 0
     for chunk_id, similarity in folder["similarities"].items():
         assert database["similarities"][chunk_id] == pytest.approx(similarity, abs=1e-5)

@@ -102,7 +102,9 @@ def inspect(
                     {"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures
                 ],
                 "vectors": opened.vector_count(),
-                "bm25": "current" if not opened.bm25_is_stale() else "stale (rebuilt by the next ingest)",
+                "bm25": "current"
+                if opened.keyword_search_is_current()
+                else "behind the documents (brought up to date by the next ingest)",
                 "not_searchable_yet": opened.unsearchable,
                 "last_recovery": dict(zip(("at", "what"), recovery)) if recovery else None,
             }

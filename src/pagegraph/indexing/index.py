@@ -1,7 +1,8 @@
 """The index folder: manifest, store, vectors and BM25, opened together and kept consistent; or, with a database URL,
 the index in PostgreSQL (`DatabaseIndex`, below), where keyword and dense search run in SQL and nothing is kept on
-the machine that opens it. Retrievers search through `Index` methods (`keyword_scores`, `keyword_search`,
-`dense_search`, `similarities`, `document_frequencies`) over the chunk `catalog`, whichever kind it is.
+the machine that opens it. Retrievers search through `Index` methods (`keyword_search`, `keyword_scores_of`,
+`documents_holding`, `document_frequencies`, `dense_search`, `similarities`) and the chunk `catalog`, whichever
+kind it is.
 
 Writers hold an exclusive lock on the folder. A writer that opens an index after a run was killed brings the
 derived indexes up to the committed documents before it goes on: it removes vectors without a committed document,
@@ -15,7 +16,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import shutil
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import islice
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
-from pagegraph.indexing.postgres import PostgresStore, index_schema, redacted
+from pagegraph.indexing.postgres import KeywordScoring, PostgresStore, index_schema, redacted
 from pagegraph.indexing.profiles import DocumentProfiles, chunk_centroids
 from pagegraph.indexing.records import DocumentWrite, RecordStore
 from pagegraph.indexing.store import STORE_FILE, SqliteStore
@@ -129,6 +130,7 @@ class Index:
             folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url
         )
         self.bm25 = BM25Index(folder, self.params)
+        self._score_cache = lru_cache(maxsize=8)(self.bm25.scores)
         if write:
             self._recover()
         self.generation = self.bm25.built_generation()
@@ -197,6 +199,10 @@ class Index:
         if self.bm25_is_stale():
             self.refresh_bm25()
 
+    def keyword_search_is_current(self) -> bool:
+        """Whether keyword search holds every committed document (else the next ingest brings it up to date)."""
+        return not self.bm25_is_stale()
+
     def bm25_is_stale(self) -> bool:
         return self.bm25.built_generation() != self.store.generation()
 
@@ -211,6 +217,7 @@ class Index:
         matrix = np.stack(vectors) if vectors else np.zeros((0, self.params.embedding_dimension), dtype=np.float32)
         self.bm25.build(ids, texts, matrix, generation)
         self.generation = generation
+        self._score_cache.cache_clear()
         self._forget_derived()
 
     def _forget_derived(self) -> None:
@@ -231,27 +238,36 @@ class Index:
         profiles.set_centroids(chunk_centroids(profiles.chunk_rows, vectors, len(profiles)))
         return profiles
 
-    # -- search: what the retrievers ask, in the catalog's chunk order ----------------------------------------------
-    def keyword_scores(self, query: str) -> np.ndarray:
-        """The BM25 score of every catalog chunk for `query`."""
-        return self.bm25.scores(query)
+    # -- search: what the retrievers ask ------------------------------------------------------------------------------
+    def _keyword_scores(self, query: str) -> np.ndarray:
+        """The BM25 score of every catalog chunk for `query`; the last few queries' are kept (a question's searches
+        ask for the same ones several times)."""
+        return self._score_cache(query)
 
-    def keyword_search(
-        self, query: str, k: int, mask: np.ndarray | None = None, scores: np.ndarray | None = None
-    ) -> list[tuple[str, float]]:
-        """The k best chunks by BM25 with positive scores, best first; `mask` restricts them (a catalog mask);
-        `scores`: the query's `keyword_scores`, when already computed."""
-        scores = self.keyword_scores(query) if scores is None else scores
+    def keyword_search(self, query: str, k: int, flt: RetrievalFilter | None = None) -> list[tuple[str, float]]:
+        """The k best chunks by BM25 that the filter lets through, with positive scores, best first (ties: catalog
+        order)."""
         ids = self.catalog.ids
-        return [(ids[row], score) for row, score in top_rows(scores, k, mask)]
+        return [(ids[row], score) for row, score in top_rows(self._keyword_scores(query), k, self.catalog.mask(flt))]
+
+    def keyword_scores_of(self, query: str, chunk_ids: list[str]) -> np.ndarray:
+        """The BM25 scores of the chunks `chunk_ids` for `query` (0 for a chunk without its words)."""
+        scores = self._keyword_scores(query)
+        if not len(scores):
+            return np.zeros(len(chunk_ids), dtype=np.float32)
+        return scores[[self.catalog.row_of[chunk_id] for chunk_id in chunk_ids]]
+
+    def documents_holding(self, word: str) -> set[str]:
+        """The ids of the documents some chunk of which holds `word` (a BM25 word)."""
+        return set(self.catalog.document_ids[np.flatnonzero(self._keyword_scores(word) > 0)])
 
     def document_frequencies(self, words: list[str]) -> dict[str, int]:
         """How many chunks hold each of `words` (BM25 words) that some chunk holds."""
         return self.bm25.document_frequencies(words)
 
-    def similarities(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
-        """The cosine similarity of `vector` (normalised) to the chunks at catalog `rows`."""
-        return self.bm25.vectors[rows] @ vector
+    def similarities(self, chunk_ids: list[str], vector: np.ndarray) -> np.ndarray:
+        """The cosine similarity of `vector` (normalised) to the chunks `chunk_ids`."""
+        return self.bm25.vectors[[self.catalog.row_of[chunk_id] for chunk_id in chunk_ids]] @ vector
 
     def dense_search(
         self, vector: np.ndarray, k: int, flt: RetrievalFilter, exact_below: int
@@ -261,7 +277,7 @@ class Index:
         mask = self.catalog.mask(flt)
         if mask is not None and int(mask.sum()) <= exact_below and self.bm25.has_vectors:
             rows = np.flatnonzero(mask)
-            similarities = self.similarities(rows, vector)
+            similarities = self.bm25.vectors[rows] @ vector
             best = np.argsort(-similarities, kind="stable")[:k]
             return [(self.catalog.ids[rows[i]], float(similarities[i])) for i in best]
         return [(chunk_id, 1.0 - distance) for chunk_id, distance in self.nearest(vector, k, flt)]
@@ -505,35 +521,53 @@ class DatabaseIndex(Index):
             self._search_totals = self.store.search_totals() if self.searchable else (0, 0)
             _ = self.catalog, self.profiles
 
+    def keyword_search_is_current(self) -> bool:
+        return self.searchable
+
     def make_searchable(self) -> None:
         """A commit makes a document searchable in the database: this only moves this process's snapshot on."""
         self._take_snapshot()
 
-    def keyword_scores(self, query: str) -> np.ndarray:
-        scores = np.zeros(len(self.catalog), dtype=np.float32)
-        chunks, total = self._search_totals
+    def _weights(self, query: str) -> dict[str, float]:
+        """Each of the query's words some chunk holds, weighted by its idf times how often the query says it."""
+        chunks, _ = self._search_totals
         counts = word_counts(query)
         if not chunks or not counts:
-            return scores
+            return {}
         held = self.store.document_frequencies(list(counts))
-        method = self.params.bm25_method
-        weights = {word: counts[word] * idf(method, holding, chunks) for word, holding in held.items()}
+        return {word: counts[word] * idf(self.params.bm25_method, holding, chunks) for word, holding in held.items()}
+
+    def _scoring(self) -> KeywordScoring:
+        chunks, total = self._search_totals
+        params = self.params
+        return KeywordScoring(params.bm25_method, params.bm25_k1, params.bm25_b, total / chunks if chunks else 1.0)
+
+    def keyword_search(self, query: str, k: int, flt: RetrievalFilter | None = None) -> list[tuple[str, float]]:
+        weights = self._weights(query)
+        if not weights:
+            return []
+        # Twice k from the database, then ties in catalog order as in a folder index; chunks committed after this
+        # snapshot are not in the catalog and are left out.
+        found = self.store.keyword_search(weights, self._scoring(), 2 * k, flt, self.generation)
         row_of = self.catalog.row_of
-        for chunk_id, score in self.store.keyword_scores(
-            weights, method, self.params.bm25_k1, self.params.bm25_b, total / chunks
-        ):
-            row = row_of.get(chunk_id)  # a chunk committed after this snapshot is not in it
-            if row is not None:
-                scores[row] = score
-        return scores
+        ranked = sorted((-score, row_of[chunk_id]) for chunk_id, score in found if chunk_id in row_of)
+        ids = self.catalog.ids
+        return [(ids[row], -negative) for negative, row in ranked[:k]]
+
+    def keyword_scores_of(self, query: str, chunk_ids: list[str]) -> np.ndarray:
+        weights = self._weights(query)
+        found = self.store.keyword_scores_of(weights, self._scoring(), chunk_ids) if weights else {}
+        return np.array([found.get(chunk_id, 0.0) for chunk_id in chunk_ids], dtype=np.float32)
+
+    def documents_holding(self, word: str) -> set[str]:
+        return self.store.documents_holding(word) if self.searchable else set()
 
     def document_frequencies(self, words: list[str]) -> dict[str, int]:
         return self.store.document_frequencies(words) if self.searchable else {}
 
-    def similarities(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
-        ids = self.catalog.ids
-        found = self.store.similarities([ids[row] for row in rows], vector)
-        return np.array([found.get(ids[row], 0.0) for row in rows], dtype=np.float32)
+    def similarities(self, chunk_ids: list[str], vector: np.ndarray) -> np.ndarray:
+        found = self.store.similarities(chunk_ids, vector)
+        return np.array([found.get(chunk_id, 0.0) for chunk_id in chunk_ids], dtype=np.float32)
 
     def dense_search(
         self, vector: np.ndarray, k: int, flt: RetrievalFilter, exact_below: int

@@ -11,6 +11,7 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -69,12 +70,14 @@ _SCHEMA = (
 CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops);
 """
 )
-# Keyword search and routing: a posting per BM25 word and chunk, with the chunk's length beside its count so that
-# scoring reads the primary key's index alone; every chunk's length (for the average); each document's centroid.
+# Keyword search and routing: a posting per BM25 word and chunk, with the chunk's length and document beside its
+# count so that scoring reads the primary key's index alone; every chunk's length (for the average); each
+# document's centroid.
 _SEARCH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunk_words (
     word TEXT NOT NULL, chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, count INTEGER NOT NULL,
-    length INTEGER NOT NULL, PRIMARY KEY (word, chunk_id) INCLUDE (count, length));
+    length INTEGER NOT NULL, document_id TEXT NOT NULL,
+    PRIMARY KEY (word, chunk_id) INCLUDE (count, length, document_id));
 CREATE INDEX IF NOT EXISTS chunk_words_chunk ON chunk_words (chunk_id);
 CREATE TABLE IF NOT EXISTS chunk_lengths (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, length INTEGER NOT NULL);
@@ -83,13 +86,32 @@ CREATE TABLE IF NOT EXISTS document_centroids (
 """
 # meta 'search': what the search tables hold; another value (or none: an index from before they existed) means a
 # writer fills them again from the stored chunks before it commits anything.
-SEARCH_RECIPE = "bm25-words-1"
+SEARCH_RECIPE = "bm25-words-2"
 # The term-frequency part of each BM25 variant's score (bm25s's formulas), over a posting `p`.
 _TERM_SCORE = {
     "lucene": "p.count / (%(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s) + p.count)",
     "robertson": "p.count / (%(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s) + p.count)",
     "atire": "p.count * (%(k1)s + 1) / (p.count + %(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s))",
 }
+
+
+@dataclass(frozen=True)
+class KeywordScoring:
+    """How BM25 scores a posting: the variant, its parameters and the index's average chunk length in words."""
+
+    method: str
+    k1: float
+    b: float
+    average_length: float
+
+    def term_score(self) -> str:
+        """The SQL for a posting `p`'s term-frequency part."""
+        return _TERM_SCORE[self.method] % {
+            "k1": float(self.k1),
+            "b": float(self.b),
+            "average": float(self.average_length),
+        }
+
 
 _CHUNK_COLUMNS = (
     "c.id, c.document_id, c.position, c.text, c.start_offset, c.end_offset, c.start_page, c.end_page, c.section_id, "
@@ -396,9 +418,11 @@ class PostgresStore(RecordStore):
             counts = word_counts(search_text(chunk, label))
             length = sum(counts.values())
             lengths.append((chunk.id, length))
-            postings.extend((word, chunk.id, count, length) for word, count in counts.items())
-        cur.executemany("INSERT INTO chunk_lengths VALUES (%s, %s)", lengths)
-        cur.executemany("INSERT INTO chunk_words VALUES (%s, %s, %s, %s)", postings)
+            postings.extend((word, chunk.id, count, length, document.id) for word, count in counts.items())
+        for table, rows in (("chunk_lengths", lengths), ("chunk_words", postings)):
+            with cur.copy(f"COPY {table} FROM STDIN") as copy:  # a chunk has ~100 postings: far faster than INSERTs
+                for row in rows:
+                    copy.write_row(row)
         if len(vectors):
             total = vectors.sum(axis=0)
             norm = float(np.linalg.norm(total))
@@ -419,22 +443,62 @@ class PostgresStore(RecordStore):
         )
         return {row["word"]: int(row["n"]) for row in rows}
 
-    def keyword_scores(
-        self, weights: dict[str, float], method: str, k1: float, b: float, average_length: float
+    def keyword_search(
+        self,
+        weights: dict[str, float],
+        scoring: KeywordScoring,
+        limit: int,
+        flt: RetrievalFilter | None,
+        generation: int,
     ) -> list[tuple[str, float]]:
-        """Each chunk holding one of the weighted words, with its BM25 score: the sum over the words it holds of
-        weight (the word's idf times how often the query says it) times `method`'s term-frequency part."""
-        if not weights:
-            return []
-        term = _TERM_SCORE[method] % {"k1": float(k1), "b": float(b), "average": float(average_length)}
+        """The `limit` best chunks by BM25 that the filter lets through (of the documents committed up to
+        `generation` when it restricts anything), with positive scores, best first: the sum over the weighted words a
+        chunk holds of the word's weight (its idf times how often the query says it) times the term-frequency part."""
+        where, args = _filter_sql(flt)
+        if where:
+            joined = "JOIN chunks c ON c.id = p.chunk_id JOIN documents d ON d.id = p.document_id"
+            restrict, restrict_args = f"{joined} WHERE d.generation <= %s AND {where}", [generation, *args]
+        else:
+            restrict, restrict_args = "", []
+        return self._score_rows(
+            weights, scoring, restrict=(restrict, restrict_args), order=("ORDER BY score DESC LIMIT %s", [limit])
+        )
+
+    def keyword_scores_of(
+        self, weights: dict[str, float], scoring: KeywordScoring, chunk_ids: list[str]
+    ) -> dict[str, float]:
+        """The BM25 scores of those of `chunk_ids` that hold a weighted word (their postings alone are read)."""
+        return dict(self._score_rows(weights, scoring, postings=("AND w.chunk_id = ANY(%s)", [list(chunk_ids)])))
+
+    def _score_rows(
+        self,
+        weights: dict[str, float],
+        scoring: KeywordScoring,
+        *,
+        postings: tuple[str, list] = ("", []),
+        restrict: tuple[str, list] = ("", []),
+        order: tuple[str, list] = ("", []),
+    ) -> list[tuple[str, float]]:
+        """Chunk ids and BM25 scores: each weighted word's postings (those the `postings` condition on `w` keeps,
+        one index scan per word), joined and filtered by `restrict`, summed per chunk, kept when positive and
+        ordered by `order`; each a piece of SQL and its arguments."""
+        term = scoring.term_score()
+        query = f"""SELECT p.chunk_id, SUM(q.weight * {term}) AS score
+            FROM unnest(%s::text[], %s::float8[]) AS q(word, weight)
+            CROSS JOIN LATERAL (
+                SELECT chunk_id, count, length, document_id FROM chunk_words w WHERE w.word = q.word {postings[0]}
+            ) p {restrict[0]}
+            GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0 {order[0]}"""
+        arguments = [list(weights), list(weights.values()), *postings[1], *restrict[1], *order[1]]
         with self._connection() as conn:
-            rows = conn.execute(
-                f"""SELECT p.chunk_id, SUM(q.weight * {term}) FROM unnest(%s::text[], %s::float8[]) AS q(word, weight)
-                    CROSS JOIN LATERAL (SELECT chunk_id, count, length FROM chunk_words w WHERE w.word = q.word) p
-                    GROUP BY p.chunk_id""",
-                (list(weights), list(weights.values())),
-            ).fetchall()
-        return [(chunk_id, float(score)) for chunk_id, score in rows]
+            return [(chunk_id, float(score)) for chunk_id, score in conn.execute(query, arguments).fetchall()]
+
+    def documents_holding(self, word: str) -> set[str]:
+        """The ids of the documents some chunk of which holds `word`."""
+        return {
+            row["document_id"]
+            for row in self._rows("SELECT DISTINCT document_id FROM chunk_words WHERE word = %s", (word,))
+        }
 
     def similarities(self, chunk_ids: list[str], vector: np.ndarray) -> dict[str, float]:
         """The inner product of each chunk's vector with `vector` (cosine: both are normalised)."""

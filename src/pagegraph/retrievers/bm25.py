@@ -1,5 +1,5 @@
-"""Lexical retrieval: the index's BM25 (bm25s in a folder index, SQL in a database index), pre-filtered by the
-catalog's mask before ranking."""
+"""Lexical retrieval: the index's BM25 (bm25s in a folder index, SQL in a database index), filtered before
+ranking."""
 
 from __future__ import annotations
 
@@ -21,8 +21,7 @@ class BM25ChunkRetriever(BaseRetriever):
     filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
 
     def search(self, query: str, k: int | None = None, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
-        mask = self.index.catalog.mask(flt or self.filter)
-        hits = self.index.keyword_search(query, k or self.k, mask=mask)
+        hits = self.index.keyword_search(query, k or self.k, flt or self.filter)
         return [ScoredChunk(chunk_id, score, "bm25") for chunk_id, score in hits]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:

@@ -150,33 +150,36 @@ class HybridRetriever(BaseRetriever):
         return correct_spelling(query, self.spelling_corrections(query))
 
     def _candidates(
-        self, query: str, vector: np.ndarray, bm25_scores: np.ndarray, flt: RetrievalFilter
+        self, query: str, vector: np.ndarray, flt: RetrievalFilter
     ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-        """The fused candidates (unreranked, uncut) and the dense list; `vector` and `bm25_scores` are the query's
-        embedding and BM25 scores, computed once however many searches a question takes."""
-        index, catalog = self.index, self.index.catalog
-        lexical = index.keyword_search(query, self.top_k_bm25, catalog.mask(flt), scores=bm25_scores)
+        """The fused candidates (unreranked, uncut) and the dense list; `vector` is the query's embedding, computed
+        once however many searches a question takes."""
+        index = self.index
+        lexical = index.keyword_search(query, self.top_k_bm25, flt)
         dense = DenseRetriever(index=index).search(query, self.top_k_vector, flt, vector=vector)
         if self.fusion == "rrf":
             alpha = self.alpha if self.alpha is not None else adaptive_alpha(query)
             fused = weighted_rrf([c for c, _ in lexical], [h.chunk_id for h in dense], alpha, self.rrf_k)
             return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score, _, _ in fused], dense
         pool = list(dict.fromkeys([c for c, _ in lexical] + [h.chunk_id for h in dense]))
-        rows = np.array([catalog.row_of[c] for c in pool], dtype=np.int64)
-        lexical_scores = bm25_scores[rows] if len(bm25_scores) else np.zeros(len(pool))
-        fused = convex_fusion(pool, lexical_scores, index.similarities(rows, vector), self.alpha)
+        found = dict(lexical)
+        # the dense hits' BM25 scores: the lexical list holds those of its own chunks already
+        others = [chunk_id for chunk_id in pool if chunk_id not in found]
+        found.update(zip(others, index.keyword_scores_of(query, others).tolist()))
+        lexical_scores = np.array([found[chunk_id] for chunk_id in pool], dtype=np.float64)
+        fused = convex_fusion(pool, lexical_scores, index.similarities(pool, vector), self.alpha)
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
-        vector, bm25_scores = self.index.embedder.embed([query])[0], self.index.keyword_scores(query)
-        hits, dense = self._candidates(query, vector, bm25_scores, flt)
+        vector = self.index.embedder.embed([query])[0]
+        hits, dense = self._candidates(query, vector, flt)
         first = None
         if self.route_documents and flt.documents is None and len(self.index.profiles) > self.route_documents:
             ranked = rank_documents(self.index, query, vector, hits, flt, self.routing)
             alone = len(ranked) > 1 and ranked[1].score < self.route_alone * ranked[0].score
             chosen = ranked[:1] if alone else ranked[: self.route_documents]
             routed = flt.model_copy(update={"documents": [d.name for d in chosen]})
-            hits, dense = self._candidates(query, vector, bm25_scores, routed)
+            hits, dense = self._candidates(query, vector, routed)
             first = chosen[0].name if chosen else None
             if alone:
                 flt = routed
@@ -240,7 +243,7 @@ class HybridRetriever(BaseRetriever):
         """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""
         query, flt = self._as_searched(query), flt or self.filter
         vector = self.index.embedder.embed([query])[0]
-        hits, _ = self._candidates(query, vector, self.index.keyword_scores(query), flt)
+        hits, _ = self._candidates(query, vector, flt)
         return rank_documents(self.index, query, vector, hits, flt, self.routing)
 
     def _rerank(self, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:

@@ -91,10 +91,8 @@ def documents_holding(index: Index, words: list[str]) -> np.ndarray:
     profiles = index.profiles
     held = np.ones(len(profiles), dtype=bool)
     for word in words:
-        holds = np.zeros(len(profiles), dtype=bool)
-        rows = profiles.chunk_rows[np.flatnonzero(index.keyword_scores(word) > 0)]
-        holds[rows[rows >= 0]] = True
-        held &= holds
+        holding = index.documents_holding(word)
+        held &= np.array([doc_id in holding for doc_id in profiles.ids], dtype=bool)
     return held
 
 
