@@ -572,8 +572,12 @@ class DatabaseIndex(Index):
     def dense_search(
         self, vector: np.ndarray, k: int, flt: RetrievalFilter, exact_below: int
     ) -> list[tuple[str, float]]:
-        """The k chunks most similar to `vector`, in SQL (the HNSW, or an exact scan when a filter leaves too few)."""
-        return [(chunk_id, 1.0 - distance) for chunk_id, distance in self.nearest(vector, k, flt)]
+        """The k chunks most similar to `vector`, in SQL: an exact scan when the filter leaves at most `exact_below`
+        chunks (as in a folder index: a filtered HNSW search misses some), else the HNSW."""
+        mask = self.catalog.mask(flt)
+        exact = mask is not None and int(mask.sum()) <= exact_below
+        found = self.store.nearest(vector, k, flt, self.generation, exact=exact)
+        return [(chunk_id, 1.0 - distance) for chunk_id, distance in found]
 
     def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
         return self.store.commit_document(document, replaces)

@@ -352,10 +352,11 @@ class PostgresStore(RecordStore):
         return [tuple(row.values()) for row in rows]
 
     def nearest(
-        self, vector: np.ndarray, k: int, flt: RetrievalFilter | None, generation: int
+        self, vector: np.ndarray, k: int, flt: RetrievalFilter | None, generation: int, *, exact: bool = False
     ) -> list[tuple[str, float]]:
         """Chunk ids and cosine distances of the k nearest chunks the filter lets through, nearest first, among
-        the documents committed up to `generation` (what the caller's BM25 index and catalog hold)."""
+        the documents committed up to `generation` (what the caller's catalog holds): by the HNSW index, or by an
+        exact scan of the rows the filter allows when `exact` or when the HNSW finds fewer than k."""
         where, args = _filter_sql(flt)
         query = (
             "SELECT c.id, c.embedding <=> %s AS distance FROM chunks c JOIN documents d ON d.id = c.document_id "
@@ -365,7 +366,7 @@ class PostgresStore(RecordStore):
         with self._connection() as conn:
             ef_search = _FILTERED_EF_SEARCH if where else max(40, min(k, _FILTERED_EF_SEARCH))
             conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-            found = conn.execute(query, params).fetchall()
+            found = [] if exact else conn.execute(query, params).fetchall()
             if len(found) < k:
                 conn.execute("SET LOCAL enable_indexscan = off")
                 found = conn.execute(query, params).fetchall()
@@ -389,8 +390,9 @@ class PostgresStore(RecordStore):
             try:
                 if self.search_ready() and not again:
                     return 0
+                # another recipe's tables may be shaped otherwise: made anew
+                conn.execute("DROP TABLE IF EXISTS chunk_words, chunk_lengths, document_centroids")
                 conn.execute(_SEARCH_SCHEMA.format(dimension=dimension))
-                conn.execute("TRUNCATE chunk_words, chunk_lengths, document_centroids")
                 conn.commit()
                 documents = self.documents()
                 for document in documents:
