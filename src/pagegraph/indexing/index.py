@@ -257,9 +257,9 @@ class Index:
             return np.zeros(len(chunk_ids), dtype=np.float32)
         return scores[[self.catalog.row_of[chunk_id] for chunk_id in chunk_ids]]
 
-    def documents_holding(self, word: str) -> set[str]:
+    def documents_holding(self, word: str) -> frozenset[str]:
         """The ids of the documents some chunk of which holds `word` (a BM25 word)."""
-        return set(self.catalog.document_ids[np.flatnonzero(self._keyword_scores(word) > 0)])
+        return frozenset(self.catalog.document_ids[np.flatnonzero(self._keyword_scores(word) > 0)])
 
     def document_frequencies(self, words: list[str]) -> dict[str, int]:
         """How many chunks hold each of `words` (BM25 words) that some chunk holds."""
@@ -520,6 +520,9 @@ class DatabaseIndex(Index):
             self.searchable = self.store.search_ready()
             self._search_totals = self.store.search_totals() if self.searchable else (0, 0)
             _ = self.catalog, self.profiles
+        # a question's searches ask for the same query's word weights, and the same words' documents, several times
+        self._weights = lru_cache(maxsize=32)(self._query_weights)
+        self._holding = lru_cache(maxsize=256)(self._documents_holding)
 
     def keyword_search_is_current(self) -> bool:
         return self.searchable
@@ -528,7 +531,7 @@ class DatabaseIndex(Index):
         """A commit makes a document searchable in the database: this only moves this process's snapshot on."""
         self._take_snapshot()
 
-    def _weights(self, query: str) -> dict[str, float]:
+    def _query_weights(self, query: str) -> dict[str, float]:
         """Each of the query's words some chunk holds, weighted by its idf times how often the query says it."""
         chunks, _ = self._search_totals
         counts = word_counts(query)
@@ -559,8 +562,11 @@ class DatabaseIndex(Index):
         found = self.store.keyword_scores_of(weights, self._scoring(), chunk_ids) if weights else {}
         return np.array([found.get(chunk_id, 0.0) for chunk_id in chunk_ids], dtype=np.float32)
 
-    def documents_holding(self, word: str) -> set[str]:
-        return self.store.documents_holding(word) if self.searchable else set()
+    def documents_holding(self, word: str) -> frozenset[str]:
+        return self._holding(word)
+
+    def _documents_holding(self, word: str) -> frozenset[str]:
+        return frozenset(self.store.documents_holding(word)) if self.searchable else frozenset()
 
     def document_frequencies(self, words: list[str]) -> dict[str, int]:
         return self.store.document_frequencies(words) if self.searchable else {}
