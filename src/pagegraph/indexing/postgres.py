@@ -62,6 +62,9 @@ _CONNECT_TIMEOUT_S = 10
 # HNSW candidates a filtered search looks at (pgvector's ceiling); a filter that still leaves fewer than k is answered
 # by an exact scan of the rows it allows.
 _FILTERED_EF_SEARCH = 1000
+# Memory for summing a keyword query's postings per chunk (hundreds of thousands at 200k chunks): PostgreSQL's 4 MB
+# default sends the sum to disk (unfiltered BM25 at 200k chunks, p50/p95: 206/688 ms with 4 MB, 168/378 ms with 64 MB).
+_KEYWORD_WORK_MEM = "64MB"
 
 # The vector column's dimension is filled in when the index is created.
 _SCHEMA = (
@@ -493,6 +496,7 @@ class PostgresStore(RecordStore):
             GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0 {order[0]}"""
         arguments = [list(weights), list(weights.values()), *postings[1], *restrict[1], *order[1]]
         with self._connection() as conn:
+            conn.execute(f"SET LOCAL work_mem = '{_KEYWORD_WORK_MEM}'")
             return [(chunk_id, float(score)) for chunk_id, score in conn.execute(query, arguments).fetchall()]
 
     def documents_holding(self, word: str) -> set[str]:
