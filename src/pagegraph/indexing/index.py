@@ -130,7 +130,8 @@ class Index:
             folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url
         )
         self.bm25 = BM25Index(folder, self.params)
-        self._score_cache = lru_cache(maxsize=8)(self.bm25.scores)
+        # the BM25 score of every catalog chunk for a query; a question's searches ask for the same ones several times
+        self._keyword_scores = lru_cache(maxsize=8)(self.bm25.scores)
         if write:
             self._recover()
         self.generation = self.bm25.built_generation()
@@ -217,7 +218,7 @@ class Index:
         matrix = np.stack(vectors) if vectors else np.zeros((0, self.params.embedding_dimension), dtype=np.float32)
         self.bm25.build(ids, texts, matrix, generation)
         self.generation = generation
-        self._score_cache.cache_clear()
+        self._keyword_scores.cache_clear()
         self._forget_derived()
 
     def _forget_derived(self) -> None:
@@ -239,11 +240,6 @@ class Index:
         return profiles
 
     # -- search: what the retrievers ask ------------------------------------------------------------------------------
-    def _keyword_scores(self, query: str) -> np.ndarray:
-        """The BM25 score of every catalog chunk for `query`; the last few queries' are kept (a question's searches
-        ask for the same ones several times)."""
-        return self._score_cache(query)
-
     def keyword_search(self, query: str, k: int, flt: RetrievalFilter | None = None) -> list[tuple[str, float]]:
         """The k best chunks by BM25 that the filter lets through, with positive scores, best first (ties: catalog
         order)."""
