@@ -4,6 +4,9 @@ files in a folder index, SQL in a database index)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -42,18 +45,35 @@ def records(store: RecordStore) -> dict:
     }
 
 
+def on_each_backend(
+    files: list[Path],
+    read_back: Callable[[Index], dict],
+    factory: pytest.TempPathFactory,
+    cache_dir: Path,
+    embedder: Embedder,
+    request: pytest.FixtureRequest,
+) -> dict[str, dict]:
+    """`files` ingested into a new index on each backend; what `read_back` finds in it, opened again to read."""
+    found = {}
+    for backend in BACKENDS:
+        folder = factory.mktemp(f"records-{backend}")
+        settings = on_backend(Settings(index=folder / "index", cache_dir=cache_dir), backend, request)
+        with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+            assert not Ingestor(index).run(files).failed
+        with open_index(settings.index, settings, embedder=embedder) as reader:
+            found[backend] = read_back(reader)
+    return found
+
+
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory: pytest.TempPathFactory, cache_dir, embedder: Embedder, request) -> dict[str, dict]:
     """The two samples ingested into each backend, read back through the interface."""
-    found = {}
-    for backend in BACKENDS:
-        folder = tmp_path_factory.mktemp(f"records-{backend}")
-        settings = on_backend(Settings(index=folder / "index", cache_dir=cache_dir), backend, request)
-        with open_index(settings.index, settings, write=True, embedder=embedder) as index:
-            assert not Ingestor(index).run(SAMPLE_FILES).failed
-            assert isinstance(index.store, RecordStore)
-            found[backend] = records(index.store)
-    return found
+
+    def read_back(index: Index) -> dict:
+        assert isinstance(index.store, RecordStore)
+        return records(index.store)
+
+    return on_each_backend(SAMPLE_FILES, read_back, tmp_path_factory, cache_dir, embedder, request)
 
 
 def test_both_backends_read_back_the_same_records(ingested: dict[str, dict]) -> None:
@@ -100,15 +120,7 @@ def searches(index: Index) -> dict:
 @pytest.fixture(scope="module")
 def searched(tmp_path_factory: pytest.TempPathFactory, cache_dir, embedder: Embedder, request) -> dict[str, dict]:
     """Every sample ingested into each backend, searched as the retrievers search."""
-    found = {}
-    for backend in BACKENDS:
-        folder = tmp_path_factory.mktemp(f"search-{backend}")
-        settings = on_backend(Settings(index=folder / "index", cache_dir=cache_dir), backend, request)
-        with open_index(settings.index, settings, write=True, embedder=embedder) as index:
-            assert not Ingestor(index).run([SAMPLES]).failed
-        with open_index(settings.index, settings, embedder=embedder) as reader:
-            found[backend] = searches(reader)
-    return found
+    return on_each_backend([SAMPLES], searches, tmp_path_factory, cache_dir, embedder, request)
 
 
 def test_both_backends_score_and_rank_alike(searched: dict[str, dict]) -> None:

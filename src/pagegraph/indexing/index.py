@@ -270,13 +270,19 @@ class Index:
     ) -> list[tuple[str, float]]:
         """The k chunks most similar to `vector` that the filter lets through, with their cosine similarities, best
         first: exact over the chunks' vectors when the filter leaves at most `exact_below` chunks, else the HNSW."""
-        mask = self.catalog.mask(flt)
-        if mask is not None and int(mask.sum()) <= exact_below and self.bm25.has_vectors:
+        mask = self._few_allowed(flt, exact_below)
+        if mask is not None and self.bm25.has_vectors:
             rows = np.flatnonzero(mask)
             similarities = self.bm25.vectors[rows] @ vector
             best = np.argsort(-similarities, kind="stable")[:k]
             return [(self.catalog.ids[rows[i]], float(similarities[i])) for i in best]
         return [(chunk_id, 1.0 - distance) for chunk_id, distance in self.nearest(vector, k, flt)]
+
+    def _few_allowed(self, flt: RetrievalFilter, limit: int) -> np.ndarray | None:
+        """The catalog mask of a filter that lets at most `limit` chunks through (few enough for an exact dense
+        search); None for one that lets more through."""
+        mask = self.catalog.mask(flt)
+        return mask if mask is not None and int(mask.sum()) <= limit else None
 
     # -- reads: what the rest of pagegraph asks of the stored records (the store itself stays inside indexing) --
     def documents(self) -> list[DocumentRecord]:
@@ -576,8 +582,7 @@ class DatabaseIndex(Index):
     ) -> list[tuple[str, float]]:
         """The k chunks most similar to `vector`, in SQL: an exact scan when the filter leaves at most `exact_below`
         chunks (as in a folder index: a filtered HNSW search misses some), else the HNSW."""
-        mask = self.catalog.mask(flt)
-        exact = mask is not None and int(mask.sum()) <= exact_below
+        exact = self._few_allowed(flt, exact_below) is not None
         found = self.store.nearest(vector, k, flt, self.generation, exact=exact)
         return [(chunk_id, 1.0 - distance) for chunk_id, distance in found]
 

@@ -412,9 +412,7 @@ class Ingestor:
         store.set_section_vector_recipe(SECTION_VECTOR_RECIPE)
 
     def _stored_chunks(self, document_id: str) -> tuple[list[Chunk], np.ndarray]:
-        stored = list(self.index.store.iter_chunks(document_id))
-        embeddings = np.array([vector for _, vector in stored], dtype=np.float32)
-        return [chunk for chunk, _ in stored], embeddings.reshape(len(stored), self.index.params.embedding_dimension)
+        return self.index.store.chunks_with_vectors(document_id, self.index.params.embedding_dimension)
 
     def _failed(self, path: Path, reason: str) -> FileOutcome:
         self.index.store.record_failure(str(path), path.name, reason)

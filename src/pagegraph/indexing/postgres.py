@@ -27,6 +27,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.indexing.bm25 import word_counts
 from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.manifest import Manifest
+from pagegraph.indexing.profiles import chunk_centroids
 from pagegraph.indexing.records import (
     SCHEMA,
     DocumentWrite,
@@ -400,9 +401,8 @@ class PostgresStore(RecordStore):
                 documents = self.documents()
                 for document in documents:
                     with conn.transaction():
-                        stored = list(self.iter_chunks(document.id))
-                        vectors = np.array([vector for _, vector in stored], dtype=np.float32)
-                        self._write_search(conn.cursor(), document, [chunk for chunk, _ in stored], vectors)
+                        chunks, vectors = self.chunks_with_vectors(document.id, dimension)
+                        self._write_search(conn.cursor(), document, chunks, vectors)
                 conn.execute(
                     "INSERT INTO meta VALUES ('search', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                     (SEARCH_RECIPE,),
@@ -429,12 +429,8 @@ class PostgresStore(RecordStore):
                 for row in rows:
                     copy.write_row(row)
         if len(vectors):
-            total = vectors.sum(axis=0)
-            norm = float(np.linalg.norm(total))
-            cur.execute(
-                "INSERT INTO document_centroids VALUES (%s, %s)",
-                (document.id, (total / norm if norm > 0 else total).astype(np.float32)),
-            )
+            (centroid,) = chunk_centroids(np.zeros(len(vectors), dtype=np.int64), vectors, 1)
+            cur.execute("INSERT INTO document_centroids VALUES (%s, %s)", (document.id, centroid.astype(np.float32)))
 
     def search_totals(self) -> tuple[int, int]:
         """How many chunks the keyword search holds, and their summed length in words."""

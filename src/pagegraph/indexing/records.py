@@ -148,6 +148,13 @@ class RecordStore(ABC):
     def chunks(self, document_id: str | None = None) -> list[Chunk]:
         return [chunk for chunk, _ in self.iter_chunks(document_id=document_id)]
 
+    def chunks_with_vectors(self, document_id: str, dimension: int) -> tuple[list[Chunk], np.ndarray]:
+        """The document's chunks in position order and their vectors, a `dimension`-wide row each (also when it has
+        no chunk)."""
+        stored = list(self.iter_chunks(document_id))
+        vectors = np.array([vector for _, vector in stored], dtype=np.float32).reshape(len(stored), dimension)
+        return [chunk for chunk, _ in stored], vectors
+
     @abstractmethod
     def chunks_by_id(self, chunk_ids: list[str]) -> dict[str, Chunk]:
         """The chunks with these ids (missing ids are left out), without their vectors."""

@@ -44,11 +44,7 @@ def copy_index(
             if on_document:
                 on_document(document, False)
             continue
-        pairs = list(source.store.iter_chunks(document.id))
-        chunks = [chunk for chunk, _ in pairs]
-        vectors = (
-            np.stack([vector for _, vector in pairs]) if pairs else np.zeros((0, source.params.embedding_dimension))
-        )
+        chunks, vectors = source.store.chunks_with_vectors(document.id, source.params.embedding_dimension)
         pages, tree = source.store.pages(document.id), source.store.tree(document.id)
         sections = _sections(source, document.id, tree, chunks, vectors)
         copy = DocumentWrite(document, pages, tree, chunks, vectors, summaries.get(document.id), sections)

@@ -1,6 +1,7 @@
 """Dense retrieval with the packaged MiniLM embedder. Unfiltered queries and large filtered subsets search the
-index's HNSW (Chroma with the filter as its `where`, or pgvector with it in SQL); in a folder index, a filter that
-leaves few chunks is answered exactly, by cosine over just those chunks' vectors, which is both faster and exact."""
+index's HNSW (Chroma with the filter as its `where`, or pgvector with it in SQL); a filter that leaves few chunks is
+answered exactly, by cosine over just those chunks' vectors (in a folder index from its matrix, which is also
+faster; in a database by an exact scan)."""
 
 from __future__ import annotations
 
