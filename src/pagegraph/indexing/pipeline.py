@@ -191,7 +191,7 @@ class Ingestor:
                 self._finish(job_or_outcome, summary)
             else:
                 jobs.append(job_or_outcome)
-        held: list[_Job] = []  # jobs another process was working on when this one reached them
+        held: list[_Job] = []  # jobs another process held, or had done, when this one reached them
         try:
             self._ingest(jobs, summary, held)
             for job in held:
@@ -268,7 +268,8 @@ class Ingestor:
         """The jobs this process claims, each with its parsed document (or why it failed), in job order: parsed by a
         worker process within the parse budget (a hostile file takes down the worker, not the ingest), up to
         PARSE_AHEAD documents ahead of the one being embedded, so a slow-to-parse document rarely keeps the
-        embedder waiting. A job is claimed just before it is parsed; one another process holds goes to `held`."""
+        embedder waiting. A job is claimed just before it is parsed; one another process holds or has done goes to
+        `held`."""
         if not jobs:
             return
         params = self.index.params
@@ -281,7 +282,7 @@ class Ingestor:
             while pending:
                 while submitted < min(PARSE_AHEAD, len(pending)):
                     job = pending[submitted]
-                    if not self.index.store.claim(str(job.path)):
+                    if not self._claim(job):
                         held.append(job)
                         del pending[submitted]
                         continue
@@ -313,6 +314,18 @@ class Ingestor:
                 yield pending.popleft(), *result
         finally:
             worker.close(kill=bool(pending))  # left early: what it is parsing is not wanted
+
+    def _claim(self, job: _Job) -> bool:
+        """Claim the job's file for this process; False when another process holds it, or has committed this very
+        content since the job was triaged (it ran ahead of this one): the held jobs' second look reports those."""
+        path = str(job.path)
+        if not self.index.store.claim(path):
+            return False
+        current = self.index.store.document_by_path(path)
+        if current is not None and current.sha256 == job.sha256:
+            self.index.store.release(path)
+            return False
+        return True
 
     def _lowers(self, current: DocumentTags, wanted: DocumentTags) -> str | None:
         """Why re-tagging a document would declassify it without being asked to; None when it would not."""
