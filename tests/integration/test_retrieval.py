@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli import app
-from pagegraph.config import Context, Settings
+from pagegraph.config import Context, RetrievalKnobs, Settings
 from pagegraph.eval.baselines import first_landed_hybrid
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index, open_index
@@ -75,10 +75,13 @@ def test_no_result_from_outside_the_filter(index: Index, flt: RetrievalFilter) -
         "dense by HNSW": lambda q: [
             h.chunk_id for h in DenseRetriever(index=index, exact_search_limit=0).search(q, 40, flt)
         ],
-        "hybrid": lambda q: [h.chunk_id for h in HybridRetriever(index=index, window=2).search(q, flt)],
+        "hybrid": lambda q: [
+            h.chunk_id for h in HybridRetriever(index=index, knobs=RetrievalKnobs(window=2)).search(q, flt)
+        ],
         "hybrid as first landed": lambda q: [h.chunk_id for h in first_landed_hybrid(index, window=2).search(q, flt)],
         "routed by page": lambda q: [
-            h.chunk_id for h in HybridRetriever(index=index, window=2, by_page=True, route_documents=1).search(q, flt)
+            h.chunk_id
+            for h in HybridRetriever(index=index, knobs=RetrievalKnobs(window=2, route_documents=1)).search(q, flt)
         ],
         "the graphs' retriever, no window": lambda q: [
             h.chunk_id for h in HybridRetriever.for_context(index, Context(retrieval={"window": 0})).search(q, flt)
@@ -130,7 +133,7 @@ def test_document_ranking_without_a_model(index: Index) -> None:
 
 
 def test_routing_searches_only_the_best_documents(index: Index) -> None:
-    routed = HybridRetriever(index=index, route_documents=1, by_page=True, window=1, max_chunks=5)
+    routed = HybridRetriever(index=index, knobs=RetrievalKnobs(route_documents=1, window=1, max_chunks=5))
     hits = routed.search("How do I measure my heart rate with the watch?")
     assert {source for source, *_ in sources_and_pages(index, [h.chunk_id for h in hits])} == {MANUAL}
     pages = [index.catalog.location(h.chunk_id)[1] for h in hits if h.hit_id == h.chunk_id]
@@ -138,7 +141,7 @@ def test_routing_searches_only_the_best_documents(index: Index) -> None:
 
 
 def test_routing_to_one_document_alone_keeps_the_rest_of_the_filter(index: Index) -> None:
-    alone = HybridRetriever(index=index, route_documents=1, route_alone=1.0, by_page=True, named_pages=True, window=1)
+    alone = HybridRetriever(index=index, knobs=RetrievalKnobs(route_documents=1, route_alone=1.0, window=1))
     flt = RetrievalFilter(pages=(3, 4))
     for question in ("How do I measure my heart rate with the watch?", "What does page 9 of the watch manual show?"):
         ranked = alone.rank_documents(question, flt)
@@ -153,7 +156,9 @@ def test_reranker_hook_reorders_hits(index: Index) -> None:
         def score(self, query: str, chunks: list) -> list[float]:
             return [-len(chunk.text) for chunk in chunks]
 
-    hits = HybridRetriever(index=index, max_chunks=5, reranker=PrefersShortChunks()).fused("heart rate")
+    hits = HybridRetriever(index=index, knobs=RetrievalKnobs(max_chunks=5), reranker=PrefersShortChunks()).fused(
+        "heart rate"
+    )
     lengths = [len(c.text) for c in index.store.chunks_by_id([h.chunk_id for h in hits]).values()]
     chunks = index.store.chunks_by_id([h.chunk_id for h in hits])
     assert [len(chunks[h.chunk_id].text) for h in hits] == sorted(lengths)

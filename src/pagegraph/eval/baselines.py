@@ -9,6 +9,7 @@ import warnings
 from langchain_core.documents import Document
 
 from pagegraph.access.records import RetrievalFilter
+from pagegraph.config import RetrievalKnobs
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import DatabaseIndex, Index
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -21,11 +22,9 @@ with warnings.catch_warnings():
 
 # The hybrid retriever as it first landed: weighted reciprocal rank fusion with a BM25 weight by question kind, no
 # spelling correction, no document routing, hits ranked one by one (not by page), no windows.
-FIRST_LANDED_HYBRID: dict[str, object] = {
-    "fusion": "rrf",
-    "alpha": None,
+FIRST_LANDED_KNOBS: dict[str, object] = {
     "window": 0,
-    "by_page": False,
+    "page_ranking": False,
     "named_pages": False,
     "statement_pages": False,
     "route_documents": 0,
@@ -34,10 +33,15 @@ FIRST_LANDED_HYBRID: dict[str, object] = {
 }
 
 
-def first_landed_hybrid(index: Index, **fields: object) -> HybridRetriever:
+def first_landed_hybrid(index: Index, **knobs: object) -> HybridRetriever:
     """The hybrid retriever as it first landed (eval's `hybrid`, `hybrid+window`, and the tree retrievers' chunk
-    search); `fields` override."""
-    return HybridRetriever(index=index, **{**FIRST_LANDED_HYBRID, **fields})
+    search); `knobs` change its retrieval knobs (an `alpha` among them fixes the BM25 weight)."""
+    return HybridRetriever(
+        index=index,
+        knobs=RetrievalKnobs.model_validate({**FIRST_LANDED_KNOBS, **knobs}),
+        fusion="rrf",
+        alpha_by_question="alpha" not in knobs,
+    )
 
 
 class LangChainEnsemble:

@@ -18,7 +18,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, model_validator
 
 from pagegraph.access.records import RetrievalFilter
-from pagegraph.config import Context, RetrievalKnobs, RoutingWeights
+from pagegraph.config import Context, RetrievalKnobs
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import RankedDocument, rank_documents
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
@@ -49,94 +49,42 @@ class FusedSearch:
     first_routed: str | None
 
 
-# The graphs' retrieval knobs (Context.retrieval) as they ship: the retriever's defaults, so that there is one set.
-_SHIPPED = RetrievalKnobs()
-
-
 class HybridRetriever(BaseRetriever):
-    """Hybrid search over an index. Its defaults are the graphs' (`Context.retrieval`); `for_context` takes a run's
-    knobs. The configuration it first landed with (weighted rank fusion, no windows, no page ranking, no routing) is
-    an evaluation baseline: `eval.baselines.first_landed_hybrid`."""
+    """Hybrid search over an index, tuned by the graphs' retrieval knobs (`Context.retrieval`, their defaults unless
+    `knobs` is given); `for_context` takes a run's. The configuration it first landed with (weighted rank fusion, no
+    windows, no page ranking, no routing) is an evaluation baseline: `eval.baselines.first_landed_hybrid`."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     index: Index
-    top_k_bm25: int = Field(default=_SHIPPED.top_k_bm25, ge=1)
-    top_k_vector: int = Field(default=_SHIPPED.top_k_vector, ge=1)
-    max_chunks: int = Field(
-        default=_SHIPPED.max_chunks, ge=1, description="hits kept after fusion (before windows); pages with by_page"
-    )
-    by_page: bool = Field(
-        default=_SHIPPED.page_ranking,
-        description="rank pages: one hit per page not yet covered, windows skip covered pages",
-    )
-    named_pages: bool = Field(
-        default=_SHIPPED.named_pages, description="with by_page: pages the question names come first"
-    )
-    statement_pages: bool = Field(
-        default=_SHIPPED.statement_pages,
-        description="with by_page: a financial-metric question gets the primary statements first",
-    )
-    lead_documents: int = Field(
-        default=_SHIPPED.lead_documents,
-        ge=1,
-        description="with by_page: named pages are looked for in the documents the filter names, if no more than this",
-    )
+    knobs: RetrievalKnobs = Field(default_factory=RetrievalKnobs)
     fusion: Literal["rrf", "convex"] = Field(
         default="convex", description="convex score fusion, or weighted reciprocal rank fusion (as first landed)"
     )
     rrf_k: int = Field(default=60, ge=1)
-    alpha: float | None = Field(
-        default=_SHIPPED.alpha,
-        ge=0.0,
-        le=1.0,
-        description="BM25 weight; None: by question kind (rrf only, convex needs one)",
+    alpha_by_question: bool = Field(
+        default=False, description="rrf only: the BM25 weight by question kind (as first landed), not knobs.alpha"
     )
-    window: int = Field(default=_SHIPPED.window, ge=0, description="neighbouring chunks added on each side of a hit")
     filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
     reranker: Reranker | None = None
-    route_documents: int = Field(
-        default=_SHIPPED.route_documents,
-        ge=0,
-        description="search only this many best-ranked documents when the filter names none (0: all)",
-    )
-    route_alone: float = Field(
-        default=_SHIPPED.route_alone,
-        ge=0.0,
-        le=1.0,
-        description="with routing: search the best document alone, as if named, when the second scores under this "
-        "share of its score",
-    )
-    routing: RoutingWeights = Field(default_factory=RoutingWeights)
-    correct_spelling: bool = Field(
-        default=_SHIPPED.correct_spelling, description="search words the index has never seen as its word one edit away"
-    )
 
     @model_validator(mode="after")
-    def _convex_needs_alpha(self) -> HybridRetriever:
-        if self.fusion == "convex" and self.alpha is None:
-            raise ValueError("convex fusion needs alpha (the BM25 weight)")
+    def _by_question_is_rrf(self) -> HybridRetriever:
+        if self.alpha_by_question and self.fusion != "rrf":
+            raise ValueError("a BM25 weight by question kind is a rank-fusion setting: convex fusion uses knobs.alpha")
         return self
 
     @classmethod
-    def for_context(cls, index: Index, context: Context, **fields: object) -> HybridRetriever:
-        """The retriever a run's context asks for; `fields` override (e.g. max_chunks, alpha, window)."""
-        settings = {
-            "top_k_bm25": context.retrieval.top_k_bm25,
-            "top_k_vector": context.retrieval.top_k_vector,
-            "max_chunks": context.retrieval.max_chunks,
-            "alpha": context.retrieval.alpha,
-            "window": context.retrieval.window,
-            "by_page": context.retrieval.page_ranking,
-            "named_pages": context.retrieval.named_pages,
-            "statement_pages": context.retrieval.statement_pages,
-            "lead_documents": context.retrieval.lead_documents,
-            "route_documents": context.retrieval.route_documents,
-            "route_alone": context.retrieval.route_alone,
-            "routing": context.retrieval.routing,
-            "correct_spelling": context.retrieval.correct_spelling,
-        }
-        return cls(index=index, **{**settings, **fields})
+    def for_context(
+        cls, index: Index, context: Context, *, flt: RetrievalFilter | None = None, **knobs: object
+    ) -> HybridRetriever:
+        """The retriever a run's context asks for, searching within `flt` by default; `knobs` change its retrieval
+        knobs (e.g. max_chunks, window)."""
+        return cls(
+            index=index,
+            knobs=context.with_changes(retrieval=knobs).retrieval if knobs else context.retrieval,
+            filter=flt or RetrievalFilter(),
+        )
 
     def fused(self, query: str, flt: RetrievalFilter | None = None, limit: int | None = None) -> list[ScoredChunk]:
         """Fused (and reranked) hits, best first, without windows."""
@@ -144,7 +92,7 @@ class HybridRetriever(BaseRetriever):
 
     def spelling_corrections(self, query: str) -> dict[str, str]:
         """The question's words the search reads as others (retrievers.spelling), when it corrects spelling."""
-        return spelling_corrections(query, self.index) if self.correct_spelling else {}
+        return spelling_corrections(query, self.index) if self.knobs.correct_spelling else {}
 
     def _as_searched(self, query: str) -> str:
         return correct_spelling(query, self.spelling_corrections(query))
@@ -155,10 +103,10 @@ class HybridRetriever(BaseRetriever):
         """The fused candidates (unreranked, uncut) and the dense list; `vector` is the query's embedding, computed
         once however many searches a question takes."""
         index = self.index
-        lexical = index.keyword_search(query, self.top_k_bm25, flt)
-        dense = DenseRetriever(index=index).search(query, self.top_k_vector, flt, vector=vector)
+        lexical = index.keyword_search(query, self.knobs.top_k_bm25, flt)
+        dense = DenseRetriever(index=index).search(query, self.knobs.top_k_vector, flt, vector=vector)
         if self.fusion == "rrf":
-            alpha = self.alpha if self.alpha is not None else adaptive_alpha(query)
+            alpha = adaptive_alpha(query) if self.alpha_by_question else self.knobs.alpha
             fused = weighted_rrf([c for c, _ in lexical], [h.chunk_id for h in dense], alpha, self.rrf_k)
             return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score, _, _ in fused], dense
         pool = list(dict.fromkeys([c for c, _ in lexical] + [h.chunk_id for h in dense]))
@@ -167,25 +115,31 @@ class HybridRetriever(BaseRetriever):
         others = [chunk_id for chunk_id in pool if chunk_id not in found]
         found.update(zip(others, index.keyword_scores_of(query, others).tolist()))
         lexical_scores = np.array([found[chunk_id] for chunk_id in pool], dtype=np.float64)
-        fused = convex_fusion(pool, lexical_scores, index.similarities(pool, vector), self.alpha)
+        fused = convex_fusion(pool, lexical_scores, index.similarities(pool, vector), self.knobs.alpha)
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
         vector = self.index.embedder.embed([query])[0]
         hits, dense = self._candidates(query, vector, flt)
         first = None
-        if self.route_documents and flt.documents is None and len(self.index.profiles) > self.route_documents:
-            ranked = rank_documents(self.index, query, vector, hits, flt, self.routing)
-            alone = len(ranked) > 1 and ranked[1].score < self.route_alone * ranked[0].score
-            chosen = ranked[:1] if alone else ranked[: self.route_documents]
+        if (
+            self.knobs.route_documents
+            and flt.documents is None
+            and len(self.index.profiles) > self.knobs.route_documents
+        ):
+            ranked = rank_documents(self.index, query, vector, hits, flt, self.knobs.routing)
+            alone = len(ranked) > 1 and ranked[1].score < self.knobs.route_alone * ranked[0].score
+            chosen = ranked[:1] if alone else ranked[: self.knobs.route_documents]
             routed = flt.model_copy(update={"documents": [d.name for d in chosen]})
             hits, dense = self._candidates(query, vector, routed)
             first = chosen[0].name if chosen else None
             if alone:
                 flt = routed
         if self.reranker is not None:
-            hits = self._rerank(query, hits[: 2 * self.max_chunks])
-        return FusedSearch(hits[: limit or self.max_chunks], max((h.score for h in dense), default=0.0), flt, first)
+            hits = self._rerank(query, hits[: 2 * self.knobs.max_chunks])
+        return FusedSearch(
+            hits[: limit or self.knobs.max_chunks], max((h.score for h in dense), default=0.0), flt, first
+        )
 
     def search(self, query: str, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
         """Fused hits expanded with their windows."""
@@ -196,12 +150,14 @@ class HybridRetriever(BaseRetriever):
         only order hits, this says whether anything in the searched documents is close at all."""
         query, flt = self._as_searched(query), flt or self.filter
         mask = self.index.catalog.mask(flt)
-        if self.by_page:
-            fused = self._fused(query, flt, self.top_k_bm25 + self.top_k_vector)
+        if self.knobs.page_ranking:
+            fused = self._fused(query, flt, self.knobs.top_k_bm25 + self.knobs.top_k_vector)
             hits = self._pages_first(query, fused)
-            return page_groups(hits, self.index.catalog, self.window, self.max_chunks, mask), fused.relevance
+            return page_groups(
+                hits, self.index.catalog, self.knobs.window, self.knobs.max_chunks, mask
+            ), fused.relevance
         fused = self._fused(query, flt, None)
-        return expand_window(fused.hits, self.index.catalog, self.window, mask), fused.relevance
+        return expand_window(fused.hits, self.index.catalog, self.knobs.window, mask), fused.relevance
 
     def _pages_first(self, query: str, fused: FusedSearch) -> list[ScoredChunk]:
         """Hits led by the pages the question points at, each by its best hit, else by the page's first chunk:
@@ -211,9 +167,9 @@ class HybridRetriever(BaseRetriever):
         - for a financial-metric question, the primary statements (retrievers.statements), only in documents the
           filter names: across a library, a wrong guess at the document would fill the top with its statements."""
         hits, flt = fused.hits, fused.named
-        few = flt.documents if flt.documents and len(flt.documents) <= self.lead_documents else None
-        references = page_references(query) if self.named_pages else PageReferences()
-        metric = bool(few) and self.statement_pages and asks_for_metric(query)
+        few = flt.documents if flt.documents and len(flt.documents) <= self.knobs.lead_documents else None
+        references = page_references(query) if self.knobs.named_pages else PageReferences()
+        metric = bool(few) and self.knobs.statement_pages and asks_for_metric(query)
         if not (references or metric) or not (few or hits):
             return hits
         catalog, profiles = self.index.catalog, self.index.profiles
@@ -244,7 +200,7 @@ class HybridRetriever(BaseRetriever):
         query, flt = self._as_searched(query), flt or self.filter
         vector = self.index.embedder.embed([query])[0]
         hits, _ = self._candidates(query, vector, flt)
-        return rank_documents(self.index, query, vector, hits, flt, self.routing)
+        return rank_documents(self.index, query, vector, hits, flt, self.knobs.routing)
 
     def _rerank(self, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:
         chunks = self.index.chunks_by_id([h.chunk_id for h in hits])
