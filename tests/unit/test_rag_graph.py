@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
@@ -14,7 +16,15 @@ from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.services import Services
-from pagegraph.state.graph import checkpoint_serializer
+from pagegraph.state.graph import (
+    STATE_RECORD_TYPES,
+    ChunkTask,
+    FileTask,
+    RagState,
+    StepTask,
+    checkpoint_serializer,
+)
+from pagegraph.state.ingest import IngestState
 from tests.fakes import ScriptedChatModel
 
 MANUAL = "sb40-user-manual.pdf"
@@ -257,3 +267,22 @@ def test_a_fallback_streams_the_basic_graphs_own_stages(sample_index: Path, cach
     assert inside == ["start", "rewrite_followup", "search", "highlight", "gate", "answer", "verify"]
     outside = [node for namespace, update in updates if not namespace for node in update]
     assert outside[-4:] == ["plan", "hand_over", "basic", "take_back"]
+
+
+def test_every_record_a_state_holds_is_restored_from_a_checkpoint() -> None:
+    """The checkpoint serializer restores only the listed records: one left out comes back as a plain dict (with a
+    warning) from a server thread, and the node that reads it breaks. Records inside records are rebuilt by the
+    outer one; messages are LangChain's own, which the serializer always restores."""
+    held: set[type[BaseModel]] = set()
+
+    def collect(annotation: object) -> None:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            held.add(annotation)
+        for argument in get_args(annotation):
+            collect(argument)
+
+    for state in (RagState, ChunkTask, FileTask, StepTask, IngestState):
+        for annotation in get_type_hints(state).values():
+            collect(annotation)
+    ours = {record for record in held if record.__module__.startswith("pagegraph.")}
+    assert len(ours) > 10 and ours - set(STATE_RECORD_TYPES) == set()

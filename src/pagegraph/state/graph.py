@@ -148,6 +148,7 @@ STATE_RECORD_TYPES = (
     IngestedFile,
     IngestReport,
     Citation,
+    DraftProbability,
     Evidence,
     EvidenceSentence,
     Failure,
