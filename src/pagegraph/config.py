@@ -53,6 +53,11 @@ class Settings(BaseSettings):
         "the index in its folder",
     )
     database_pool_size: int = Field(default=4, ge=1, le=64, description="connections one process keeps open")
+    redis_url: str | None = Field(
+        default=None,
+        description="redis://HOST:PORT of a Redis server: with database_url, `pagegraph serve` runs the team runtime "
+        "(threads, runs and their queue in the database, streams through Redis; several replicas on one database)",
+    )
     chroma_url: str | None = Field(
         default=None, description="http://HOST:PORT of a `chroma run` server; unset keeps vectors in the index folder"
     )

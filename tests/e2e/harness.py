@@ -62,6 +62,11 @@ class Server:
                 time.sleep(0.5)
         pytest.fail("server did not answer /ok within 120 s")
 
+    def kill(self) -> None:
+        """SIGKILL to `pagegraph serve` and everything it started, as when its machine dies."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
     def stop(self) -> None:
         """SIGTERM to `pagegraph serve`, as an operator's `kill` would: the runtime saves its threads on the way
         out, and serve exits only after its server has stopped listening."""

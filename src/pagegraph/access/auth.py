@@ -18,6 +18,7 @@ import functools
 from pathlib import Path
 
 from langgraph_sdk import Auth
+from starlette.authentication import BaseUser
 
 from pagegraph.access.keys import SignInLimited, UserDirectory
 from pagegraph.access.records import Access
@@ -66,11 +67,29 @@ def request_access(headers: dict[bytes, bytes]) -> Access:
     return user.access()
 
 
+class ServerUser(dict, BaseUser):
+    """The signed-in user as the server carries it into each run's config: Starlette's `BaseUser`, which the server
+    passes on as it is, and a plain dict underneath, because the team runtime stores a run's config as JSON (the
+    server's own wrapper for a user given as a dict cannot be written there)."""
+
+    @property
+    def identity(self) -> str:
+        return self["identity"]
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def display_name(self) -> str:
+        return self["identity"]
+
+
 @auth.authenticate
-async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
+async def authenticate(headers: dict[bytes, bytes]) -> ServerUser:
     access = await asyncio.to_thread(request_access, headers)
     granted = {"projects": access.projects, "ceiling": access.ceiling, "role": access.role}
-    return {"identity": access.user, ACCESS_KEY: granted}  # type: ignore[typeddict-unknown-key]
+    return ServerUser(identity=access.user, **{ACCESS_KEY: granted})
 
 
 @auth.on.assistants

@@ -1,5 +1,5 @@
-"""`pagegraph serve`: LangGraph server (`langgraph dev`, no browser, offline) with every graph, auth and durable
-threads from langgraph.json."""
+"""`pagegraph serve`: LangGraph server with every graph, auth and durable threads from langgraph.json, offline: on one
+machine `langgraph dev` (no browser); with a database and Redis the team runtime (`pagegraph.server.runtime`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, fail
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import SUMMARIZE_LOG
+from pagegraph.indexing.postgres import redacted
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1"}
@@ -75,10 +76,27 @@ def serve(
             "and shared: its calls queue, so more jobs mostly let searches and abstentions pass a long answer",
         ),
     ] = 4,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="server processes on this machine, each with its own jobs and model (team runtime only: "
+            "PAGEGRAPH_DATABASE_URL and PAGEGRAPH_REDIS_URL set)",
+        ),
+    ] = 1,
 ) -> None:
-    """Serve every graph over HTTP (LangGraph server) for the SDK and LangGraph Studio; Ctrl-C stops it."""
+    """Serve every graph over HTTP (LangGraph server) for the SDK and LangGraph Studio; Ctrl-C stops it. With
+    PAGEGRAPH_DATABASE_URL and PAGEGRAPH_REDIS_URL set, the team runtime: replicas on one database share threads and
+    runs."""
     settings = get_settings()
+    team = bool(settings.database_url and settings.redis_url)
     try:
+        if workers > 1 and not team:
+            raise PagegraphError(
+                f"--workers {workers}: several server processes need the team runtime (PAGEGRAPH_DATABASE_URL and "
+                "PAGEGRAPH_REDIS_URL); the single-machine server keeps its runs in one process"
+            )
         path = find_config(config)
         if host not in LOOPBACK and settings.auth_file is None:
             raise PagegraphError(
@@ -94,11 +112,19 @@ def serve(
         env["PAGEGRAPH_ALLOWED_HOSTS"] = ",".join([*settings.allowed_hosts, host])
     folder = index_folder(index, settings)
     env["PAGEGRAPH_INDEX"] = str(folder)
-    command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--host", host]
-    command += ["--port", str(port), "--config", str(path), "--n-jobs-per-worker", str(jobs)]
-    command += [] if reload else ["--no-reload"]
+    if team:
+        if reload:
+            raise fail("--reload: the team runtime does not reload; use the single-machine server to develop")
+        command = [sys.executable, "-m", "pagegraph.server.runtime", str(path), host, str(port), str(jobs)]
+        command += [str(workers)]
+        where = f"database {redacted(settings.database_url)}, Redis {redacted(settings.redis_url)}"
+    else:
+        command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--host", host]
+        command += ["--port", str(port), "--config", str(path), "--n-jobs-per-worker", str(jobs)]
+        command += [] if reload else ["--no-reload"]
+        where = f"index {folder}"
     url = f"http://{'127.0.0.1' if host in LOOPBACK else host}:{port}"
-    console.print(f"serving {path} at {url} (index {folder})", highlight=False)
+    console.print(f"serving {path} at {url} ({where})", highlight=False)
     console.print(
         f"web page: {url}/  (works offline; sign in with your API key when a users file is set)", highlight=False
     )

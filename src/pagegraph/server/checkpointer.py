@@ -31,7 +31,7 @@ def checkpoint_path(settings: Settings) -> Path:
 class DeferredDeletes:
     """A checkpointer whose thread deletion returns without yielding to the event loop and deletes in a task.
 
-    langgraph-runtime-inmem (0.36.7) finds a thread's position in its list, awaits the checkpointer's
+    langgraph-runtime-inmem (0.31.4; 0.36.7 alike) finds a thread's position in its list, awaits the checkpointer's
     `adelete_thread`, then pops that position: when stateless runs (whose threads are deleted as they end) finish
     together, another deletion shifts the list in between and the wrong thread goes, or the run fails with
     "pop index out of range". Its own in-memory checkpointer never yields there."""

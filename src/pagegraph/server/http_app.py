@@ -273,6 +273,20 @@ def created_runs(body: bytes) -> list[tuple[str, str]]:
     ]
 
 
+class LifespanToRouter:
+    """Hands the server's startup and shutdown (the ASGI lifespan) straight to the router. langgraph-api wraps this
+    app in its `EnsureStoreAccessible` middleware, which opens the store on every scope, the lifespan's included; the
+    team runtime's store (langgraph-runtime-pg) exists only once the lifespan has run."""
+
+    def __init__(self, app: ASGIApp, router: ASGIApp) -> None:
+        self.app = app
+        self.router = router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await (self.router if scope["type"] == "lifespan" else self.app)(scope, receive, send)
+
+
 app = Starlette(routes=routes)
 app.add_middleware(RequestLimits)
-app.add_middleware(OriginGuard)  # added last: outermost, before every other check
+app.add_middleware(OriginGuard)  # outermost of the checks: before every other one
+app.add_middleware(LifespanToRouter, router=app.router)
