@@ -9,7 +9,8 @@ as it first landed (`landed`: rank fusion, no routing), and of BM25 and dense se
 (or both) the replicas are also written into a database (--database-url, default a private pgserver under
 --workdir): the build rate is chunks/s written (pages, tree, chunks and vectors; no parsing or embedding), and a
 replica is timed once opened (its chunk catalog and document profiles read from the database; keyword and dense
-search run in SQL).
+search run in SQL), and so is the time until a document another process commits is searchable by keyword here (the
+next snapshot reads only what was committed since), beside reopening the index whole.
 
     .venv/bin/python bench/retrieval.py [--source-index DIR] [--sizes 20000,200000,1000000] [--queries 100]
         [--backend folder|postgres|both] [--database-url URL]
@@ -33,10 +34,42 @@ REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
 
 
-def build_replica(source, folder: Path, size: int, settings) -> None:
-    from pagegraph.indexing.index import open_index
+def copied_document(source, doc, suffix: str, name: str, rng, limit: int | None = None):
+    """A copy of one of `source`'s documents under new ids and `name`, its first `limit` chunks, their vectors
+    jittered slightly."""
     from pagegraph.indexing.records import DocumentWrite
     from pagegraph.state.documents import DocumentRecord
+
+    pairs = list(source.store.iter_chunks(doc.id))[:limit]
+    chunks = [
+        c.model_copy(
+            update={
+                "id": c.id + suffix,
+                "document_id": doc.id + suffix,
+                "source": name,
+                "section_id": c.section_id + suffix,
+            }
+        )
+        for c, _ in pairs
+    ]
+    vectors = np.stack([v for _, v in pairs]) + rng.normal(0, 0.02, (len(pairs), len(pairs[0][1])))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    nodes = [
+        n.model_copy(
+            update={
+                "id": n.id + suffix,
+                "document_id": doc.id + suffix,
+                "parent_id": n.parent_id + suffix if n.parent_id else None,
+            }
+        )
+        for n in source.store.tree(doc.id)
+    ]
+    record = DocumentRecord(**{**doc.model_dump(), "id": doc.id + suffix, "path": f"{doc.path}#{suffix}", "name": name})
+    return DocumentWrite(record, source.store.pages(doc.id), nodes, chunks, vectors)
+
+
+def build_replica(source, folder: Path, size: int, settings) -> None:
+    from pagegraph.indexing.index import open_index
 
     rng = np.random.default_rng(7)
     documents = source.store.documents()
@@ -49,46 +82,41 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
             for doc in documents:
                 if written >= size:
                     break
-                suffix = f"-{copy:03d}"
-                pairs = list(source.store.iter_chunks(doc.id))[: size - written]
-                chunks = [
-                    c.model_copy(
-                        update={
-                            "id": c.id + suffix,
-                            "document_id": doc.id + suffix,
-                            "source": f"copy{copy:03d}-{doc.name}",
-                            "section_id": c.section_id + suffix,
-                        }
-                    )
-                    for c, _ in pairs
-                ]
-                vectors = np.stack([v for _, v in pairs]) + rng.normal(0, 0.02, (len(pairs), len(pairs[0][1])))
-                vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-                nodes = [
-                    n.model_copy(
-                        update={
-                            "id": n.id + suffix,
-                            "document_id": doc.id + suffix,
-                            "parent_id": n.parent_id + suffix if n.parent_id else None,
-                        }
-                    )
-                    for n in source.store.tree(doc.id)
-                ]
-                record = DocumentRecord(
-                    **{
-                        **doc.model_dump(),
-                        "id": doc.id + suffix,
-                        "path": f"{doc.path}#{copy}",
-                        "name": f"copy{copy:03d}-{doc.name}",
-                    }
+                document = copied_document(
+                    source, doc, f"-{copy:03d}", f"copy{copy:03d}-{doc.name}", rng, size - written
                 )
-                document = DocumentWrite(record, source.store.pages(doc.id), nodes, chunks, vectors)
                 replica.commit_document(document, replaces=None)
-                written += len(chunks)
+                written += len(document.chunks)
         replica.make_searchable()
     folder.mkdir(parents=True, exist_ok=True)  # a database index keeps nothing in it: only this marker
     (folder / "replica-complete").write_text(str(written))
     print(f"  {written} chunks")
+
+
+def commit_to_searchable(source, replica, folder: Path, settings) -> dict[str, float]:
+    """Seconds until a document another process commits is searchable by keyword in this one (its next snapshot,
+    read incrementally), beside reopening the index whole; the document is removed after."""
+    from pagegraph.access.records import RetrievalFilter
+    from pagegraph.indexing.index import open_index
+
+    doc = source.store.documents()[0]
+    document = copied_document(source, doc, "-commit", f"commit-{doc.name}", np.random.default_rng(11))
+    word = next(w for w in document.chunks[0].text.split() if len(w) > 6 and w.isalpha())
+    with open_index(folder, settings, write=True, embedder=source.embedder) as writer:
+        writer.commit_document(document, replaces=None)
+        try:
+            started = time.perf_counter()
+            with replica.successor() as following:
+                found = following.keyword_search(word, 400, RetrievalFilter(documents=[document.record.name]))
+                searchable = time.perf_counter() - started
+            assert found, "the committed document is found by keyword"
+            started = time.perf_counter()
+            with open_index(folder, settings, embedder=source.embedder):
+                reopened = time.perf_counter() - started
+        finally:
+            writer.remove_document(document.record.id)
+    print(f"  a commit by another process searchable here after {searchable:.2f} s (reopening whole: {reopened:.2f} s)")
+    return {"commit_to_searchable_s": round(searchable, 2), "reopen_s": round(reopened, 2)}
 
 
 def percentiles(values: list[float]) -> str:
@@ -187,6 +215,8 @@ def main() -> None:
                         }
                         for name, t in timings.items()
                     }
+                if backend == "postgres":
+                    figures[f"{backend}/{size}/commit"] = commit_to_searchable(source, replica, folder, on)
     print("target: default p50 < 50 ms at 200k (unfiltered: with document routing)")
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2) + "\n")

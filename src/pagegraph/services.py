@@ -64,9 +64,7 @@ class Services:
                 if cached.committed_generation() == cached.store_generation:
                     return cached
                 self._replaced.append(cached)
-            # the embedder the replaced index has loaded carries over: the first question after a commit pays for
-            # reading the index again, not for loading the model again
-            index = open_index(folder, self.settings, embedder=cached.embedder if cached is not None else None)
+            index = cached.successor() if cached is not None else open_index(folder, self.settings)
             self._indexes[folder] = index
             return index
 

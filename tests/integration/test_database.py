@@ -163,6 +163,35 @@ def test_a_reader_sees_a_document_once_another_process_commits_it(
         services.close()
 
 
+def test_a_readers_next_snapshot_reads_only_what_was_committed_since_and_equals_a_fresh_one(
+    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder
+) -> None:
+    settings = database_settings(tmp_path, cache_dir, database_url, "successor")
+    notes = write_notes(tmp_path / "docs", "harbour", 4)
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run(notes[:3])
+    reader = open_index(settings.index, settings, embedder=embedder)
+    notes[1].write_text(notes[1].read_text() + "\n\nAmended: the berth moved to pier nine.\n")
+    notes[2].unlink()
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([tmp_path / "docs"], prune=True)  # one added, one updated, one removed
+    successor = reader.successor()
+    fresh = open_index(settings.index, settings, embedder=embedder)
+    try:
+        assert successor.generation == fresh.generation > reader.generation
+        assert successor.catalog.ids == fresh.catalog.ids and list(successor.catalog.sources) == list(
+            fresh.catalog.sources
+        )
+        assert sorted(set(successor.catalog.sources)) == ["harbour-00.md", "harbour-01.md", "harbour-03.md"]
+        assert successor.profiles.ids == fresh.profiles.ids
+        assert np.allclose(successor.profiles.centroids, fresh.profiles.centroids)
+        assert successor.keyword_search("pier nine", 3) == fresh.keyword_search("pier nine", 3) != []
+        assert "harbour-02.md" in set(reader.catalog.sources), "the earlier snapshot stays as it was"
+    finally:
+        for index in (reader, successor, fresh):
+            index.close()
+
+
 def test_an_index_from_before_keyword_search_in_the_database_is_filled_by_the_next_writer(
     tmp_path: Path,
     cache_dir: Path,

@@ -327,6 +327,12 @@ class Index:
         """The store's generation now (every commit moves it on)."""
         return self.store.generation()
 
+    def successor(self) -> Index:
+        """This index opened again at what is committed now, read-only, with the embedder this one loaded (the
+        first question after a commit pays for reading the index, not for loading the model); this one stays as it
+        is for the runs still reading it."""
+        return open_index(self.folder, self.settings, embedder=self.embedder)
+
     def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
         """Store a whole document with its vectors, replacing the stored version `replaces`; False when nothing was
         written because another process committed the same content first (never, for a folder: it has one writer).
@@ -461,7 +467,10 @@ class DatabaseIndex(Index):
         write: bool = False,
         embedder: Embedder | None = None,
         outdated_ok: bool = False,
+        previous: DatabaseIndex | None = None,
     ) -> None:
+        """`previous`: an earlier snapshot of this index, whose catalog rows and centroids carry over for the
+        documents not committed since (`successor`)."""
         self.folder = folder
         self.settings = settings
         self.store = PostgresStore(
@@ -487,7 +496,7 @@ class DatabaseIndex(Index):
             raise
         self.manifest = manifest
         self.params = manifest.params
-        self._take_snapshot()
+        self._take_snapshot(previous if previous is not None and previous.manifest == manifest else None)
         self.unsearchable = [] if self.searchable else [doc.name for doc in self.profiles.documents]
         if self.unsearchable:
             logger.warning(
@@ -496,42 +505,52 @@ class DatabaseIndex(Index):
                 where,
             )
 
-    @cached_property
-    def catalog(self) -> ChunkCatalog:
-        rows = self.store.chunk_catalog()
-        return ChunkCatalog(rows, [row[0] for row in rows])
-
-    @cached_property
-    def profiles(self) -> DocumentProfiles:
-        profiles = DocumentProfiles(self.store, self.catalog.document_ids)
-        stored = self.store.centroids()
-        dimension = self.params.embedding_dimension
-        zero = np.zeros(dimension, dtype=np.float32)
-        profiles.set_centroids(
-            np.stack([stored.get(doc_id, zero) for doc_id in profiles.ids])
-            if profiles.ids
-            else np.zeros((0, dimension), dtype=np.float32)
+    def _take_snapshot(self, previous: DatabaseIndex | None = None) -> None:
+        """Read the catalog, the document profiles and the keyword totals of one committed state. With `previous`,
+        only the chunks and centroids of the documents committed since its snapshot are read; the rest carry over."""
+        carried = (
+            (previous.generation, previous._catalog_rows, previous._centroids)
+            if previous is not None and previous.searchable
+            else None
         )
-        return profiles
-
-    def _take_snapshot(self) -> None:
-        """Read the catalog, the document profiles and the keyword totals of one committed state."""
-        self._forget_derived()
         with self.store.snapshot():
             self.generation = self.store_generation = self.store.generation()
             self.searchable = self.store.search_ready()
             self._search_totals = self.store.search_totals() if self.searchable else (0, 0)
-            _ = self.catalog, self.profiles
+            if carried is not None and self.searchable:
+                since, rows, centroids = carried
+                committed = self.store.document_generations()
+                changed = {doc_id for doc_id, generation in committed.items() if generation > since}
+                kept = [row for row in rows if row[1] in committed and row[1] not in changed]
+                self._catalog_rows = sorted(kept + self.store.chunk_catalog(changed), key=lambda row: (row[1], row[3]))
+                self._centroids = {
+                    doc_id: centroid
+                    for doc_id, centroid in centroids.items()
+                    if doc_id in committed and doc_id not in changed
+                } | self.store.centroids(changed)
+            else:
+                self._catalog_rows, self._centroids = self.store.chunk_catalog(), self.store.centroids()
+            self.catalog = ChunkCatalog(self._catalog_rows, [row[0] for row in self._catalog_rows])
+            self.profiles = DocumentProfiles(self.store, self.catalog.document_ids)
+        zero = np.zeros(self.params.embedding_dimension, dtype=np.float32)
+        self.profiles.set_centroids(
+            np.stack([self._centroids.get(doc_id, zero) for doc_id in self.profiles.ids])
+            if self.profiles.ids
+            else np.zeros((0, self.params.embedding_dimension), dtype=np.float32)
+        )
         # a question's searches ask for the same query's word weights, and the same words' documents, several times
         self._weights = lru_cache(maxsize=32)(self._query_weights)
         self._holding = lru_cache(maxsize=256)(self._documents_holding)
+
+    def successor(self) -> DatabaseIndex:
+        return DatabaseIndex(self.folder, self.settings, embedder=self.embedder, previous=self)
 
     def keyword_search_is_current(self) -> bool:
         return self.searchable
 
     def make_searchable(self) -> None:
         """A commit makes a document searchable in the database: this only moves this process's snapshot on."""
-        self._take_snapshot()
+        self._take_snapshot(self)
 
     def _query_weights(self, query: str) -> dict[str, float]:
         """Each of the query's words some chunk holds, weighted by its idf times how often the query says it."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -348,12 +348,21 @@ class PostgresStore(RecordStore):
     def chunk_count(self) -> int:
         return self._rows("SELECT COUNT(*) AS n FROM chunks")[0]["n"]
 
-    def chunk_catalog(self) -> list[tuple[str, str, str, int, int, int, str]]:
+    def chunk_catalog(self, documents: Collection[str] | None = None) -> list[tuple[str, str, str, int, int, int, str]]:
+        """Every chunk's catalog row (of the `documents` given, when given), by document id (compared as code points,
+        as SQLite and Python do) and position."""
+        where, args = ("WHERE d.id = ANY(%s)", (list(documents),)) if documents is not None else ("", ())
         rows = self._rows(
-            """SELECT c.id, c.document_id, d.name, c.position, c.start_page, c.end_page, d.tags::text AS tags
-               FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.document_id, c.position"""
+            f"""SELECT c.id, c.document_id, d.name, c.position, c.start_page, c.end_page, d.tags::text AS tags
+               FROM chunks c JOIN documents d ON d.id = c.document_id {where}
+               ORDER BY c.document_id COLLATE "C", c.position""",
+            args,
         )
         return [tuple(row.values()) for row in rows]
+
+    def document_generations(self) -> dict[str, int]:
+        """Each document's id with the generation that committed it."""
+        return {row["id"]: row["generation"] for row in self._rows("SELECT id, generation FROM documents")}
 
     def nearest(
         self, vector: np.ndarray, k: int, flt: RetrievalFilter | None, generation: int, *, exact: bool = False
@@ -510,9 +519,15 @@ class PostgresStore(RecordStore):
         )
         return {row["id"]: float(row["similarity"]) for row in rows}
 
-    def centroids(self) -> dict[str, np.ndarray]:
-        """Each document's centroid: the normalised sum of its chunk vectors (documents without chunks have none);
-        stored at commit, else (an index whose search tables are not filled yet) averaged here."""
+    def centroids(self, documents: Collection[str] | None = None) -> dict[str, np.ndarray]:
+        """Each document's centroid (of the `documents` given, when given): the normalised sum of its chunk vectors
+        (documents without chunks have none); stored at commit, else (an index whose search tables are not filled
+        yet, which the documents given may not ask for) averaged here."""
+        if documents is not None:
+            rows = self._rows(
+                "SELECT document_id, centroid FROM document_centroids WHERE document_id = ANY(%s)", (list(documents),)
+            )
+            return {row["document_id"]: row["centroid"].to_numpy() for row in rows}
         if self.search_ready():
             rows = self._rows("SELECT document_id, centroid FROM document_centroids")
             return {row["document_id"]: row["centroid"].to_numpy() for row in rows}
