@@ -10,12 +10,14 @@ import math
 import re
 import shutil
 import tempfile
+import unicodedata
 from collections import Counter
 from functools import cached_property
 from pathlib import Path
 
 import bm25s
 import numpy as np
+import regex
 from bm25s.stopwords import STOPWORDS_EN
 
 from pagegraph.indexing.manifest import IndexParams
@@ -24,13 +26,42 @@ BM25_DIR = "bm25"
 _STATE_FILE = "state.json"
 _IDS_FILE = "chunk_ids.json"
 _VECTORS_FILE = "vectors.npy"
-_WORD = re.compile(r"\w+")
 _STOPWORDS = frozenset(STOPWORDS_EN)
+# What `tokenize` makes of text. Every keyword index records it (a folder's BM25, a database's search tables), and
+# the next writer rebuilds one made by another.
+TOKENIZER = "nfkc-casefold-words-unspaced-bigrams-v2"
+# A word: letters, digits and the combining marks that belong to them (Devanagari and Thai vowel signs are marks).
+_WORD = regex.compile(r"[\p{L}\p{M}\p{N}_]+")
+_ASCII_WORD = re.compile(r"\w+", re.ASCII)
+# Scripts written without spaces between words (and Hangul, whose spaced units carry their particles): read as
+# overlapping pairs of characters, as Lucene's CJK analyzer does, since there is no word boundary to split on.
+# (by script extension: the prolonged sound mark of katakana and the iteration mark of kanji are shared characters)
+UNSPACED_SCRIPTS = "".join(
+    rf"\p{{scx={script}}}" for script in ("Han", "Hiragana", "Katakana", "Hangul", "Thai", "Lao", "Khmer", "Myanmar")
+)
+_UNSPACED = regex.compile(rf"((?:[{UNSPACED_SCRIPTS}]\p{{M}}*)+)")
+_CHARACTER = regex.compile(r"\X")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased words without English stopwords; single characters are kept only when they are digits."""
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and (len(w) > 1 or w.isdigit())]
+    """BM25's words: the text NFKC-normalised and case-folded, split into words; English stopwords dropped, and
+    single characters kept only when they are digits. A run of a script written without spaces (Chinese, Japanese,
+    Korean, Thai, Lao, Khmer, Myanmar) becomes its overlapping character pairs (one character alone stays)."""
+    if text.isascii():  # most English text: the same words, found faster
+        return [w for w in _ASCII_WORD.findall(text.lower()) if w not in _STOPWORDS and (len(w) > 1 or w.isdigit())]
+    words = []
+    for run in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if run.isascii():
+            if run not in _STOPWORDS and (len(run) > 1 or run.isdigit()):
+                words.append(run)
+            continue
+        for i, part in enumerate(_UNSPACED.split(run)):
+            if i % 2:  # an unspaced run: its characters (with their marks) in pairs
+                characters = _CHARACTER.findall(part)
+                words.extend([characters[0]] if len(characters) == 1 else map("".join, zip(characters, characters[1:])))
+            elif part and part not in _STOPWORDS and (len(part) > 1 or part.isdigit()):
+                words.append(part)
+    return words
 
 
 def word_counts(text: str) -> Counter[str]:
@@ -71,10 +102,13 @@ class BM25Index:
         self._params = params
 
     def built_generation(self) -> int | None:
+        """The store generation it was built at; None when it was not built, or built with another tokenizer (an
+        older pagegraph's), which the next writer rebuilds."""
         state = self._folder / _STATE_FILE
         if not state.exists() or not (self._folder / _VECTORS_FILE).exists():
             return None
-        return int(json.loads(state.read_text())["generation"])
+        built = json.loads(state.read_text())
+        return int(built["generation"]) if built.get("tokenizer") == TOKENIZER else None
 
     def build(self, chunk_ids: list[str], texts: list[str], vectors: np.ndarray, generation: int) -> None:
         retriever = bm25s.BM25(method=self._params.bm25_method, k1=self._params.bm25_k1, b=self._params.bm25_b)
@@ -88,7 +122,9 @@ class BM25Index:
                 retriever.save(str(tmp))
             (tmp / _IDS_FILE).write_text(json.dumps(chunk_ids))
             np.save(tmp / _VECTORS_FILE, vectors.astype(np.float32))
-            (tmp / _STATE_FILE).write_text(json.dumps({"generation": generation, "chunks": len(chunk_ids)}))
+            (tmp / _STATE_FILE).write_text(
+                json.dumps({"generation": generation, "chunks": len(chunk_ids), "tokenizer": TOKENIZER})
+            )
             old = parent / f".{BM25_DIR}-old"
             shutil.rmtree(old, ignore_errors=True)
             if self._folder.exists():

@@ -500,8 +500,9 @@ class DatabaseIndex(Index):
         self.unsearchable = [] if self.searchable else [doc.name for doc in self.profiles.documents]
         if self.unsearchable:
             logger.warning(
-                "%s was made by an older pagegraph and has no keyword search yet: questions use vector search alone "
-                "until the next `pagegraph ingest` into it fills it",
+                "%s was made by an older pagegraph and has no keyword search this one can read yet (its tables, or "
+                "its words, are an older recipe's): questions use vector search alone until the next `pagegraph "
+                "ingest` into it fills it",
                 where,
             )
 

@@ -37,7 +37,6 @@ class IndexParams(BaseModel):
     bm25_method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
     bm25_k1: float = 1.5
     bm25_b: float = 0.75
-    bm25_tokenizer: str = "lower-words-en-stopwords-v1"
     chunk_header: str = Field(
         default=CHUNK_HEADER, description="how a chunk's search text is made (chunking.search_text)"
     )

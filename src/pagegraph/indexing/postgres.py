@@ -24,7 +24,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.bm25 import word_counts
+from pagegraph.indexing.bm25 import TOKENIZER, word_counts
 from pagegraph.indexing.chunking import document_label, search_text
 from pagegraph.indexing.manifest import Manifest
 from pagegraph.indexing.profiles import chunk_centroids
@@ -90,7 +90,7 @@ CREATE TABLE IF NOT EXISTS document_centroids (
 """
 # meta 'search': what the search tables hold; another value (or none: an index from before they existed) means a
 # writer fills them again from the stored chunks before it commits anything.
-SEARCH_RECIPE = "bm25-words-2"
+SEARCH_RECIPE = f"bm25-words-2/{TOKENIZER}"
 # The term-frequency part of each BM25 variant's score (bm25s's formulas), over a posting `p`.
 _TERM_SCORE = {
     "lucene": "p.count / (%(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s) + p.count)",

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import regex
 
 from pagegraph.config import SentenceWeights
-from pagegraph.indexing.bm25 import tokenize
+from pagegraph.indexing.bm25 import UNSPACED_SCRIPTS, tokenize
 from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
 
@@ -43,9 +44,16 @@ _UNIT = re.compile(
     re.IGNORECASE,
 )
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
-# Sentence ends; and line breaks before a capital, a digit or a list or table mark (table rows, list items and
-# headings end there). A break before a lower-case word is a wrapped line of the same sentence.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|\n+(?=\s*[\"'(\[A-Z0-9|•*#-])")
+# Sentence ends: a stop and a space before a capital, a digit, or a letter of a script without capitals; the stops of
+# Chinese and Japanese (no space after them), of Devanagari and Arabic. And line breaks before the same or a list or
+# table mark (table rows, list items and headings end there): a break before a lower-case word is a wrapped line of
+# the same sentence.
+_STARTS = r"(?:[\"'(\[\d]|(?!\p{Ll})\p{L})"
+_SENTENCE_END = regex.compile(
+    rf"(?<=[.!?])\s+(?={_STARTS})|(?<=[。！？])\s*(?=\S)|(?<=[।॥؟۔])\s+|\n+(?=\s*(?:{_STARTS}|[|•*#-]))"
+)
+# A character of a script written without spaces counts as a word towards MIN_WORDS.
+_UNSPACED_CHARACTER = regex.compile(rf"[{UNSPACED_SCRIPTS}]")
 # Words that shape a question but are not what it is about.
 _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 MIN_PREFIX = 4
@@ -86,7 +94,7 @@ def sentences(text: str) -> list[tuple[int, str]]:
         end = end_match.start() if end_match else len(text)
         piece = text[start:end]
         stripped = piece.strip(" \t|-*•#")
-        if len(stripped.split()) >= MIN_WORDS:
+        if len(stripped.split()) + len(_UNSPACED_CHARACTER.findall(stripped)) >= MIN_WORDS:
             found.append((start + piece.index(stripped), stripped[:MAX_SENTENCE_CHARS]))
         start = end_match.end() if end_match else len(text)
     return found

@@ -1,0 +1,70 @@
+"""Documents in other languages: a Chinese and a Thai note beside the English samples, found by a question in their
+own language, on both backends; and a folder index whose BM25 an older tokenizer built is rebuilt by the next
+writer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pagegraph.config import Context, Settings
+from pagegraph.indexing.bm25 import TOKENIZER, BM25Index
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import open_index
+from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.retrievers.hybrid import HybridRetriever
+from tests.conftest import BACKENDS, SAMPLES, on_backend
+
+pytestmark = pytest.mark.slow
+NOTES = {
+    "ferry-zh.md": "# 港口渡轮\n\n渡轮每天清晨六点从北港出发，船票在码头的售票处购买，儿童半价。\n",
+    "ferry-th.md": "# เรือข้ามฟาก\n\nเรือข้ามฟากออกจากท่าเรือทุกวันเวลาหกโมงเช้า ซื้อตั๋วได้ที่ช่องขายตั๋วบนท่าเรือ\n",
+}
+QUESTIONS = {"ferry-zh.md": "渡轮早上几点出发？", "ferry-th.md": "เรือข้ามฟากออกกี่โมง"}
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def index(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder
+):
+    root = tmp_path_factory.mktemp("languages")
+    docs = root / "docs"
+    shutil.copytree(SAMPLES, docs)
+    for name, text in NOTES.items():
+        (docs / name).write_text(text)
+    settings = on_backend(Settings(index=root / "index", cache_dir=cache_dir), request.param, request)
+    with open_index(settings.index, settings, write=True, embedder=embedder) as opened:
+        Ingestor(opened).run([docs])
+        yield opened
+
+
+@pytest.mark.parametrize("name", sorted(NOTES))
+def test_a_note_is_found_by_a_question_in_its_language(index, name: str) -> None:
+    best = index.keyword_search(QUESTIONS[name], 1)[0][0]
+    assert index.catalog.location(best)[0] == name, "by keyword"
+    hits = HybridRetriever.for_context(index, Context()).search(QUESTIONS[name])
+    assert index.catalog.location(hits[0].chunk_id)[0] == name, "by the graphs' search"
+
+
+def test_a_bm25_an_older_tokenizer_built_is_rebuilt_by_the_next_writer(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ferry-zh.md").write_text(NOTES["ferry-zh.md"])
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([docs])
+    state = settings.index / "bm25" / "state.json"
+    older = {**json.loads(state.read_text()), "tokenizer": "lower-words-en-stopwords-v1"}
+    state.write_text(json.dumps(older))
+    with open_index(settings.index, settings, embedder=embedder) as reader:
+        assert not reader.keyword_search_is_current(), "a reader leaves it, and says it is behind"
+    with open_index(settings.index, settings, write=True, embedder=embedder) as writer:
+        assert writer.keyword_search_is_current()
+        assert writer.catalog.location(writer.keyword_search(QUESTIONS["ferry-zh.md"], 1)[0][0])[0] == "ferry-zh.md"
+    assert json.loads(state.read_text())["tokenizer"] == TOKENIZER
+    assert BM25Index(settings.index, writer.params).built_generation() is not None
