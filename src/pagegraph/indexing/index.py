@@ -171,7 +171,8 @@ class Index:
             built, generation = self.bm25.built_generation(), self.store.generation()
             self.refresh_bm25()
             if generation:  # a new index's first build is no recovery
-                done.append(f"rebuilt BM25 and the vector matrix (built at generation {built}, store at {generation})")
+                behind = f"built at generation {built}" if built is not None else "missing, or of an older tokenizer"
+                done.append(f"rebuilt BM25 and the vector matrix ({behind}, store at generation {generation})")
         if done:
             self.store.record_recovery(now_iso(), "; ".join(done))
 
