@@ -48,20 +48,25 @@ def tokenize(text: str) -> list[str]:
     single characters kept only when they are digits. A run of a script written without spaces (Chinese, Japanese,
     Korean, Thai, Lao, Khmer, Myanmar) becomes its overlapping character pairs (one character alone stays)."""
     if text.isascii():  # most English text: the same words, found faster
-        return [w for w in _ASCII_WORD.findall(text.lower()) if w not in _STOPWORDS and (len(w) > 1 or w.isdigit())]
+        return [w for w in _ASCII_WORD.findall(text.lower()) if _kept(w)]
     words = []
     for run in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
         if run.isascii():
-            if run not in _STOPWORDS and (len(run) > 1 or run.isdigit()):
+            if _kept(run):
                 words.append(run)
             continue
         for i, part in enumerate(_UNSPACED.split(run)):
             if i % 2:  # an unspaced run: its characters (with their marks) in pairs
                 characters = _CHARACTER.findall(part)
                 words.extend([characters[0]] if len(characters) == 1 else map("".join, zip(characters, characters[1:])))
-            elif part and part not in _STOPWORDS and (len(part) > 1 or part.isdigit()):
+            elif part and _kept(part):
                 words.append(part)
     return words
+
+
+def _kept(word: str) -> bool:
+    """Whether a spaced word counts: not an English stopword, and more than one character unless a digit."""
+    return word not in _STOPWORDS and (len(word) > 1 or word.isdigit())
 
 
 def word_counts(text: str) -> Counter[str]:

@@ -523,13 +523,9 @@ class PostgresStore(RecordStore):
         """Each document's centroid (of the `documents` given, when given): the normalised sum of its chunk vectors
         (documents without chunks have none); stored at commit, else (an index whose search tables are not filled
         yet, which the documents given may not ask for) averaged here."""
-        if documents is not None:
-            rows = self._rows(
-                "SELECT document_id, centroid FROM document_centroids WHERE document_id = ANY(%s)", (list(documents),)
-            )
-            return {row["document_id"]: row["centroid"].to_numpy() for row in rows}
-        if self.search_ready():
-            rows = self._rows("SELECT document_id, centroid FROM document_centroids")
+        if documents is not None or self.search_ready():
+            where, args = ("WHERE document_id = ANY(%s)", (list(documents),)) if documents is not None else ("", ())
+            rows = self._rows(f"SELECT document_id, centroid FROM document_centroids {where}", args)
             return {row["document_id"]: row["centroid"].to_numpy() for row in rows}
         rows = self._rows("SELECT document_id, AVG(embedding) AS centroid FROM chunks GROUP BY document_id")
         means = {row["document_id"]: row["centroid"].to_numpy() for row in rows}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -163,9 +163,9 @@ class RecordStore(ABC):
     def chunk_count(self) -> int: ...
 
     @abstractmethod
-    def chunk_catalog(self, documents: Collection[str] | None = None) -> list[tuple[str, str, str, int, int, int, str]]:
-        """(chunk id, document id, file name, position, start page, end page, tags JSON) of every chunk (of the
-        `documents` given, when given), by document id and position: the order the BM25 index is built in."""
+    def chunk_catalog(self) -> list[tuple[str, str, str, int, int, int, str]]:
+        """(chunk id, document id, file name, position, start page, end page, tags JSON) of every chunk, by document
+        id and position: the order the BM25 index is built in."""
 
     # -- writes of whole documents ------------------------------------------------------------------------------------
     @abstractmethod

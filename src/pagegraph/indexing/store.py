@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -176,16 +176,10 @@ class SqliteStore(RecordStore):
     def chunk_ids(self) -> list[str]:
         return [row["id"] for row in self._db.execute("SELECT id FROM chunks")]
 
-    def chunk_catalog(self, documents: Collection[str] | None = None) -> list[tuple[str, str, str, int, int, int, str]]:
-        where, args = (
-            ("WHERE d.id IN (SELECT value FROM json_each(?))", (json.dumps(list(documents)),))
-            if (documents is not None)
-            else ("", ())
-        )
+    def chunk_catalog(self) -> list[tuple[str, str, str, int, int, int, str]]:
         return self._db.execute(
-            f"""SELECT c.id, c.document_id, d.name, c.position, c.start_page, c.end_page, d.tags
-               FROM chunks c JOIN documents d ON d.id = c.document_id {where} ORDER BY c.document_id, c.position""",
-            args,
+            """SELECT c.id, c.document_id, d.name, c.position, c.start_page, c.end_page, d.tags
+               FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.document_id, c.position"""
         ).fetchall()
 
     # -- writes --------------------------------------------------------------------------------------------------
