@@ -17,14 +17,15 @@ from tune_check import parse_tune_check
 
 def corrections(index_folder: Path, questions_file: Path) -> list[tuple[str, str]]:
     """(word as written, word searched) for every word the rule changes in the set's questions."""
-    from pagegraph.config import Settings
+    from pagegraph.config import RetrievalKnobs, Settings
     from pagegraph.eval.questions import load_questions
     from pagegraph.indexing.index import open_index
     from pagegraph.retrievers.spelling import spelling_corrections
 
     with open_index(index_folder, Settings()) as index:
         questions = load_questions(questions_file)
-        return [pair for q in questions for pair in spelling_corrections(q.question, index).items()]
+        letters = RetrievalKnobs().spelling_min_letters
+        return [pair for q in questions for pair in spelling_corrections(q.question, index, letters).items()]
 
 
 def main() -> int:

@@ -327,6 +327,37 @@ class SentenceWeights(BaseModel):
     )
 
 
+class PageRules(BaseModel):
+    """How the pages a question names, and a financial report's statement pages, are found
+    (retrievers.named_pages, retrievers.statements)."""
+
+    max_named_pages: int = Field(
+        default=10, ge=1, le=100, description="pages one question may name at most; a longer range counts its ends"
+    )
+    printed_offset_support: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=1.0,
+        description="share of a document's pages that must print their number at one offset from the physical "
+        "number before printed page numbers are read through that offset",
+    )
+    statement_title_chars: int = Field(
+        default=400,
+        ge=50,
+        le=5000,
+        description="characters from a page's start where a statement's title is looked for",
+    )
+    statement_min_numbers: int = Field(
+        default=40, ge=1, le=1000, description="figures a page must hold to count as a statement page"
+    )
+    statement_min_pages: int = Field(
+        default=2,
+        ge=1,
+        le=3,
+        description="statements a document must have for any to count (fewer: it is not a financial report)",
+    )
+
+
 class RetrievalKnobs(BaseModel):
     """How passages are found: candidates, fusion, windows, page ranking, document routing."""
 
@@ -378,11 +409,17 @@ class RetrievalKnobs(BaseModel):
         description="a search over the whole library searches only the best-ranked document, as if the question "
         "named it, when the second scores under this share of its routing score (0: never)",
     )
+    page_rules: PageRules = Field(
+        default_factory=PageRules, description="how named pages and statement pages are found"
+    )
     routing: RoutingWeights = Field(default_factory=RoutingWeights, description="the model-free document router")
     correct_spelling: bool = Field(
         default=True,
         description="search a question's words that no indexed chunk holds, and that are not common English words, "
         "as the indexed word one typing slip away ('Neflix' as 'Netflix')",
+    )
+    spelling_min_letters: int = Field(
+        default=5, ge=3, le=20, description="letters a word must have to be corrected (shorter words are left as typed)"
     )
 
 
@@ -402,6 +439,16 @@ class GateKnobs(BaseModel):
         description="abstain without calling the answer model when the question names something (a capitalised "
         "name, an acronym, a year) that neither the retrieved passages nor their documents mention, or a page, "
         "figure or table their documents do not have",
+    )
+    near_spelling_letters: int = Field(
+        default=5,
+        ge=3,
+        le=20,
+        description="a key term's part of at least this many letters is also mentioned by a "
+        "near spelling ('Netfilx' for 'Netflix')",
+    )
+    near_spelling_ratio: float = Field(
+        default=0.85, ge=0.5, le=1.0, description="how alike a near spelling must be (difflib's ratio)"
     )
 
 
@@ -426,6 +473,13 @@ class ReadingKnobs(BaseModel):
     )
     focus_max_tokens: int = Field(
         default=1200, ge=100, le=100_000, description="extract graph: evidence tokens of the first, focused read"
+    )
+    focus_span_chars: int = Field(
+        default=600,
+        ge=100,
+        le=5000,
+        description="extract graph: characters a shown sentence may span with the short lines after it (table "
+        "cells, a figure on its own line)",
     )
     confirm_answers: bool = Field(
         default=False,

@@ -13,6 +13,8 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,12 +25,14 @@ from pagegraph.indexing.bm25 import BM25Index
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index, open_index
 from pagegraph.indexing.manifest import read_manifest
+from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
-from tests.conftest import PAGEGRAPH, committed_names, kill_ingest_after_a_commit
+from tests.conftest import PAGEGRAPH, REPO, committed_names, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow
 FILES = 40
+NOBODY = 65534
 
 
 def kill_after_first_commit(docs: Path, index: Path, cache_dir: Path) -> list[str]:
@@ -114,7 +118,6 @@ def test_answering_over_an_index_whose_bm25_is_behind_writes_nothing_and_warns(
 ) -> None:
     from pagegraph import build_graph
     from pagegraph.config import Context
-    from pagegraph.indexing.pipeline import Ingestor
     from pagegraph.services import Services
     from tests.fakes import ScriptedChatModel
 
@@ -160,3 +163,64 @@ def test_committed_chunks_missing_from_chroma_are_put_back_on_open(tmp_path: Pat
         assert "missing from Chroma" in index.store.last_recovery()[1]
         hits = DenseRetriever(index=index).search("fog horn lighthouse", k=1)
         assert hits and index.store.chunks_by_id([hits[0].chunk_id])
+
+
+READ_ONLY_ASK = """
+import sys
+from pathlib import Path
+
+from pagegraph import build_graph
+from pagegraph.config import Context, Settings
+from pagegraph.indexing.index import open_index
+from pagegraph.services import Services
+from tests.fakes import ScriptedChatModel
+
+folder = Path(sys.argv[1])
+assert not os.access(folder, os.W_OK), "the index folder must be read-only to this process"
+settings = Settings(index=folder)
+model = ScriptedChatModel.replying("The ferry leaves at seven o'clock [1].", "The ferry leaves at seven o'clock [1].")
+with open_index(folder, settings) as reader:
+    graph = build_graph("extract", services=Services(settings, chat_model=model, index=reader))
+    output = graph.invoke({"question": "When does the ferry leave the harbour?"}, context=Context())
+print(output["answer"], "|", output["citations"][0].source)
+"""
+
+
+def test_an_index_folder_that_is_read_only_answers(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
+    """As a user who may not write the index (run as `nobody` where the tests run as root, whom permissions do not
+    bind): the question is answered, and no file changes."""
+    place = Path(tempfile.mkdtemp(prefix="pagegraph-read-only-"))  # outside pytest's private temp folders
+    folder = place / "index"
+    try:
+        place.chmod(0o755)
+        settings = Settings(index=folder, cache_dir=cache_dir)
+        (tmp_path / "ferry.md").write_text("# Ferry\n\nThe ferry to the island leaves the harbour at seven o'clock.\n")
+        with open_index(folder, settings, write=True, embedder=embedder) as index:
+            Ingestor(index).run([tmp_path / "ferry.md"])
+        reader_cache = place / "cache"
+        shutil.copytree(cache_dir / "onnx", reader_cache / "onnx")
+        as_other_user = {}
+        if os.geteuid() == 0:
+            as_other_user = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+            for path in [reader_cache, *reader_cache.rglob("*")]:
+                os.chown(path, NOBODY, NOBODY)
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        before = pagegraph_files(folder)
+        env = {**os.environ, "PAGEGRAPH_CACHE_DIR": str(reader_cache), "HOME": str(reader_cache)}
+        asked = subprocess.run(
+            [sys.executable, "-c", "import os\n" + READ_ONLY_ASK, str(folder)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            **as_other_user,
+        )
+        assert asked.returncode == 0, asked.stderr[-3000:]
+        assert "seven" in asked.stdout and asked.stdout.strip().endswith("| ferry.md")
+        assert pagegraph_files(folder) == before
+    finally:
+        for path in [folder, *folder.rglob("*")] if folder.exists() else []:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        shutil.rmtree(place)

@@ -66,12 +66,12 @@ def test_focused_excerpts_keep_the_best_sentences_with_their_neighbours(embedder
     )
     second = _passage("Error E04 means grid voltage out of range. The unit restarts by itself.", 2)
     scored = score_sentences(WEIGHT, [first, second], embedder.embed, SentenceWeights())
-    (focused,) = focus_passages([first, second], scored, best=1, context=1)
+    (focused,) = focus_passages([first, second], scored, best=1, context=1, span_chars=600)
     assert focused.id == "c1" and focused.label() == first.label()
     assert focused.text == (
         "The SB-40 is installed indoors. It weighs 98 kg without the bracket. The SB-40 bracket is sold separately."
     )
-    two = focus_passages([first, second], scored, best=3, context=0)
+    two = focus_passages([first, second], scored, best=3, context=0, span_chars=600)
     assert all(" … " not in p.text or p.id == "c1" for p in two) and "98 kg" in two[0].text
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pagegraph.access.records import RetrievalFilter
-from pagegraph.config import Context, Settings
+from pagegraph.config import Context, PageRules, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
@@ -23,11 +23,13 @@ from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.state.documents import Page
 from tests.pdf_factory import text_pdf
 
+RULES = PageRules()
+
 TOPICS = ["solar yield", "battery health", "grid tariffs", "installer training", "warranty claims", "spare parts"]
 
 
 def numbers(question: str) -> list[int]:
-    return page_references(question).numbers
+    return page_references(question, RULES).numbers
 
 
 def test_the_pages_a_question_names() -> None:
@@ -41,8 +43,8 @@ def test_the_pages_a_question_names() -> None:
     assert numbers("What color is the car on the cover? And on the back cover?") == [1, LAST]
     assert numbers("Who signed the title page?") == numbers("What is on the front page?") == [1]
     assert numbers("Which pages 1 to 400 mention it?") == [1, 400]  # too long a range: its ends only
-    assert not page_references("How many pages does the manual have? Which topics does it cover?")
-    named = page_references("Which steps in Figure 1 map to Fig. 10 and to Table 2?")
+    assert not page_references("How many pages does the manual have? Which topics does it cover?", RULES)
+    named = page_references("Which steps in Figure 1 map to Fig. 10 and to Table 2?", RULES)
     assert named.captions == [("figure", 1), ("figure", 10), ("table", 2)] and not named.numbers
 
 
@@ -57,13 +59,19 @@ def numbered(printed_from: int, count: int, front: int) -> list[Page]:
 
 def test_a_named_page_is_the_physical_page_and_the_page_printed_with_that_number() -> None:
     pages = numbered(1, 10, front=3)
-    assert printed_offset(pages) == 3
-    assert named_pages(pages, PageReferences([4])) == [4, 7]
-    assert named_pages(pages, PageReferences([11])) == [11] and named_pages(pages, PageReferences([14])) == []
-    assert named_pages(pages, PageReferences([LAST])) == [13]
+    assert printed_offset(pages, RULES.printed_offset_support) == 3
+    assert named_pages(pages, PageReferences([4]), RULES) == [4, 7]
+    assert (
+        named_pages(pages, PageReferences([11]), RULES) == [11]
+        and named_pages(pages, PageReferences([14]), RULES) == []
+    )
+    assert named_pages(pages, PageReferences([LAST]), RULES) == [13]
     labelled = [Page(number=n, label=label, text="") for n, label in enumerate(["i", "ii", "1", "2", "3"], 1)]
-    assert named_pages(labelled, PageReferences([1, 3])) == [1, 3, 5]
-    assert printed_offset([Page(number=n, text=f"Line {n * 7}") for n in range(1, 9)]) is None  # no agreement
+    assert named_pages(labelled, PageReferences([1, 3]), RULES) == [1, 3, 5]
+    assert (
+        printed_offset([Page(number=n, text=f"Line {n * 7}") for n in range(1, 9)], RULES.printed_offset_support)
+        is None
+    )  # no agreement
 
 
 def test_a_named_figure_is_the_page_of_its_caption() -> None:
@@ -72,23 +80,23 @@ def test_a_named_figure_is_the_page_of_its_caption() -> None:
         Page(number=2, text="Yields by month\nFigure 2: Monthly yield.\nTable 2 Tariffs"),
         Page(number=3, text="Fig. 3. Battery health"),
     ]
-    assert named_pages(pages, PageReferences(captions=[("figure", 2), ("figure", 3), ("table", 2)])) == [2, 3]
-    assert named_pages(pages, PageReferences(captions=[("table", 9)])) == []
+    assert named_pages(pages, PageReferences(captions=[("figure", 2), ("figure", 3), ("table", 2)]), RULES) == [2, 3]
+    assert named_pages(pages, PageReferences(captions=[("table", 9)]), RULES) == []
 
 
 def test_pages_figures_and_tables_a_document_does_not_have() -> None:
     pages = numbered(1, 10, front=3)  # 13 pages, printed 1-10 after three unnumbered ones
-    assert absent_references(pages, PageReferences([4, 13, 14, 40, LAST]), paged=True) == ["page 14", "page 40"]
-    assert absent_references(pages, PageReferences([40]), paged=False) == []  # a writer's page breaks
-    assert absent_references([], PageReferences([LAST]), paged=True) == ["the last page"]
+    assert absent_references(pages, PageReferences([4, 13, 14, 40, LAST]), RULES, paged=True) == ["page 14", "page 40"]
+    assert absent_references(pages, PageReferences([40]), RULES, paged=False) == []  # a writer's page breaks
+    assert absent_references([], PageReferences([LAST]), RULES, paged=True) == ["the last page"]
     captioned = [
         Page(number=1, text="As Figure 2 shows, yields rose (see also Fig. 3)."),
         Page(number=2, text="Figure 2: Monthly yield.\nTable 1 Tariffs\nFig. 5b. Storage"),
     ]
     references = PageReferences(captions=[("figure", 3), ("figure", 5), ("figure", 7), ("table", 1), ("table", 2)])
-    assert absent_references(captioned, references, paged=True) == ["Figure 7", "Table 2"]
+    assert absent_references(captioned, references, RULES, paged=True) == ["Figure 7", "Table 2"]
     # a document that numbers no figures may show them as pictures: it is not judged
-    assert absent_references(pages, PageReferences(captions=[("figure", 7)]), paged=True) == []
+    assert absent_references(pages, PageReferences(captions=[("figure", 7)]), RULES, paged=True) == []
 
 
 def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
@@ -149,8 +157,8 @@ def test_a_financial_metric_question_gets_the_primary_statements() -> None:
     index_page = Page(number=2, text="Index to Consolidated Financial Statements\nConsolidated Balance Sheets 4")
     report = [Page(number=1, text="Annual report"), index_page, statement("STATEMENTS OF OPERATIONS", 3)]
     report += [statement("BALANCE SHEETS", 4), statement("STATEMENTS OF CASH FLOWS", 5), statement("BALANCE SHEETS", 6)]
-    assert statement_pages(report) == [4, 3, 5]  # balance sheet, income statement, cash flows: each first page
-    assert statement_pages(report[:3]) == []  # one statement alone: not a financial report
+    assert statement_pages(report, RULES) == [4, 3, 5]  # balance sheet, income statement, cash flows: each first page
+    assert statement_pages(report[:3], RULES) == []  # one statement alone: not a financial report
 
 
 def test_statements_lead_a_metric_question_within_the_named_report(

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.config import Context, RoutingWeights
+from pagegraph.config import Context, RetrievalKnobs, RoutingWeights
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.spelling import correct_spelling, one_edit_away, spelling_corrections
 from tests.conftest import markdown_library
+
+MIN_LETTERS = RetrievalKnobs().spelling_min_letters
 
 REPORTS = {
     "acme.md": "# Acme report\n\nAcme Corporation sold tools and tolls passes; sales compared well with last year.\n",
@@ -28,7 +30,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder:
 
 
 def searched(question: str, index: Index) -> str:
-    return correct_spelling(question, spelling_corrections(question, index))
+    return correct_spelling(question, spelling_corrections(question, index, MIN_LETTERS))
 
 
 def test_one_edit_is_a_letter_dropped_added_changed_or_two_neighbours_swapped() -> None:
@@ -38,7 +40,10 @@ def test_one_edit_is_a_letter_dropped_added_changed_or_two_neighbours_swapped() 
 
 
 def test_unseen_words_are_searched_as_the_nearest_held_spelling_in_their_case(reports: Index) -> None:
-    assert spelling_corrections("How did Glboex and GLOBX do?", reports) == {"Glboex": "Globex", "GLOBX": "GLOBEX"}
+    assert spelling_corrections("How did Glboex and GLOBX do?", reports, MIN_LETTERS) == {
+        "Glboex": "Globex",
+        "GLOBX": "GLOBEX",
+    }
     assert searched("How did Glboex do?", reports) == "How did Globex do?"  # two letters swapped
     assert searched("GLOBX services", reports) == "GLOBEX services"  # a letter dropped
     assert searched("What did Acmme sell?", reports) == "What did Acme sell?"  # a letter added

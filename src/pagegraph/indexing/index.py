@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import shutil
 from functools import cached_property, lru_cache
 from itertools import islice
@@ -34,7 +35,7 @@ from pagegraph.indexing.postgres import KeywordScoring, PostgresStore, index_sch
 from pagegraph.indexing.profiles import DocumentProfiles, chunk_centroids
 from pagegraph.indexing.records import DocumentWrite, RecordStore
 from pagegraph.indexing.store import STORE_FILE, SqliteStore
-from pagegraph.indexing.vectors import VectorStore
+from pagegraph.indexing.vectors import CHROMA_DIR, VectorStore
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, NodeSummary, Page, TreeNode, now_iso
 
@@ -126,9 +127,15 @@ class Index:
         self.manifest = manifest
         self.params = manifest.params
         self.store = SqliteStore(folder, read_only=not write)
-        self.vectors = VectorStore(
-            folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url
+        # Chroma cannot open a folder it may not write (it has no read-only client): a reader of such a folder
+        # searches the vector matrix kept with BM25 instead, exactly.
+        self.vectors = (
+            VectorStore(folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url)
+            if write or settings.chroma_url or os.access(folder / CHROMA_DIR, os.W_OK)
+            else None
         )
+        if self.vectors is None:
+            logger.info("index %s is read-only here: dense search is exact over its vector matrix", folder)
         self.bm25 = BM25Index(folder, self.params)
         # the BM25 score of every catalog chunk for a query; a question's searches ask for the same ones several times
         self._keyword_scores = lru_cache(maxsize=8)(self.bm25.scores)
@@ -271,13 +278,16 @@ class Index:
     ) -> list[tuple[str, float]]:
         """The k chunks most similar to `vector` that the filter lets through, with their cosine similarities, best
         first: exact over the chunks' vectors when the filter leaves at most `exact_below` chunks, else the HNSW."""
-        mask = self._few_allowed(flt, exact_below)
-        if mask is not None and self.bm25.has_vectors:
+        if self.vectors is None:  # a read-only folder: every chunk the filter lets through, exactly
+            mask = self.catalog.mask(flt)
+            rows = np.arange(len(self.catalog)) if mask is None else np.flatnonzero(mask)
+        elif (mask := self._few_allowed(flt, exact_below)) is not None and self.bm25.has_vectors:
             rows = np.flatnonzero(mask)
-            similarities = self.bm25.vectors[rows] @ vector
-            best = np.argsort(-similarities, kind="stable")[:k]
-            return [(self.catalog.ids[rows[i]], float(similarities[i])) for i in best]
-        return [(chunk_id, 1.0 - distance) for chunk_id, distance in self.nearest(vector, k, flt)]
+        else:
+            return [(chunk_id, 1.0 - distance) for chunk_id, distance in self.nearest(vector, k, flt)]
+        similarities = self.bm25.vectors[rows] @ vector
+        best = np.argsort(-similarities, kind="stable")[:k]
+        return [(self.catalog.ids[rows[i]], float(similarities[i])) for i in best]
 
     def _few_allowed(self, flt: RetrievalFilter, limit: int) -> np.ndarray | None:
         """The catalog mask of a filter that lets at most `limit` chunks through (few enough for an exact dense
@@ -368,7 +378,7 @@ class Index:
         ]
 
     def vector_count(self) -> int:
-        return self.vectors.count()
+        return self.vectors.count() if self.vectors is not None else len(self.bm25.chunk_ids)
 
     @property
     def location(self) -> str:
@@ -393,7 +403,8 @@ class Index:
 
     def close(self) -> None:
         self.store.close()
-        self.vectors.close()
+        if self.vectors is not None:
+            self.vectors.close()
         if self._lock is not None:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()

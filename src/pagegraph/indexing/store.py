@@ -5,6 +5,7 @@ derived from it and can be rebuilt from it alone."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,13 +61,22 @@ _ADDED_COLUMNS = {"pages": ["ocr_confidence REAL"], "chunks": ["ocr_confidence R
 BUSY_TIMEOUT_S = 60.0
 
 
+def _read_only_mode(folder: Path) -> str:
+    """A WAL store is read through its -wal and -shm files, which a reader must be able to create. In a folder this
+    process may not write, with no writer at work (no -wal file), the store is opened as immutable instead: SQLite
+    then reads it without those files and without locks."""
+    if os.access(folder, os.W_OK) or (folder / f"{STORE_FILE}-wal").exists():
+        return "mode=ro"
+    return "mode=ro&immutable=1"
+
+
 class SqliteStore(RecordStore):
     """The records of an index folder in its store.sqlite; `read_only` opens it without writing anything."""
 
     def __init__(self, folder: Path, read_only: bool = False) -> None:
         path = folder / STORE_FILE
         if read_only:
-            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            self._db = sqlite3.connect(f"file:{path}?{_read_only_mode(folder)}", uri=True, check_same_thread=False)
         else:
             self._db = sqlite3.connect(path, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
             self._db.execute("PRAGMA journal_mode=WAL")

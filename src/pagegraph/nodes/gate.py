@@ -29,7 +29,7 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     elif best < threshold:
         reason = f"no passage of the searched documents is close to the question (best similarity {best:.2f} < {threshold:.2f})"
     elif context.gate.key_terms and (
-        unmentioned := unmentioned_in_evidence(services.index(context), state["question"], retrieved)
+        unmentioned := unmentioned_in_evidence(services.index(context), state["question"], retrieved, context.gate)
     ):
         named = ", ".join(f"“{term}”" for term in unmentioned)
         reason = f"neither the {len(retrieved)} passages found nor the rest of their documents mention {named}"
@@ -37,7 +37,11 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     elif (
         context.gate.key_terms
         and names_documents(state)  # across a library, a page the routed documents lack may be the router's miss
-        and (absent := absent_from_documents(services.index(context), state["question"], documents))
+        and (
+            absent := absent_from_documents(
+                services.index(context), state["question"], documents, context.retrieval.page_rules
+            )
+        )
     ):
         holder = documents[0] if len(documents) == 1 else f"none of the {len(documents)} searched documents"
         reason = f"{holder} has no {' or '.join(absent)}"

@@ -93,7 +93,14 @@ def fell_short(reading: Reading, context: Context) -> bool:
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
     scored = score_sentences(state["question"], passages, index.embedder.embed, context.reading.sentence_weights)
-    return focus_passages(passages, scored, best=context.reading.focus_sentences, context=context.reading.focus_context)
+    reading = context.reading
+    return focus_passages(
+        passages,
+        scored,
+        best=reading.focus_sentences,
+        context=reading.focus_context,
+        span_chars=reading.focus_span_chars,
+    )
 
 
 def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:

@@ -59,7 +59,6 @@ _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "wh
 MIN_PREFIX = 4
 MIN_WORDS = 3
 MAX_SENTENCE_CHARS = 400
-MAX_SPAN_CHARS = 600
 
 
 def answer_shape(question: str) -> AnswerShape:
@@ -225,7 +224,7 @@ def pick_highlights(
 
 
 def focus_passages(
-    passages: Sequence[Evidence], scored: Sequence[ScoredSentence], *, best: int, context: int
+    passages: Sequence[Evidence], scored: Sequence[ScoredSentence], *, best: int, context: int, span_chars: int
 ) -> list[Evidence]:
     """The passages cut down to what a small model should read: the `best` highest-scoring sentences of all of
     them, each with `context` sentences on either side, in reading order and joined by " … " where text is left
@@ -246,7 +245,7 @@ def focus_passages(
         text = passages[number].text
         spans: list[list[int]] = []
         for at in sorted(keep):
-            start, end = in_passage[at].offset, _sentence_end(text, in_passage, at)
+            start, end = in_passage[at].offset, _sentence_end(text, in_passage, at, span_chars)
             if spans and start <= spans[-1][1] + 1:
                 spans[-1][1] = max(spans[-1][1], end)
             else:
@@ -257,9 +256,9 @@ def focus_passages(
     return [passage for _, passage in sorted(focused, key=lambda pair: -pair[0])]
 
 
-def _sentence_end(text: str, in_passage: Sequence[ScoredSentence], at: int) -> int:
+def _sentence_end(text: str, in_passage: Sequence[ScoredSentence], at: int, span_chars: int) -> int:
     """Where sentence `at` ends in `text`: where the next sentence starts, so that short lines between them (table
-    cells, a figure on its own line) stay with the sentence before them, at most MAX_SPAN_CHARS from its start."""
+    cells, a figure on its own line) stay with the sentence before them, at most `span_chars` from its start."""
     start = in_passage[at].offset
     end = in_passage[at + 1].offset if at + 1 < len(in_passage) else len(text)
-    return min(end, start + MAX_SPAN_CHARS)
+    return min(end, start + span_chars)

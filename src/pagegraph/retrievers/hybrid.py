@@ -92,7 +92,11 @@ class HybridRetriever(BaseRetriever):
 
     def spelling_corrections(self, query: str) -> dict[str, str]:
         """The question's words the search reads as others (retrievers.spelling), when it corrects spelling."""
-        return spelling_corrections(query, self.index) if self.knobs.correct_spelling else {}
+        return (
+            spelling_corrections(query, self.index, self.knobs.spelling_min_letters)
+            if self.knobs.correct_spelling
+            else {}
+        )
 
     def _as_searched(self, query: str) -> str:
         return correct_spelling(query, self.spelling_corrections(query))
@@ -168,7 +172,7 @@ class HybridRetriever(BaseRetriever):
           filter names: across a library, a wrong guess at the document would fill the top with its statements."""
         hits, flt = fused.hits, fused.named
         few = flt.documents if flt.documents and len(flt.documents) <= self.knobs.lead_documents else None
-        references = page_references(query) if self.knobs.named_pages else PageReferences()
+        references = page_references(query, self.knobs.page_rules) if self.knobs.named_pages else PageReferences()
         metric = bool(few) and self.knobs.statement_pages and asks_for_metric(query)
         if not (references or metric) or not (few or hits):
             return hits
@@ -176,11 +180,12 @@ class HybridRetriever(BaseRetriever):
         names = few or [fused.first_routed or catalog.sources[catalog.row_of[hits[0].chunk_id]]]
         score = hits[0].score if hits else 0.0
         lead: list[ScoredChunk] = []
+        rules = self.knobs.page_rules
         for name in names:
             if name not in profiles.row_named:
                 continue
             pages = self.index.pages(profiles.ids[profiles.row_named[name]])
-            wanted = named_pages(pages, references) + (statement_pages(pages) if metric else [])
+            wanted = named_pages(pages, references, rules) + (statement_pages(pages, rules) if metric else [])
             for page in dict.fromkeys(wanted):
                 if flt.pages and not flt.pages[0] <= page <= flt.pages[1]:
                     continue

@@ -9,7 +9,7 @@ Key terms are years and words written with a capital letter inside a sentence (n
 the first word of a sentence or bracket, not in a question written mostly in capitals or title case, and not words
 that name a part or kind of document (page, table, PDF, Word). A term is mentioned when each of its parts (its runs
 of three or more letters, and its numbers) is: the same word or one sharing a prefix with it (`matches`), or, for
-five or more letters, a near spelling ("Netfilx" for "Netflix"). A term the passages miss still counts as mentioned
+five or more letters (`gate.near_spelling_letters`), a near spelling ("Netfilx" for "Netflix"). A term the passages miss still counts as mentioned
 when one of the documents they come from holds each of its words somewhere (BM25's words: exact, stopwords aside):
 filings name their company on the cover and write "we" after it.
 """
@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from pagegraph.config import GateKnobs
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.highlights import MIN_PREFIX, matches
@@ -38,8 +39,6 @@ _DOCUMENT_WORDS = frozenset(
     | {"pdf", "word", "docx", "txt", "markdown", "excel", "powerpoint"}
 )
 MIN_LETTERS = 3
-NEAR_SPELLING_LETTERS = 5
-NEAR_SPELLING_RATIO = 0.85
 
 
 def key_terms(question: str) -> list[str]:
@@ -64,8 +63,8 @@ def term_parts(term: str) -> list[str]:
     return [p for p in _PART.findall(term.lower()) if p.isdigit() or len(p) >= MIN_LETTERS]
 
 
-def unmentioned_terms(question: str, texts: Iterable[str]) -> list[str]:
-    """The question's key terms some part of which no text mentions."""
+def unmentioned_terms(question: str, texts: Iterable[str], gate: GateKnobs) -> list[str]:
+    """The question's key terms some part of which no text mentions (near spellings as `gate` allows)."""
     terms = key_terms(question)
     if not terms:
         return []
@@ -77,8 +76,8 @@ def unmentioned_terms(question: str, texts: Iterable[str]) -> list[str]:
             return part in words
         if matches(part, words):
             return True
-        near = len(part) >= NEAR_SPELLING_LETTERS and difflib.get_close_matches(
-            part, spellings, n=1, cutoff=NEAR_SPELLING_RATIO
+        near = len(part) >= gate.near_spelling_letters and difflib.get_close_matches(
+            part, spellings, n=1, cutoff=gate.near_spelling_ratio
         )
         return bool(near)
 
@@ -103,8 +102,8 @@ def documents_mention(index: Index, term: str, documents: list[str]) -> bool:
     return bool(documents_holding(index, tokenize(" ".join(term_parts(term))))[rows].any())
 
 
-def unmentioned_in_evidence(index: Index, question: str, passages: list[Evidence]) -> list[str]:
+def unmentioned_in_evidence(index: Index, question: str, passages: list[Evidence], gate: GateKnobs) -> list[str]:
     """The key terms neither the passages (with their file names and sections) nor their documents mention."""
-    missed = unmentioned_terms(question, (f"{e.source} {e.section} {e.text}" for e in passages))
+    missed = unmentioned_terms(question, (f"{e.source} {e.section} {e.text}" for e in passages), gate)
     documents = sorted({e.source for e in passages})
     return [term for term in missed if not documents_mention(index, term, documents)]

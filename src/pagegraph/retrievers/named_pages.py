@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pagegraph.config import PageRules
 from pagegraph.indexing.index import Index
 from pagegraph.state.documents import Page, SourceType
 
@@ -36,11 +37,8 @@ _NUMBERED = {
     kind: re.compile(rf"\b{label}\s*(\d{{1,3}})(?!\d)", re.IGNORECASE) for kind, label in _CAPTION_LABELS.items()
 }
 _EDGE_NUMBER = re.compile(r"^\s*(\d{1,4})\b|\b(\d{1,4})\s*$")
-MAX_NAMED_PAGES = 10
 LAST = -1
 _EDGE_LINES = 2
-# The share of pages that must print their number at the agreed offset for the offset to be trusted.
-MIN_OFFSET_SUPPORT = 0.3
 
 
 @dataclass(frozen=True)
@@ -58,14 +56,15 @@ def _number(text: str) -> int:
     return int(text) if text.isdigit() else _WORDS.index(text.lower()) + 1
 
 
-def page_references(question: str) -> PageReferences:
+def page_references(question: str, rules: PageRules) -> PageReferences:
     """The pages and captions the question names, in its order; a page range counts each of its pages (at most
-    MAX_NAMED_PAGES in all; a longer range counts its ends)."""
+    `rules.max_named_pages` in all; a longer range counts its ends)."""
+    most = rules.max_named_pages
     numbers: list[int] = []
     for match in _PAGE_REFERENCE.finditer(question):
         first = _number(match.group(1))
         last = _number(match.group(2)) if match.group(2) else first
-        numbers.extend(range(first, last + 1) if first <= last <= first + MAX_NAMED_PAGES else (first, last))
+        numbers.extend(range(first, last + 1) if first <= last <= first + most else (first, last))
     for match in _ORDINAL_PAGE.finditer(question):
         word = match.group(1).lower()
         numbers.append(_ORDINALS.index(word) + 1 if word in _ORDINALS else LAST)
@@ -78,7 +77,7 @@ def page_references(question: str) -> PageReferences:
         for label, number in _CAPTION_REFERENCE.findall(question)
     ]
     return PageReferences(
-        [n for i, n in enumerate(numbers) if n != 0 and n not in numbers[:i]][:MAX_NAMED_PAGES],
+        [n for i, n in enumerate(numbers) if n != 0 and n not in numbers[:i]][:most],
         list(dict.fromkeys(captions)),
     )
 
@@ -89,14 +88,14 @@ def _edge_numbers(text: str) -> set[int]:
     return {int(a or b) for line in edges for a, b in _EDGE_NUMBER.findall(line)}
 
 
-def printed_offset(pages: list[Page]) -> int | None:
+def printed_offset(pages: list[Page], min_support: float) -> int | None:
     """Physical minus printed page number that most pages agree on, from the numbers at the start or end of their
-    first and last lines; None when too few pages agree."""
+    first and last lines; None when fewer than `min_support` of the pages (and fewer than 2) agree."""
     offsets = Counter(page.number - n for page in pages for n in _edge_numbers(page.text) if n <= page.number)
     if not offsets:
         return None
     offset, support = offsets.most_common(1)[0]
-    return offset if support >= max(2, MIN_OFFSET_SUPPORT * len(pages)) else None
+    return offset if support >= max(2, min_support * len(pages)) else None
 
 
 def caption_pages(pages: list[Page], kind: str, number: int) -> list[int]:
@@ -105,12 +104,12 @@ def caption_pages(pages: list[Page], kind: str, number: int) -> list[int]:
     return [page.number for page in pages if caption.search(page.text)]
 
 
-def named_pages(pages: list[Page], references: PageReferences) -> list[int]:
+def named_pages(pages: list[Page], references: PageReferences, rules: PageRules) -> list[int]:
     """The physical pages the references name in a document with these pages, without repeats: each number's
     physical page, then its printed page (by label, else by the printed offset); then the captions' pages."""
     count = len(pages)
     by_label = {page.label: page.number for page in pages if page.label}
-    offset = None if by_label else printed_offset(pages)
+    offset = None if by_label else printed_offset(pages, rules.printed_offset_support)
     found: list[int] = []
     for n in references.numbers:
         printed = None
@@ -124,7 +123,7 @@ def named_pages(pages: list[Page], references: PageReferences) -> list[int]:
     return found
 
 
-def absent_references(pages: list[Page], references: PageReferences, *, paged: bool) -> list[str]:
+def absent_references(pages: list[Page], references: PageReferences, rules: PageRules, *, paged: bool) -> list[str]:
     """What the references name that a document with these pages lacks, as "page 400" or "Figure 7":
     - in a `paged` document (a PDF; other files' page breaks are the writer's, not the reader's), a number that
       is neither a physical nor a printed page of it;
@@ -135,7 +134,7 @@ def absent_references(pages: list[Page], references: PageReferences, *, paged: b
         absent = [
             "the last page" if n == LAST else f"page {n}"
             for n in references.numbers
-            if not named_pages(pages, PageReferences(numbers=[n]))
+            if not named_pages(pages, PageReferences(numbers=[n]), rules)
         ]
     text = "\n".join(page.text for page in pages)
     for kind, number in references.captions:
@@ -145,15 +144,15 @@ def absent_references(pages: list[Page], references: PageReferences, *, paged: b
     return absent
 
 
-def absent_from_documents(index: Index, question: str, documents: list[str]) -> list[str]:
+def absent_from_documents(index: Index, question: str, documents: list[str], rules: PageRules) -> list[str]:
     """The pages, figures and tables the question names that none of `documents` (names) has."""
-    references = page_references(question)
+    references = page_references(question, rules)
     profiles = index.profiles
     rows = [profiles.row_named[name] for name in documents if name in profiles.row_named]
     if not references or not rows:
         return []
     lacking = [
-        absent_references(index.pages(record.id), references, paged=record.source_type == SourceType.PDF)
+        absent_references(index.pages(record.id), references, rules, paged=record.source_type == SourceType.PDF)
         for record in (profiles.documents[row] for row in rows)
     ]
     return [name for name in lacking[0] if all(name in others for others in lacking[1:])]

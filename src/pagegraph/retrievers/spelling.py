@@ -4,7 +4,7 @@ from the passages and hides from the router the company the question names; the 
 question (the question shown and answered stays as written).
 
 A word is read as another only when all of these hold:
-- it has at least MIN_LETTERS letters and is not a stopword;
+- it has at least `retrieval.spelling_min_letters` letters (5) and is not a stopword;
 - it is written in one case, or capitalised: a name written in mixed case ("LLaVa", "iPhone") is spelled on purpose;
 - no chunk of the index holds it;
 - it is not a common English word (one the embedder's word-piece vocabulary holds whole), so "compare" stays
@@ -22,8 +22,7 @@ from pagegraph.indexing.bm25 import tokenize
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.minilm import whole_words
 
-MIN_LETTERS = 5
-_WORD = re.compile(rf"(?<!\w)[A-Za-z]{{{MIN_LETTERS},}}(?!\w)")
+_WORD = re.compile(r"(?<!\w)[A-Za-z]+(?!\w)")
 
 
 def one_edit_away(word: str) -> set[str]:
@@ -42,11 +41,12 @@ def _may_be_misspelt(word: str) -> bool:
     return one_case and bool(tokenize(lower)) and lower not in whole_words()
 
 
-def spelling_corrections(query: str, index: Index) -> dict[str, str]:
-    """Each word of `query` the index has never seen, with the nearest spelling it holds, in the word's case."""
+def spelling_corrections(query: str, index: Index, min_letters: int) -> dict[str, str]:
+    """Each word of `query` (of at least `min_letters` letters) the index has never seen, with the nearest spelling it
+    holds, in the word's case."""
     corrections: dict[str, str] = {}
     for word in dict.fromkeys(_WORD.findall(query)):
-        if not _may_be_misspelt(word):
+        if len(word) < min_letters or not _may_be_misspelt(word):
             continue
         lower = word.lower()
         candidates = one_edit_away(lower)

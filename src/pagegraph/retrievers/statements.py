@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from pagegraph.config import PageRules
 from pagegraph.state.documents import Page
 
 _METRIC = re.compile(
@@ -29,9 +30,6 @@ _STATEMENTS = (
     re.compile(rf"{_OF}cash\s+flows?", re.IGNORECASE),
 )
 _NUMBER = re.compile(r"\d[\d,.]*")
-HEAD_CHARS = 400
-MIN_NUMBERS = 40
-MIN_STATEMENTS = 2
 
 
 def asks_for_metric(question: str) -> bool:
@@ -39,19 +37,21 @@ def asks_for_metric(question: str) -> bool:
     return bool(_METRIC.search(question.replace("_", " ")))
 
 
-def statement_pages(pages: list[Page]) -> list[int]:
+def statement_pages(pages: list[Page], rules: PageRules) -> list[int]:
     """The first page of each primary statement (balance sheet, income statement, cash flow statement), in that
-    order; none unless at least MIN_STATEMENTS are found (a document that is not a financial report)."""
+    order; none unless at least `rules.statement_min_pages` are found (a document that is not a financial
+    report)."""
     found = []
     for statement in _STATEMENTS:
         first = next(
             (
                 page.number
                 for page in pages
-                if statement.search(page.text[:HEAD_CHARS]) and len(_NUMBER.findall(page.text)) >= MIN_NUMBERS
+                if statement.search(page.text[: rules.statement_title_chars])
+                and len(_NUMBER.findall(page.text)) >= rules.statement_min_numbers
             ),
             None,
         )
         if first is not None:
             found.append(first)
-    return found if len(found) >= MIN_STATEMENTS else []
+    return found if len(found) >= rules.statement_min_pages else []
