@@ -1,22 +1,25 @@
 """Documents in other languages: a Chinese and a Thai note beside the English samples, found by a question in their
-own language, on both backends; and a folder index whose BM25 an older tokenizer built is rebuilt by the next
-writer."""
+own language, on both backends; a folder index whose BM25 an older tokenizer built is rebuilt by the next writer; and
+an index of the multilingual embedder."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.bm25 import TOKENIZER, BM25Index
-from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.embedder import MULTILINGUAL_MODEL, Embedder
 from pagegraph.indexing.index import open_index
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.hybrid import HybridRetriever
-from tests.conftest import BACKENDS, SAMPLES, on_backend
+from tests.conftest import BACKENDS, PAGEGRAPH, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow
 NOTES = {
@@ -68,3 +71,49 @@ def test_a_bm25_an_older_tokenizer_built_is_rebuilt_by_the_next_writer(
         assert writer.catalog.location(writer.keyword_search(QUESTIONS["ferry-zh.md"], 1)[0][0])[0] == "ferry-zh.md"
     assert json.loads(state.read_text())["tokenizer"] == TOKENIZER
     assert BM25Index(settings.index, writer.params).built_generation() is not None
+
+
+def test_an_index_of_the_multilingual_embedder_keeps_it_and_refuses_another(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    """An English index names the Chinese note it cannot read and the embedder that can. `ingest --embedder
+    multilingual-e5` builds an index whose vectors alone find a note by a question in its language; later ingests
+    keep that embedder, and asking for another is refused with the rebuild command."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in {
+        **NOTES,
+        "ferry-en.md": "# Ferry\n\nThe ferry leaves the north harbour at six every morning.\n",
+    }.items():
+        (docs / name).write_text(text)
+    folder = tmp_path / "index"
+    env = {**os.environ, "PAGEGRAPH_CACHE_DIR": str(cache_dir), "PAGEGRAPH_INGEST_SUMMARIES": "extractive"}
+
+    def ingest(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(PAGEGRAPH), "ingest", *args, "--index", str(folder)], env=env, capture_output=True, text=True
+        )
+
+    english = subprocess.run(
+        [str(PAGEGRAPH), "ingest", str(docs / "ferry-zh.md"), "--index", str(tmp_path / "english")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert english.returncode == 0 and "ferry-zh.md" in english.stdout
+    assert "--embedder multilingual-e5" in " ".join(english.stdout.split()), "the English index says what to do"
+
+    built = ingest(str(docs / "ferry-zh.md"), str(docs / "ferry-en.md"), "--embedder", "multilingual-e5")
+    assert built.returncode == 0, built.stderr
+    assert ingest(str(docs / "ferry-th.md")).returncode == 0, "a later ingest keeps the index's embedder"
+    refused = ingest(str(docs), "--embedder", "minilm")
+    assert refused.returncode != 0
+    assert "embedding_model" in refused.stderr and "--recreate" in refused.stderr, refused.stderr
+
+    settings = Settings(index=folder, cache_dir=cache_dir)
+    with open_index(folder, settings, embedder=embedder) as index:  # the MiniLM one offered is not this index's
+        assert index.embedder.model == MULTILINGUAL_MODEL and index.params.embedding_model == MULTILINGUAL_MODEL
+        for name, question in QUESTIONS.items():
+            vector = index.embedder.embed_queries([question])[0]
+            best = index.dense_search(vector, 1, RetrievalFilter(), exact_below=0)[0][0]
+            assert index.catalog.location(best)[0] == name, f"{name} by its vector alone"

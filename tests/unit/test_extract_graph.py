@@ -65,7 +65,7 @@ def test_focused_excerpts_keep_the_best_sentences_with_their_neighbours(embedder
         1,
     )
     second = _passage("Error E04 means grid voltage out of range. The unit restarts by itself.", 2)
-    scored = score_sentences(WEIGHT, [first, second], embedder.embed, SentenceWeights())
+    scored = score_sentences(WEIGHT, [first, second], embedder, SentenceWeights())
     (focused,) = focus_passages([first, second], scored, best=1, context=1, span_chars=600)
     assert focused.id == "c1" and focused.label() == first.label()
     assert focused.text == (

@@ -73,7 +73,7 @@ def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder:
     (best,) = pick_highlights(
         "How much does the SB-40 weigh?",
         [passage],
-        embedder.embed,
+        embedder,
         lambda sentence, _: locate_in_chunks(sentence, [chunk], [page]),
         count=1,
         weights=SentenceWeights(),

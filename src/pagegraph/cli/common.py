@@ -202,5 +202,12 @@ def print_ingest_summary(summary: IngestSummary, location: str) -> None:
             f"  embedding: {summary.chunks_embedded} chunks at {summary.chunks_embedded / max(summary.embed_seconds, 1e-9):.1f} chunks/s; "
             f"end to end {summary.chunks_embedded / max(summary.seconds, 1e-9):.1f} chunks/s"
         )
+    if unread := summary.unread_by_embedder:
+        console.print(
+            f"[yellow]note: {len(unread)} document(s) are mostly in a script this index's English embedder does not "
+            f"read ({', '.join(unread[:3])}{', ...' if len(unread) > 3 else ''}): keyword search finds them; to find "
+            "them by meaning too, build the index with `--embedder multilingual-e5` (with `--recreate`)[/yellow]",
+            highlight=False,
+        )
     for outcome in summary.failed:
         err.print(f"[red]failed: {outcome.name}: {outcome.reason}[/red]", highlight=False)

@@ -28,6 +28,7 @@ from pagegraph.cli.common import (
 from pagegraph.cli.summarize import print_refine_report, summarize_with_progress, summary_model
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
+from pagegraph.indexing.embedder import MAX_TOKENS_OF, embedding_model
 from pagegraph.indexing.index import Index, delete_index, open_index, stored_manifest
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.pipeline import IngestSummary
@@ -59,6 +60,13 @@ def ingest(
     ] = None,
     heading_pattern: Annotated[
         Optional[str], typer.Option(help="Markdown heading regex with groups 'marks' (level) and 'title'")
+    ] = None,
+    embedder: Annotated[
+        Optional[str],
+        typer.Option(
+            help="a new index's embedder: minilm (English, fastest) or multilingual-e5 (about 100 languages, needs "
+            "Linux x86_64); an index keeps the one it was built with (default: minilm)"
+        ),
     ] = None,
     project: Annotated[Optional[str], typer.Option(help="project tag for access filtering")] = None,
     source_type: Annotated[Optional[str], typer.Option(help="your label for these documents, e.g. manual")] = None,
@@ -147,6 +155,7 @@ def ingest(
                 "chunk_size": chunk_size,
                 "chunk_overlap": chunk_overlap,
                 "heading_pattern": heading_pattern,
+                **_embedder_params(embedder),
             }.items()
             if value is not None
         }
@@ -185,7 +194,14 @@ def ingest(
         raise typer.Exit(1)
 
 
-_OPTION_OF = {"chunk_strategy": "--strategy"}
+_OPTION_OF = {"chunk_strategy": "--strategy", "embedding_model": "--embedder"}
+
+
+def _embedder_params(name: str | None) -> dict:
+    if name is None:
+        return {}
+    model = embedding_model(name)
+    return {"embedding_model": model, "embedding_max_tokens": MAX_TOKENS_OF[model]}
 
 
 def _index_params(base: IndexParams, overrides: dict) -> IndexParams:

@@ -40,6 +40,7 @@ UNSPACED_SCRIPTS = "".join(
     rf"\p{{scx={script}}}" for script in ("Han", "Hiragana", "Katakana", "Hangul", "Thai", "Lao", "Khmer", "Myanmar")
 )
 _UNSPACED = regex.compile(rf"((?:[{UNSPACED_SCRIPTS}]\p{{M}}*)+)")
+_UNSPACED_CHARACTER = regex.compile(rf"[{UNSPACED_SCRIPTS}]")
 _CHARACTER = regex.compile(r"\X")
 
 
@@ -62,6 +63,17 @@ def tokenize(text: str) -> list[str]:
             elif part and _kept(part):
                 words.append(part)
     return words
+
+
+def word_count(text: str) -> int:
+    """How many words `text` has, for rules of length: its spaced words, and each character of a script written
+    without spaces as one."""
+    return len(text.split()) + len(_UNSPACED_CHARACTER.findall(text))
+
+
+def unspaced(word: str) -> bool:
+    """Whether a BM25 word is a character pair (or lone character) of a script written without spaces."""
+    return bool(_UNSPACED_CHARACTER.match(word))
 
 
 def _kept(word: str) -> bool:

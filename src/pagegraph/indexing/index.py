@@ -71,6 +71,13 @@ def check_manifest(
         )
 
 
+def index_embedder(settings: Settings, params: IndexParams | None, given: Embedder | None) -> Embedder:
+    """The embedder of an index with `params` (None: a new index of the default ones): `given` when it is of that
+    model (a caller's, already loaded), else a new one."""
+    model = (params or IndexParams()).embedding_model
+    return given if given is not None and given.model == model else Embedder(settings, model)
+
+
 def _no_index(where: str, folder: Path) -> PagegraphError:
     return PagegraphError(f"no {where}: create one with `pagegraph ingest PATH... --index {folder}`")
 
@@ -120,7 +127,7 @@ class Index:
         if write:
             folder.mkdir(parents=True, exist_ok=True)
             self._acquire_lock()
-        self.embedder = embedder or Embedder(settings)
+        self.embedder = index_embedder(settings, manifest.params if manifest else params, embedder)
         if manifest is None:
             manifest = Manifest(embedding_backend=self.embedder.backend, params=params or IndexParams())
             write_manifest(folder, manifest)
@@ -494,7 +501,7 @@ class DatabaseIndex(Index):
             if manifest is None and not write:
                 raise _no_index(where, folder)
             check_manifest(where, folder, manifest, params, outdated_ok)
-            self.embedder = embedder or Embedder(settings)
+            self.embedder = index_embedder(settings, manifest.params if manifest else params, embedder)
             if manifest is None:
                 manifest = self.store.create(
                     Manifest(embedding_backend=self.embedder.backend, params=params or IndexParams())

@@ -57,6 +57,8 @@ class IngestSummary:
     embed_seconds: float = 0.0
     pages_parsed: int = 0
     chunks_embedded: int = 0
+    # documents mostly in a script the index's embedder does not read (found by keyword search only)
+    unread_by_embedder: list[str] = field(default_factory=list)
 
     def count(self, status: Status) -> int:
         return sum(1 for outcome in self.outcomes if outcome.status == status)
@@ -344,6 +346,8 @@ class Ingestor:
         self.progress.pages_parsed(prepared.record.n_pages)
         record, loaded = prepared.record, prepared.loaded
         embeddings = self._embed(prepared.chunks, document_label(record.name, record.title), summary)
+        if not self.index.embedder.reads("".join(page.text for page in loaded.pages)):
+            summary.unread_by_embedder.append(record.name)
         document_summary = self.summarizer.summarize(
             SummarySource.from_parts(record.name, record.title, record.source_type, loaded.pages, prepared.nodes)
         )

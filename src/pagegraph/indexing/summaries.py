@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pagegraph.indexing.bm25 import tokenize
+from pagegraph.indexing.bm25 import tokenize, unspaced, word_count
 from pagegraph.llm.calls import model_label
 from pagegraph.llm.structured import structured_call
 from pagegraph.prompts.summaries import SUMMARIZE_DOCUMENT, SUMMARIZE_SYSTEM
@@ -26,7 +26,8 @@ _DOCUMENT_TYPES = {
     SourceType.DOCX: "Word document",
     SourceType.TRANSCRIPT: "transcript",
 }
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# sentence ends: a stop and a space; the stops of Chinese and Japanese (no space after them), of Devanagari and Arabic
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|(?<=[।॥؟۔])\s+")
 _SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.|[IVX]+\.)\s+")
 _MARKUP_LINE = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+\.\s|\||```)")
 
@@ -55,7 +56,7 @@ class ExtractiveSummarizer:
 
     def summarize(self, source: SummarySource) -> StoredSummary:
         prose = " ".join(line for line in source.text.splitlines() if not _MARKUP_LINE.match(line))
-        sentences = [s.strip() for s in _SENTENCE.split(" ".join(prose.split())) if len(s.split()) >= 5]
+        sentences = [s.strip() for s in _SENTENCE.split(" ".join(prose.split())) if word_count(s) >= 5]
         summary = " ".join(sentences[:3])[:1000] or source.title
         headings = [(len(line) - len(line.lstrip()), line.strip()) for line in source.outline]
         headings = [(depth, _SECTION_NUMBER.sub("", title)) for depth, title in headings if title != source.title]
@@ -64,7 +65,7 @@ class ExtractiveSummarizer:
         level = next((d for d in depths if sum(depth == d for depth, _ in headings) >= 2), None)
         topics = [title for depth, title in headings if depth == level][:10]
         if len(topics) < 2:
-            words = Counter(w for w in tokenize(source.text) if len(w) > 3 and not w.isdigit())
+            words = Counter(w for w in tokenize(source.text) if (len(w) > 3 or unspaced(w)) and not w.isdigit())
             topics = [word for word, _ in words.most_common(8)]
         return StoredSummary(
             document_type=_DOCUMENT_TYPES[source.source_type],

@@ -43,7 +43,7 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
     picked = pick_highlights(
         state["question"],
         passages,
-        index.embedder.embed,
+        index.embedder,
         locate,
         count=context.reading.highlights,
         weights=context.reading.sentence_weights,

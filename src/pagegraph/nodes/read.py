@@ -92,7 +92,7 @@ def fell_short(reading: Reading, context: Context) -> bool:
 
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
-    scored = score_sentences(state["question"], passages, index.embedder.embed, context.reading.sentence_weights)
+    scored = score_sentences(state["question"], passages, index.embedder, context.reading.sentence_weights)
     reading = context.reading
     return focus_passages(
         passages,

@@ -12,15 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import regex
 
 from pagegraph.config import SentenceWeights
-from pagegraph.indexing.bm25 import UNSPACED_SCRIPTS, tokenize
+from pagegraph.indexing.bm25 import tokenize, word_count
 from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
+
+if TYPE_CHECKING:
+    from pagegraph.indexing.embedder import Embedder
 
 AnswerShape = Literal["number", "list", "name", "yes_no", "explanation"]
 
@@ -52,8 +55,6 @@ _STARTS = r"(?:[\"'(\[\d]|(?!\p{Ll})\p{L})"
 _SENTENCE_END = regex.compile(
     rf"(?<=[.!?])\s+(?={_STARTS})|(?<=[。！？])\s*(?=\S)|(?<=[।॥؟۔])\s+|\n+(?=\s*(?:{_STARTS}|[|•*#-]))"
 )
-# A character of a script written without spaces counts as a word towards MIN_WORDS.
-_UNSPACED_CHARACTER = regex.compile(rf"[{UNSPACED_SCRIPTS}]")
 # Words that shape a question but are not what it is about.
 _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 MIN_PREFIX = 4
@@ -93,7 +94,7 @@ def sentences(text: str) -> list[tuple[int, str]]:
         end = end_match.start() if end_match else len(text)
         piece = text[start:end]
         stripped = piece.strip(" \t|-*•#")
-        if len(stripped.split()) + len(_UNSPACED_CHARACTER.findall(stripped)) >= MIN_WORDS:
+        if word_count(stripped) >= MIN_WORDS:  # a character of a script without spaces counts as a word
             found.append((start + piece.index(stripped), stripped[:MAX_SENTENCE_CHARS]))
         start = end_match.end() if end_match else len(text)
     return found
@@ -157,15 +158,15 @@ def locate_in_chunks(sentence: str, chunks: Sequence[Chunk], pages: Sequence[Pag
 
 
 def score_sentences(
-    question: str, passages: Sequence[Evidence], embed: Callable[[list[str]], np.ndarray], weights: SentenceWeights
+    question: str, passages: Sequence[Evidence], embedder: Embedder, weights: SentenceWeights
 ) -> list[ScoredSentence]:
     """Every sentence of `passages` (best passage first), in reading order, scored by `weights` for how likely it
     holds the answer to `question`."""
     candidates = [(rank, offset, sentence) for rank, p in enumerate(passages) for offset, sentence in sentences(p.text)]
     if not candidates:
         return []
-    vectors = embed([question, *(sentence for _, _, sentence in candidates)])
-    dense = vectors[1:] @ vectors[0]
+    cosines = embedder.embed([sentence for _, _, sentence in candidates]) @ embedder.embed_queries([question])[0]
+    dense = embedder.comparable(cosines)
     terms = content_words(question)
     found = [{t for t in terms if matches(t, content_words(sentence))} for _, _, sentence in candidates]
     # A question word found in every passage (the product's name, say) tells less than one found in few.
@@ -187,7 +188,7 @@ def score_sentences(
 def pick_highlights(
     question: str,
     passages: Sequence[Evidence],
-    embed: Callable[[list[str]], np.ndarray],
+    embedder: Embedder,
     locate: Callable[[str, Evidence], Location | None],
     *,
     count: int,
@@ -197,7 +198,7 @@ def pick_highlights(
     (sentences it cannot place are passed over)."""
     picked: list[Highlight] = []
     seen: set[str] = set()
-    for candidate in sorted(score_sentences(question, passages, embed, weights), key=lambda c: -c.score):
+    for candidate in sorted(score_sentences(question, passages, embedder, weights), key=lambda c: -c.score):
         if len(picked) == count:
             break
         passage = passages[candidate.passage]

@@ -40,7 +40,7 @@ class Reranker(Protocol):
 
 @dataclass(frozen=True)
 class FusedSearch:
-    """A search's fused hits; the best cosine of its dense list; the filter the question is treated as having
+    """A search's fused hits; the best cosine of its dense list (on MiniLM's scale, `Embedder.comparable`); the filter the question is treated as having
     named (the routed document when routing settled on one alone); the router's first document when it routed."""
 
     hits: list[ScoredChunk]
@@ -123,7 +123,7 @@ class HybridRetriever(BaseRetriever):
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
-        vector = self.index.embedder.embed([query])[0]
+        vector = self.index.embedder.embed_queries([query])[0]
         hits, dense = self._candidates(query, vector, flt)
         first = None
         if (
@@ -141,9 +141,8 @@ class HybridRetriever(BaseRetriever):
                 flt = routed
         if self.reranker is not None:
             hits = self._rerank(query, hits[: 2 * self.knobs.max_chunks])
-        return FusedSearch(
-            hits[: limit or self.knobs.max_chunks], max((h.score for h in dense), default=0.0), flt, first
-        )
+        relevance = self.index.embedder.comparable(max((h.score for h in dense), default=0.0)) if dense else 0.0
+        return FusedSearch(hits[: limit or self.knobs.max_chunks], relevance, flt, first)
 
     def search(self, query: str, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
         """Fused hits expanded with their windows."""
@@ -203,7 +202,7 @@ class HybridRetriever(BaseRetriever):
     def rank_documents(self, query: str, flt: RetrievalFilter | None = None) -> list[RankedDocument]:
         """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""
         query, flt = self._as_searched(query), flt or self.filter
-        vector = self.index.embedder.embed([query])[0]
+        vector = self.index.embedder.embed_queries([query])[0]
         hits, _ = self._candidates(query, vector, flt)
         return rank_documents(self.index, query, vector, hits, flt, self.knobs.routing)
 

@@ -96,7 +96,7 @@ class TreeRetriever(BaseRetriever):
         return search
 
     def _walk(self, query: str, trees: dict[str, DocumentTree], search: TreeSearch) -> None:
-        vector = self.index.embedder.embed([query])[0]
+        vector = self.index.embedder.embed_queries([query])[0]
         similarity: dict[str, float] = {}
         owner: dict[str, DocumentTree] = {}
         for document_id, tree in trees.items():

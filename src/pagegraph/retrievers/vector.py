@@ -32,7 +32,7 @@ class DenseRetriever(BaseRetriever):
         """Chunks by cosine similarity, best first (`vector`: the query's, when already embedded)."""
         flt, k = flt or self.filter, k or self.k
         if vector is None:
-            vector = self.index.embedder.embed([query])[0]
+            vector = self.index.embedder.embed_queries([query])[0]
         hits = self.index.dense_search(vector, k, flt, self.exact_search_limit)
         return [ScoredChunk(chunk_id, similarity, "dense") for chunk_id, similarity in hits]
 
