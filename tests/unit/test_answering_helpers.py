@@ -165,7 +165,10 @@ def test_extractive_summary_of_a_chinese_document_has_sentences_and_topics() -> 
     text = "渡轮每天清晨六点从北港出发，船票在码头的售票处购买。渡轮在晚上八点返回北港。港口有两个码头。"
     source = SummarySource(name="ferry.md", title="港口渡轮", source_type=SourceType.MARKDOWN, outline=[], text=text)
     summary = ExtractiveSummarizer().summarize(source)
-    assert summary.summary.startswith("港口渡轮. 渡轮每天清晨六点从北港出发") and "渡轮在晚上八点返回北港。" in summary.summary
+    assert (
+        summary.summary.startswith("港口渡轮. 渡轮每天清晨六点从北港出发")
+        and "渡轮在晚上八点返回北港。" in summary.summary
+    )
     assert {"渡轮", "北港", "码头"} <= set(summary.key_topics), "its most frequent character pairs"
 
 

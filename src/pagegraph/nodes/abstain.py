@@ -8,23 +8,25 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, finished_turn, names_documents, usage_update
-from pagegraph.prompts.abstain import ABSTAIN_MESSAGE, INGEST_HINT, NAME_HINT, PASSAGES_FROM, SEARCHED
+from pagegraph.nodes.language import question_language
+from pagegraph.prompts.abstain import ABSTAIN_TEXTS
 from pagegraph.state.graph import RagState
 
 
 def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Abstain, naming the documents read. A search the user did not point at documents chose them itself, and may
+    """Abstain, naming the documents read, in the question's language. A search the user did not point at documents chose them itself, and may
     have missed the one that holds the answer: the user is told how to name it."""
     timer = StageTimer("abstain")
     reason = state.get("abstain_reason") or "no relevant passage was found"
     route = state.get("route")
     sources = list(dict.fromkeys(e.source for e in state.get("retrieved") or []))  # in (step, rank) order
+    texts = ABSTAIN_TEXTS.get(question_language(state["question"]), ABSTAIN_TEXTS["en"])
     if route:
-        searched = SEARCHED.format(documents=", ".join(route.names))
+        searched = texts.searched.format(documents=", ".join(route.names))
     else:
-        searched = PASSAGES_FROM.format(documents=", ".join(sources)) if sources else ""
-    hint = NAME_HINT if sources and not names_documents(state) else INGEST_HINT
-    message = ABSTAIN_MESSAGE.format(reason=reason, searched=searched, hint=hint)
+        searched = texts.passages_from.format(documents=", ".join(sources)) if sources else ""
+    hint = texts.name_hint if sources and not names_documents(state) else texts.ingest_hint
+    message = texts.message.format(reason=reason, searched=searched, hint=hint)
     return {
         "answer": message,
         "citations": [],

@@ -12,6 +12,7 @@ from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
 from pagegraph.nodes.confidence import draft_probability
+from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.prompts.answer import ANSWER_REQUEST, ANSWER_SYSTEM, FORMAT_INSTRUCTIONS, HISTORY, REFUSAL, TURN
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
@@ -39,7 +40,7 @@ def answer(state: RagState, runtime: Runtime[Context], services: Services) -> di
     request = ANSWER_REQUEST.format(
         history=HISTORY.format(turns=turns) if turns else "",
         question=state["question"],
-        instructions=FORMAT_INSTRUCTIONS[output_type],
+        instructions=FORMAT_INSTRUCTIONS[output_type] + answer_language_instruction(state["question"]),
         evidence="{evidence}",
     )
     budget = min(context.reading.max_evidence_tokens, evidence_budget(model, system + request, services.settings))

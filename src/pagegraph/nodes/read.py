@@ -15,6 +15,7 @@ from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.answer import render_evidence
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence, recent_turns
 from pagegraph.nodes.confidence import draft_probability
+from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
 from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
@@ -123,7 +124,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
     request = EXTRACT_REQUEST.format(
         history=HISTORY.format(turns=turns) if turns else "", question=state["question"], evidence="{evidence}"
-    )
+    ) + answer_language_instruction(state["question"])
     budget = min(limit, evidence_budget(model, system + request, services.settings))
     fit = fit_evidence(
         list(enumerate(passages, 1)), lambda item: render_evidence(*item), budget=budget, count=token_counter(model)

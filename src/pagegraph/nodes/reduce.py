@@ -11,6 +11,7 @@ from pagegraph.config import Context
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.nodes.confidence import draft_probability
+from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.prompts.answer import FORMAT_INSTRUCTIONS, REFUSAL
 from pagegraph.prompts.small_model import REDUCE_REQUEST, REDUCE_SYSTEM
 from pagegraph.services import Services
@@ -30,7 +31,9 @@ def reduce(state: RagState, runtime: Runtime[Context], services: Services) -> di
         SystemMessage(content=REDUCE_SYSTEM.format(refusal=REFUSAL)),
         HumanMessage(
             content=REDUCE_REQUEST.format(
-                facts=facts, question=state["question"], instructions=FORMAT_INSTRUCTIONS[output_type]
+                facts=facts,
+                question=state["question"],
+                instructions=FORMAT_INSTRUCTIONS[output_type] + answer_language_instruction(state["question"]),
             )
         ),
     ]
