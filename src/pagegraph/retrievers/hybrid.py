@@ -141,7 +141,7 @@ class HybridRetriever(BaseRetriever):
                 flt = routed
         if self.reranker is not None:
             hits = self._rerank(query, hits[: 2 * self.knobs.max_chunks])
-        relevance = self.index.embedder.comparable(max((h.score for h in dense), default=0.0)) if dense else 0.0
+        relevance = float(self.index.embedder.comparable(max(h.score for h in dense))) if dense else 0.0
         return FusedSearch(hits[: limit or self.knobs.max_chunks], relevance, flt, first)
 
     def search(self, query: str, flt: RetrievalFilter | None = None) -> list[ScoredChunk]:
