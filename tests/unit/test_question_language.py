@@ -1,5 +1,5 @@
 """Answers and refusals in the question's language: the answer request asks for it (and English requests are as
-before), and an abstention is written in it."""
+before), an abstention and the band's name are written in it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 
 from pagegraph.nodes.language import answer_language_instruction, question_language
 from pagegraph.prompts.abstain import ABSTAIN_TEXTS
+from pagegraph.prompts.languages import BAND_TEXTS
 
 
 @pytest.mark.parametrize(
@@ -43,6 +44,7 @@ def test_a_chinese_question_is_answered_and_refused_in_chinese(ask, graph: str, 
     request = model.requests[0][0][-1].content
     assert "write the answer in Chinese" in request and not output["abstained"]
     assert output["answer"].startswith("SB-40 重 98 公斤")
+    assert output["band_label"] == BAND_TEXTS["zh"][output["band"]]
 
     refused, _ = ask("火星上的天气怎么样？", graph=graph, gate={"abstain_threshold": 0.99})
     assert refused["abstained"] and refused["answer"].startswith("无法根据已索引的文档回答这个问题")
@@ -51,3 +53,9 @@ def test_a_chinese_question_is_answered_and_refused_in_chinese(ask, graph: str, 
 def test_an_english_question_is_refused_in_english(ask) -> None:
     refused, _ = ask("What is the weather like on Mars?", gate={"abstain_threshold": 0.99})
     assert refused["answer"].startswith("I could not answer this from the indexed documents")
+    assert refused["band_label"] == "not found in the documents"
+
+
+def test_every_language_names_every_band() -> None:
+    assert all(set(texts) == set(BAND_TEXTS["en"]) for texts in BAND_TEXTS.values())
+    assert set(BAND_TEXTS) == set(ABSTAIN_TEXTS), "the languages measured have both"

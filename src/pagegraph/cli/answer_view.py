@@ -9,7 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from pagegraph.nodes.labels import ANSWER_NODES, BAND_LABELS, STAGE_LABELS
+from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
+from pagegraph.prompts.languages import BAND_TEXTS
 from pagegraph.state.answering import Highlight, ValueCheck
 
 ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
@@ -41,7 +42,8 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
         return
     band = output.get("band") or "uncertain"
     style = "bold green" if band == "supported" else "bold yellow"
-    console.print(f"[{style}]{BAND_LABELS[band]}[/{style}] [dim](confidence {output['confidence']:.2f})[/dim]")
+    label = output.get("band_label") or BAND_TEXTS["en"][band]  # a thread answered before labels were written
+    console.print(f"[{style}]{escape(label)}[/{style}] [dim](confidence {output['confidence']:.2f})[/dim]")
     check: ValueCheck | None = output.get("value_check")
     if check is not None and check.status == "unsupported":
         console.print(

@@ -346,7 +346,7 @@ class Ingestor:
         self.progress.pages_parsed(prepared.record.n_pages)
         record, loaded = prepared.record, prepared.loaded
         embeddings = self._embed(prepared.chunks, document_label(record.name, record.title), summary)
-        if not self.index.embedder.reads("".join(page.text for page in loaded.pages)):
+        if not self.index.embedder.reads("".join(page.text for page in loaded.pages[:20])):  # its first pages tell
             summary.unread_by_embedder.append(record.name)
         document_summary = self.summarizer.summarize(
             SummarySource.from_parts(record.name, record.title, record.source_type, loaded.pages, prepared.nodes)

@@ -8,14 +8,14 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, finished_turn, names_documents, usage_update
-from pagegraph.nodes.language import question_language
+from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.abstain import ABSTAIN_TEXTS
 from pagegraph.state.graph import RagState
 
 
 def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Abstain, naming the documents read, in the question's language. A search the user did not point at documents chose them itself, and may
-    have missed the one that holds the answer: the user is told how to name it."""
+    """Abstain, naming the documents read, in the question's language. A search the user did not point at documents
+    chose them itself, and may have missed the one that holds the answer: the user is told how to name it."""
     timer = StageTimer("abstain")
     reason = state.get("abstain_reason") or "no relevant passage was found"
     route = state.get("route")
@@ -34,6 +34,7 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "abstain_reason": reason,
         "confidence": 0.0,
         "band": "not_found",
+        "band_label": band_label("not_found", state["question"]),
         "value_check": None,
         "low_confidence": True,
         "evidence": state.get("evidence") or [],

@@ -19,9 +19,3 @@ STAGE_LABELS = {
 }
 # The stages whose model tokens are the answer itself, streamed as they come.
 ANSWER_NODES = ("answer", "reduce", "read")
-# How an answer's band is named next to it (state.answering.Band).
-BAND_LABELS = {
-    "supported": "supported by the cited sentences",
-    "uncertain": "uncertain — check the evidence before relying on it",
-    "not_found": "not found in the documents",
-}

@@ -83,6 +83,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "abstain_reason": refusal,
         "confidence": 0.0,
         "band": "not_found",
+        "band_label": "",
         "value_check": None,
         "draft_probability": None,
         "low_confidence": False,

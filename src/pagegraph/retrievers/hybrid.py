@@ -40,8 +40,9 @@ class Reranker(Protocol):
 
 @dataclass(frozen=True)
 class FusedSearch:
-    """A search's fused hits; the best cosine of its dense list (on MiniLM's scale, `Embedder.comparable`); the filter the question is treated as having
-    named (the routed document when routing settled on one alone); the router's first document when it routed."""
+    """A search's fused hits; the best cosine of its dense list (on MiniLM's scale, `Embedder.comparable`); the
+    filter the question is treated as having named (the routed document when routing settled on one alone); the
+    router's first document when it routed."""
 
     hits: list[ScoredChunk]
     relevance: float

@@ -88,6 +88,7 @@ class HandBack(TypedDict):
     abstain_reason: str | None
     confidence: float
     band: Band
+    band_label: str
     value_check: ValueCheck | None
     low_confidence: bool
     evidence: list[Evidence]

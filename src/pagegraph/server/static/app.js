@@ -251,11 +251,6 @@ function showEvidence(view, highlights) {
   }
 }
 
-const BAND_TEXT = {
-  supported: "Supported by the cited sentences",
-  uncertain: "Uncertain — check the evidence above before relying on this answer",
-};
-
 // The page view of an evidence sentence: its page with the sentence marked, else its passage.
 function sentenceTarget(sentence) {
   if (sentence.page == null) return { chunk: sentence.chunk_ids };
@@ -276,7 +271,9 @@ function showAnswer(view, values) {
   view.answer.textContent = values.answer;
   view.band.hidden = !!values.abstained;
   view.band.className = `band ${values.band || "uncertain"}`;
-  view.band.textContent = values.abstained ? "" : BAND_TEXT[values.band] || BAND_TEXT.uncertain;
+  // the band's name in the question's language (`band_label`), capitalised as a line of its own
+  const label = values.band_label || values.band || "uncertain";
+  view.band.textContent = values.abstained ? "" : label.charAt(0).toUpperCase() + label.slice(1);
   const check = values.value_check;
   if (uncertain && check && check.status === "unsupported") {
     view.band.append(element("div", {}, `${check.missing.join(", ")}: in no sentence the answer cites.`));
