@@ -510,6 +510,18 @@ class ReadingKnobs(BaseModel):
     attribution_min_tokens: int = Field(
         default=3, ge=1, description="sentences with fewer content words than this are never attributed"
     )
+    answer_language: bool = Field(
+        default=True,
+        description="answer, refuse and name the band in the question's language (identified among 32 languages); "
+        "off: always in English",
+    )
+    language_min_confidence: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="a question whose likeliest language has a lower probability is taken as English (a short "
+        "English question can look like several languages)",
+    )
 
 
 class ConfidenceKnobs(BaseModel):

@@ -92,3 +92,17 @@ def test_a_question_naming_a_page_the_document_does_not_have_abstains_before_any
     for question, inputs, context in let_through:
         output, model = ask(question, refusal, refusal, graph="extract", inputs=inputs, **context)
         assert len(model.requests) == 2, question  # the gate let it through to both reads
+
+
+def test_a_question_in_another_script_names_only_its_years_and_latin_names() -> None:
+    assert key_terms("渡轮早上几点出发？") == [] and key_terms("Когда отправляется паром?") == []
+    assert key_terms("2015年黑豹队的防守拦截了多少次？") == ["2015"]
+    assert key_terms("这台 SB-40 的重量是多少？") == ["SB-40"]
+    chinese = ["2015年，黑豹队的防守共拦截24次。"]
+    assert unmentioned_terms("2015年黑豹队的防守拦截了多少次？", chinese, GATE) == [], "its year is in the passage"
+    assert (
+        unmentioned_terms(
+            "Сколько перехватов сделала защита в 2015 году?", ["В 2015 году защита сделала 24 перехвата."], GATE
+        )
+        == []
+    )

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from pagegraph.config import ReadingKnobs
 from pagegraph.nodes.language import answer_language_instruction, question_language
 from pagegraph.prompts.abstain import ABSTAIN_TEXTS
 from pagegraph.prompts.languages import BAND_TEXTS
+
+READING = ReadingKnobs()
 
 
 @pytest.mark.parametrize(
@@ -23,12 +26,13 @@ from pagegraph.prompts.languages import BAND_TEXTS
     ],
 )
 def test_a_questions_language_is_identified(question: str, language: str) -> None:
-    assert question_language(question) == language
+    assert question_language(question, READING) == language
 
 
 def test_the_answer_request_asks_for_the_questions_language_only_when_it_is_not_english() -> None:
-    assert answer_language_instruction("How much does the SB-40 weigh?") == ""
-    assert "write the answer in Chinese" in answer_language_instruction("SB-40 的重量是多少？")
+    assert answer_language_instruction("How much does the SB-40 weigh?", READING) == ""
+    assert "write the answer in Chinese" in answer_language_instruction("SB-40 的重量是多少？", READING)
+    assert answer_language_instruction("SB-40 的重量是多少？", ReadingKnobs(answer_language=False)) == ""
 
 
 def test_every_abstention_text_fills_in() -> None:

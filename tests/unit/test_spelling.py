@@ -81,3 +81,8 @@ def test_the_router_finds_a_misspelt_name_only_with_correction_on(reports: Index
     as_written = Context(retrieval={"routing": terms_only, "correct_spelling": False})
     ranked = HybridRetriever.for_context(reports, as_written).rank_documents("What did Glboex sell?")
     assert all("terms" not in d.ranks for d in ranked)
+
+
+def test_words_of_other_scripts_are_never_corrected(reports: Index) -> None:
+    for question in ("渡轮早上几点出发？", "Когда отправляется паром из гавани?", "เรือข้ามฟากออกกี่โมง"):
+        assert spelling_corrections(question, reports, MIN_LETTERS) == {} and searched(question, reports) == question

@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.nodes.common import StageTimer, finished_turn, names_documents, usage_update
+from pagegraph.nodes.common import StageTimer, context_of, finished_turn, names_documents, usage_update
 from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.abstain import ABSTAIN_TEXTS
 from pagegraph.state.graph import RagState
@@ -20,7 +20,8 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     reason = state.get("abstain_reason") or "no relevant passage was found"
     route = state.get("route")
     sources = list(dict.fromkeys(e.source for e in state.get("retrieved") or []))  # in (step, rank) order
-    texts = ABSTAIN_TEXTS.get(question_language(state["question"]), ABSTAIN_TEXTS["en"])
+    reading = context_of(runtime).reading
+    texts = ABSTAIN_TEXTS.get(question_language(state["question"], reading), ABSTAIN_TEXTS["en"])
     if route:
         searched = texts.searched.format(documents=", ".join(route.names))
     else:
@@ -34,7 +35,7 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "abstain_reason": reason,
         "confidence": 0.0,
         "band": "not_found",
-        "band_label": band_label("not_found", state["question"]),
+        "band_label": band_label("not_found", state["question"], reading),
         "value_check": None,
         "low_confidence": True,
         "evidence": state.get("evidence") or [],

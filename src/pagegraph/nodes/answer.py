@@ -40,7 +40,7 @@ def answer(state: RagState, runtime: Runtime[Context], services: Services) -> di
     request = ANSWER_REQUEST.format(
         history=HISTORY.format(turns=turns) if turns else "",
         question=state["question"],
-        instructions=FORMAT_INSTRUCTIONS[output_type] + answer_language_instruction(state["question"]),
+        instructions=FORMAT_INSTRUCTIONS[output_type] + answer_language_instruction(state["question"], context.reading),
         evidence="{evidence}",
     )
     budget = min(context.reading.max_evidence_tokens, evidence_budget(model, system + request, services.settings))

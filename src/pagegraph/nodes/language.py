@@ -6,12 +6,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from pagegraph.config import ReadingKnobs
 from pagegraph.prompts.languages import ANSWER_LANGUAGE, BAND_TEXTS, LANGUAGE_NAMES
 from pagegraph.state.answering import Band
-
-# Below this probability the question is taken as English: a short English question ("EBITDA in FY2019?") can look
-# like several languages at once.
-MIN_CONFIDENCE = 0.5
 
 
 @cache
@@ -23,18 +20,20 @@ def _identifier() -> Any:
     return identifier
 
 
-def question_language(question: str) -> str:
-    """The question's language code; "en" when no language is likely enough."""
+def question_language(question: str, reading: ReadingKnobs) -> str:
+    """The question's language code; "en" when no language is likely enough, or with `reading.answer_language` off."""
+    if not reading.answer_language:
+        return "en"
     language, probability = _identifier().classify(question)
-    return language if probability >= MIN_CONFIDENCE else "en"
+    return language if probability >= reading.language_min_confidence else "en"
 
 
-def band_label(band: Band, question: str) -> str:
+def band_label(band: Band, question: str, reading: ReadingKnobs) -> str:
     """How the band is named beside the answer, in the question's language where it is one of `BAND_TEXTS`'."""
-    return BAND_TEXTS.get(question_language(question), BAND_TEXTS["en"])[band]
+    return BAND_TEXTS.get(question_language(question, reading), BAND_TEXTS["en"])[band]
 
 
-def answer_language_instruction(question: str) -> str:
+def answer_language_instruction(question: str, reading: ReadingKnobs) -> str:
     """What an answer request adds for a question not in English ("" for English)."""
-    language = question_language(question)
+    language = question_language(question, reading)
     return "" if language == "en" else "\n\n" + ANSWER_LANGUAGE.format(language=LANGUAGE_NAMES[language])

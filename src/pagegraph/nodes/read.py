@@ -124,7 +124,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     system = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[shape], refusal=REFUSAL)
     request = EXTRACT_REQUEST.format(
         history=HISTORY.format(turns=turns) if turns else "", question=state["question"], evidence="{evidence}"
-    ) + answer_language_instruction(state["question"])
+    ) + answer_language_instruction(state["question"], context.reading)
     budget = min(limit, evidence_budget(model, system + request, services.settings))
     fit = fit_evidence(
         list(enumerate(passages, 1)), lambda item: render_evidence(*item), budget=budget, count=token_counter(model)

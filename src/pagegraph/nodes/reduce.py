@@ -33,7 +33,8 @@ def reduce(state: RagState, runtime: Runtime[Context], services: Services) -> di
             content=REDUCE_REQUEST.format(
                 facts=facts,
                 question=state["question"],
-                instructions=FORMAT_INSTRUCTIONS[output_type] + answer_language_instruction(state["question"]),
+                instructions=FORMAT_INSTRUCTIONS[output_type]
+                + answer_language_instruction(state["question"], context.reading),
             )
         ),
     ]

@@ -228,7 +228,7 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
         "abstain_reason": None,
         "confidence": confidence.value,
         "band": confidence.band,
-        "band_label": band_label(confidence.band, state["question"]),
+        "band_label": band_label(confidence.band, state["question"], context.reading),
         "value_check": checked,
         "low_confidence": confidence.band != "supported",
         **usage_update([*(state.get("trace") or []), trace]),

@@ -28,7 +28,8 @@ from pagegraph.indexing.index import Index
 from pagegraph.retrievers.highlights import MIN_PREFIX, matches
 from pagegraph.state.answering import Evidence
 
-_TERM = re.compile(r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|\b(?:19|20)\d\d\b")
+# a year stands apart from Latin letters and digits, not from other scripts' letters ("2015年", "в2015")
+_TERM = re.compile(r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|(?<![0-9A-Za-z_])(?:19|20)\d\d(?![0-9A-Za-z_])")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _STARTS_SENTENCE = re.compile(r"(?:^|[.?!:;(])[\s\"“'‘(]*$")
 _PART = re.compile(r"[a-z]+|\d+")
