@@ -29,7 +29,7 @@ def question_language(question: str, reading: ReadingKnobs) -> str:
 
 
 def band_label(band: Band, question: str, reading: ReadingKnobs) -> str:
-    """How the band is named beside the answer, in the question's language where it is one of `BAND_TEXTS`'."""
+    """How the band is named beside the answer, in the question's language where `BAND_TEXTS` has it."""
     return BAND_TEXTS.get(question_language(question, reading), BAND_TEXTS["en"])[band]
 
 
