@@ -20,8 +20,8 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     reason = state.get("abstain_reason") or "no relevant passage was found"
     route = state.get("route")
     sources = list(dict.fromkeys(e.source for e in state.get("retrieved") or []))  # in (step, rank) order
-    reading = context_of(runtime).reading
-    texts = ABSTAIN_TEXTS.get(question_language(state["question"], reading), ABSTAIN_TEXTS["en"])
+    language = question_language(state["question"], context_of(runtime).reading)
+    texts = ABSTAIN_TEXTS.get(language, ABSTAIN_TEXTS["en"])
     if route:
         searched = texts.searched.format(documents=", ".join(route.names))
     else:
@@ -35,7 +35,7 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         "abstain_reason": reason,
         "confidence": 0.0,
         "band": "not_found",
-        "band_label": band_label("not_found", state["question"], reading),
+        "band_label": band_label("not_found", language),
         "value_check": None,
         "low_confidence": True,
         "evidence": state.get("evidence") or [],

@@ -28,9 +28,9 @@ def question_language(question: str, reading: ReadingKnobs) -> str:
     return language if probability >= reading.language_min_confidence else "en"
 
 
-def band_label(band: Band, question: str, reading: ReadingKnobs) -> str:
-    """How the band is named beside the answer, in the question's language where `BAND_TEXTS` has it."""
-    return BAND_TEXTS.get(question_language(question, reading), BAND_TEXTS["en"])[band]
+def band_label(band: Band, language: str) -> str:
+    """How the band is named beside the answer, in `language` (a `question_language`) where `BAND_TEXTS` has it."""
+    return BAND_TEXTS.get(language, BAND_TEXTS["en"])[band]
 
 
 def answer_language_instruction(question: str, reading: ReadingKnobs) -> str:

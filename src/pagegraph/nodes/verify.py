@@ -14,7 +14,7 @@ from pagegraph.indexing.bm25 import tokenize
 from pagegraph.nodes.common import StageTimer, context_of, finished_turn, readable_evidence, usage_update
 from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
 from pagegraph.nodes.highlight import sentence_locator
-from pagegraph.nodes.language import band_label
+from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.retrievers.values import Holding, check_values
 from pagegraph.services import Services
@@ -228,7 +228,7 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
         "abstain_reason": None,
         "confidence": confidence.value,
         "band": confidence.band,
-        "band_label": band_label(confidence.band, state["question"], context.reading),
+        "band_label": band_label(confidence.band, question_language(state["question"], context.reading)),
         "value_check": checked,
         "low_confidence": confidence.band != "supported",
         **usage_update([*(state.get("trace") or []), trace]),
