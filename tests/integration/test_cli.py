@@ -109,6 +109,25 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     printed = json.loads(out)
     assert code == 0 and {h["label"].split(",")[0] for h in printed["highlights"]} == {"[commissioning-guide.md"}
 
+    # search: ranked passages with their labels and highlighted sentences, no model; the filters ask has
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("pagegraph.llm.factory.get_chat_model", lambda *args, **kwargs: pytest.fail("a model call"))
+        code, out = run("search", "How much energy does the battery store?")
+        assert code == 0 and re.search(r"^1\. \[sb40-user-manual\.pdf, .*p\. \d", out, re.MULTILINE), out
+        assert "» The SB-40 stores up to 10.2 kWh of energy." in out
+        code, out = run("search", "What does error code E04 mean?", "--json", "--document", "support-call")
+        found = json.loads(out)
+        assert code == 0 and {p["source"] for p in found["passages"]} == {"support-call-2024-03-14.vtt"}
+        assert found["highlights"] and all(
+            h["passage_id"] in {p["id"] for p in found["passages"]} for h in found["highlights"]
+        )
+        code, out = run("search", "What does error code E04 mean?", "--json", "--until", "2026-11-01")
+        assert code == 0 and {p["source"] for p in json.loads(out)["passages"]} == {"sb40-user-manual.pdf"}
+        code, out = run("search", "What does error code E04 mean?", "--until", "2026-10-31")
+        assert code == 0 and "Nothing found" in out
+        code, out = run("search", "   ")
+        assert code == 2 and "the search is empty" in out, out
+
     # the follow-up is rewritten (one model call) and then abstains at the gate like the first question
     rewrite = ScriptedChatModel.replying('"What is the recipe for rye bread?"')
     with pytest.MonkeyPatch.context() as patch:
@@ -148,6 +167,11 @@ def test_ask_pageindex_and_the_tree_with_section_summaries(cli_env: Path, monkey
     assert code == 0, out
     assert "find_files 1 files: sb40-user-manual.pdf" in flat and "select[0] sb40-user-manual.pdf: 5 Technical" in flat
     assert "The SB-40 weighs 98 kg [sb40-user-manual.pdf, 5 Technical specifications, p. 6]" in flat
+
+
+def test_search_without_an_index_says_how_to_make_one(cli_env: Path) -> None:
+    code, out = run("search", "battery")
+    assert code == 2 and f"no index at {cli_env}" in " ".join(out.split()) and "pagegraph ingest" in out
 
 
 def test_chat_indexes_its_documents(cli_env: Path, tmp_path: Path) -> None:

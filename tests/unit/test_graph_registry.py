@@ -18,7 +18,7 @@ from tests.fakes import ScriptedChatModel
 
 def test_langgraph_json_serves_exactly_the_registered_graphs() -> None:
     served = json.loads((REPO / "langgraph.json").read_text())["graphs"]
-    assert set(served) == {*GRAPH_NAMES, "ingest"}
+    assert set(served) == {*GRAPH_NAMES, "ingest", "search"}
     for spec in GRAPHS.values():
         assert served[spec.name] == f"{spec.module}:graph"
 

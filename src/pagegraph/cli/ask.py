@@ -132,7 +132,7 @@ def ask(
     try:
         _check_graph(graph)
         context, kind = _question_context(index, model, output_type, settings)
-        inputs: dict[str, Any] = {"question": question, **_date_range(since, until)}
+        inputs: dict[str, Any] = {"question": question, **date_range(since, until)}
         if document:
             inputs["documents"] = document
         if kind:
@@ -141,7 +141,7 @@ def ask(
         try:
             compiled = build_graph(graph, services=services)
             if as_json:
-                console.print_json(_output_json(_run_question(compiled, inputs, context, debug)))
+                console.print_json(output_json(_run_question(compiled, inputs, context, debug)))
             else:
                 _answer_question(compiled, inputs, context, debug)
         finally:
@@ -150,7 +150,7 @@ def ask(
         raise fail(str(exc)) from None
 
 
-def _date_range(since: datetime | None, until: datetime | None) -> dict[str, RetrievalFilter]:
+def date_range(since: datetime | None, until: datetime | None) -> dict[str, RetrievalFilter]:
     """The run's `filters` input for --since/--until (none without them)."""
     if since is None and until is None:
         return {}
@@ -175,7 +175,7 @@ def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool,
     print_ingest_summary(summary, location)
 
 
-def _output_json(output: dict[str, Any]) -> str:
+def output_json(output: dict[str, Any]) -> str:
     from pydantic import BaseModel
 
     def plain(value: Any) -> Any:
@@ -215,7 +215,7 @@ def chat(
         if reuse and force:
             raise PagegraphError("--reuse and --force exclude each other")
         context, _ = _question_context(index, model, None, settings)
-        dates = _date_range(since, until)
+        dates = date_range(since, until)
         if documents is not None:
             _prepare_chat_index(documents, Path(context.index or settings.index), reuse, force, settings)
         services = Services(settings)

@@ -101,13 +101,19 @@ def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> d
 
 
 def search_question(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
-    """The basic graph's retrieval: the question itself over the routed (or requested, or all) documents."""
+    """The basic graph's retrieval: the question itself over the routed (or requested, or all) documents. Requested
+    names are matched as a router matches them (a part of a file name will do); none matching finds nothing."""
     route = state.get("route")
+    documents = route.names if route else list(state.get("documents") or [])
+    if documents and not route:
+        index = services.index(context_of(runtime))
+        known = [doc.name for doc in visible_documents(index, readable_filter(state.get("filters")))]
+        documents = match_document_names(documents, known) or documents
     task = StepTask(
         question=state["question"],
         step=0,
         query=state["question"],
-        documents=route.names if route else list(state.get("documents") or []),
+        documents=documents,
         kind=question_kind(state["question"]),
     )
     if state.get("filters"):

@@ -10,7 +10,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.access.runs import readable_filter
-from pagegraph.config import Context
+from pagegraph.config import Context, Settings
+from pagegraph.errors import PagegraphError
 from pagegraph.llm.budget import context_window
 from pagegraph.llm.calls import estimate_tokens
 from pagegraph.nodes.common import context_of, pending_question
@@ -20,16 +21,23 @@ from pagegraph.state.graph import RagState
 QUESTION_PREFIX_CHARS = 200
 
 
-def question_refusal(question: str, services: Services, context: Context) -> str | None:
-    """Why a question is not answered at all (empty, or too long for the limits or the model's window)."""
+def length_refusal(question: str, settings: Settings) -> str | None:
+    """Why a question (or a search's query) is not run at all: empty, or over PAGEGRAPH_MAX_QUESTION_CHARS."""
     if not question:
         return "the question is empty"
-    settings = services.settings
     if len(question) > settings.max_question_chars:
         return (
             f"the question has {len(question):,} characters; the limit is {settings.max_question_chars:,} "
             "(PAGEGRAPH_MAX_QUESTION_CHARS). Ask it in fewer words"
         )
+    return None
+
+
+def question_refusal(question: str, services: Services, context: Context) -> str | None:
+    """Why a question is not answered at all (empty, or too long for the limits or the model's window)."""
+    settings = services.settings
+    if refusal := length_refusal(question, settings):
+        return refusal
     window = context_window(services.chat_model(context), settings)
     limit = settings.question_token_limit(window)
     if (tokens := estimate_tokens(question)) > limit:
@@ -87,4 +95,21 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "value_check": None,
         "draft_probability": None,
         "low_confidence": False,
+    }
+
+
+def start_search(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    """First stage of a search: refuse an empty or overlong query (the run fails, naming why), narrow the filters
+    to what a server user may read, and clear what a previous search on the same thread left."""
+    question = state.get("question", "").strip()
+    if refusal := length_refusal(question, services.settings):
+        raise PagegraphError(refusal.replace("question", "search", 1))
+    return {
+        "question": question,
+        "filters": readable_filter(state.get("filters")),
+        "route": None,
+        "retrieved": None,
+        "relevance": None,
+        "highlights": [],
+        "trace": None,
     }

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from pagegraph.state.documents import names_a_section
 from pagegraph.state.usage import Attempt, ModelCall
 
 OutputType = Literal["answer", "blueprint", "pdr", "workflow", "build_plan"]
@@ -78,9 +78,10 @@ class Evidence(BaseModel):
     rank: int = Field(default=0, description="rank within its step, 0 = best")
 
     def label(self) -> str:
-        """The citation label: `[file, section, p. X–Y]`, or `[file, t=MM:SS]` for transcripts."""
+        """The citation label: `[file, section, p. X–Y]`, or `[file, t=MM:SS]` for transcripts; the section only
+        where its title names one (`names_a_section`)."""
         parts = [self.source]
-        if self.section and self.section != PurePath(self.source).stem:
+        if names_a_section(self.section, self.source):
             parts.append(self.section)
         if self.start_time is not None:
             parts.append(f"t={_clock(self.start_time)}")

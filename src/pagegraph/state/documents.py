@@ -7,6 +7,7 @@ Page numbers are 1-indexed physical pages (the first page of a PDF is 1); printe
 from __future__ import annotations
 
 import datetime as dt
+import re
 from bisect import bisect_right
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
@@ -36,6 +37,28 @@ class Page(BaseModel):
     error: str | None = Field(default=None, description="why extraction failed on this page; the page is kept empty")
     ocr_confidence: float | None = Field(
         default=None, description="mean word confidence (0-1) when the text was read by OCR; None: the text layer"
+    )
+
+
+# the titles a tree built from pages gives its nodes (indexing.tree): "Page 3", "Page 3 (iii)", "Pages 1–20"
+_PAGE_TITLE = re.compile(r"^Pages? \d+(?:–\d+)?(?: \([^)]*\))?$")
+_FILE_NAME = re.compile(r"\.(?:pdf|docx?|txt|md|markdown|rtf|odt|html?|xlsx?|pptx?|vtt|srt|json)$", re.IGNORECASE)
+_TOKEN_WITH_DIGITS = re.compile(r"^(?=\S*\d)\S{8,}$")
+_MIN_TITLE_LETTERS = 3
+
+
+def names_a_section(title: str, source: str) -> bool:
+    """Whether a title says something a reader recognises, so that a citation may show it: not the file's name or
+    stem, not a page node's title ("Page 3"), not an identifier (an SEC accession number, a report code, a hash: one
+    token holding digits, or fewer than three letters) and not a file name ("Microsoft Word - q3.docx")."""
+    title = " ".join(title.split())
+    stem = source.rsplit(".", 1)[0] if "." in source else source
+    return not (
+        title.casefold() in {source.casefold(), stem.casefold()}
+        or _PAGE_TITLE.match(title)
+        or _FILE_NAME.search(title)
+        or _TOKEN_WITH_DIGITS.match(title)
+        or sum(ch.isalpha() for ch in title) < _MIN_TITLE_LETTERS
     )
 
 

@@ -119,6 +119,23 @@ class RagState(InputState, OutputState, total=False):
     readings: Annotated[list[Reading], extend_or_reset]
 
 
+class SearchInput(TypedDict, total=False):
+    """What the `search` graph takes: a query, narrowed as a question is (document names, dates, tags)."""
+
+    question: str
+    documents: list[str]
+    filters: RetrievalFilter
+
+
+class SearchOutput(TypedDict):
+    """What a search gives back, with no model call: the passages found (`retrieved`, best first) and the sentences
+    in them most likely to answer the query (`highlights`), each with its citation label and place on its page."""
+
+    retrieved: list[Evidence]
+    highlights: list[Highlight]
+    trace: Annotated[list[TraceRecord], extend_or_reset]
+
+
 class ChunkTask(TypedDict):
     """What one parallel map task of the small_model graph receives (through `Send`)."""
 

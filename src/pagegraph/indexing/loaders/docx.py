@@ -19,7 +19,7 @@ from lxml import etree
 from pagegraph.errors import DocumentError
 from pagegraph.indexing.loaders.options import ReadOptions
 from pagegraph.indexing.loaders.tables import markdown
-from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType
+from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, names_a_section
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _RENDERED_BREAK = ".//w:lastRenderedPageBreak"
@@ -89,12 +89,15 @@ def load_docx(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
         OutlineEntry(title=title, level=level, offset=_offset(page_texts, pages, page_index, block_index))
         for page_index, block_index, title, level in outline
     ]
-    core_title = (document.core_properties.title or "").strip()
+    core_title = " ".join((document.core_properties.title or "").split())
     return LoadedDocument(
         path=str(path),
         name=path.name,
         source_type=SourceType.DOCX,
-        title=core_title or next((e.title for e in entries if e.level == 1), path.stem),
+        title=next(
+            (t for t in [core_title, *(e.title for e in entries if e.level == 1)] if names_a_section(t, path.name)),
+            path.stem,
+        ),
         pages=[Page(number=i + 1, text=text) for i, text in enumerate(page_texts)],
         outline=entries,
         outline_source="headings" if entries else "none",

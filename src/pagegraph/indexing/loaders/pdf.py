@@ -18,7 +18,15 @@ from pagegraph.indexing.loaders.options import ReadOptions
 from pagegraph.indexing.loaders.pdfium_text import pdfium_text
 from pagegraph.indexing.loaders.tables import looks_tabular, pages_with_tables
 from pagegraph.indexing.ocr import OcrError, OcrOptions, ocr_pages
-from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, page_starts
+from pagegraph.state.documents import (
+    PAGE_SEPARATOR,
+    LoadedDocument,
+    OutlineEntry,
+    Page,
+    SourceType,
+    names_a_section,
+    page_starts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -207,8 +215,10 @@ def _title(reader: PdfReader, path: Path) -> str:
         title = (reader.metadata or {}).get("/Title")
     except Exception:
         title = None
-    title = str(title).strip() if title else ""
-    return title if 3 <= len(title) <= 200 else path.stem
+    title = " ".join(str(title).split()) if title else ""
+    # metadata titles are often an identifier or the source file's name (an SEC filing's accession number,
+    # "Microsoft Word - q3.docx"): the file's own name is the better root then
+    return title if len(title) <= 200 and names_a_section(title, path.name) else path.stem
 
 
 def _outline(reader: PdfReader, pages: list[Page], path: Path) -> list[OutlineEntry]:

@@ -1,0 +1,84 @@
+"""`pagegraph search`: the passages and sentences a query finds, ranked, with no model call."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.markup import escape
+
+from pagegraph.cli.ask import date_range, output_json
+from pagegraph.cli.common import (
+    DatabaseOption,
+    IndexOption,
+    SinceOption,
+    UntilOption,
+    app,
+    console,
+    fail,
+    index_folder,
+)
+from pagegraph.config import Context, get_settings
+from pagegraph.errors import PagegraphError
+from pagegraph.services import Services
+from pagegraph.state.answering import Evidence, Highlight
+
+SNIPPET_CHARS = 240
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for: a question or a few words")],
+    index: IndexOption = None,
+    database_url: DatabaseOption = None,
+    document: Annotated[
+        Optional[list[str]],
+        typer.Option("--document", help="only search this document (file name or part of it); repeatable"),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the passages and highlighted sentences as JSON")
+    ] = False,
+    since: SinceOption = None,
+    until: UntilOption = None,
+) -> None:
+    """Show the passages a query finds, best first, with document, section, page and the sentences most likely to
+    answer it. No model is called: use it to check what your documents hold before asking."""
+    from pagegraph.graphs.search import build_search_graph
+
+    settings = get_settings()
+    try:
+        context = Context(index=str(index_folder(index, settings)))
+        inputs: dict[str, Any] = {"question": query, **date_range(since, until)}
+        if document:
+            inputs["documents"] = document
+        services = Services(settings)
+        try:
+            if not services.has_index(context):
+                raise PagegraphError(f"no index at {context.index}: run `pagegraph ingest FOLDER` first")
+            found = build_search_graph(services).invoke(inputs, context=context)
+        finally:
+            services.close()
+    except PagegraphError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        console.print_json(output_json({"passages": found["retrieved"], "highlights": found["highlights"]}))
+    else:
+        print_passages(found["retrieved"], found["highlights"])
+
+
+def print_passages(passages: list[Evidence], highlights: list[Highlight]) -> None:
+    if not passages:
+        console.print("Nothing found: no passage of the searched documents matches.")
+        return
+    for number, passage in enumerate(passages, start=1):
+        console.print(
+            f"[bold]{number}.[/bold] [cyan]{escape(passage.label())}[/cyan] [dim]score {passage.score:.3f}[/dim]",
+            highlight=False,
+        )
+        sentences = [h for h in highlights if h.passage_id == passage.id]
+        for sentence in sentences:
+            console.print(f"   [yellow]»[/yellow] {escape(' '.join(sentence.sentence.split()))}", highlight=False)
+        if not sentences:
+            text = " ".join(passage.text.split())
+            snippet = text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
+            console.print(f"   [dim]{escape(snippet)}[/dim]", highlight=False)

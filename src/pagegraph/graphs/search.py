@@ -1,0 +1,34 @@
+"""`search`: what a question finds, with no model call: the hybrid search of `basic` over the requested (or all
+readable) documents, then the sentences of the best passages most likely to answer it. `pagegraph search` runs it,
+and the server serves it beside the question-answering graphs (the same access rules narrow it)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from pagegraph.config import Context
+from pagegraph.nodes.highlight import highlight
+from pagegraph.nodes.retrieve import search_question
+from pagegraph.nodes.start import start_search
+from pagegraph.services import Services, default_services
+from pagegraph.state.graph import RagState, SearchInput, SearchOutput
+
+
+def build_search_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    services = services or default_services()
+    builder = StateGraph(RagState, context_schema=Context, input_schema=SearchInput, output_schema=SearchOutput)
+    builder.add_node("start", partial(start_search, services=services))
+    builder.add_node("search", partial(search_question, services=services))
+    builder.add_node("highlight", partial(highlight, services=services, search=False))
+    builder.add_edge(START, "start")
+    builder.add_edge("start", "search")
+    builder.add_edge("search", "highlight")
+    builder.add_edge("highlight", END)
+    return builder.compile(checkpointer=checkpointer, name="search")
+
+
+graph = build_search_graph()
