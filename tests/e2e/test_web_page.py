@@ -186,6 +186,24 @@ def test_a_cited_passage_is_marked_on_its_page(site: dict) -> None:
     assert get(site, "pub", "/ui/view", chunk=hit["id"], page=2).status_code == 404
 
 
+def test_the_search_graph_finds_only_what_the_user_may_read(site: dict) -> None:
+    async def search(user: str, query: str, **narrowed: object) -> dict:
+        client = get_client(url=site["server"].url, api_key=site["keys"][user])
+        return await client.runs.wait(None, "search", input={"question": query, **narrowed})
+
+    found = asyncio.run(search("rita", "How much does the Falcon plan cost?"))
+    assert found["retrieved"][0]["source"] == "pricing.pdf" and set(found) == {"retrieved", "highlights", "trace"}
+    assert found["highlights"][0]["source"] == "pricing.pdf" and "Falcon plan" in found["highlights"][0]["sentence"]
+    for user in ("rita", "pub"):  # the confidential note is above both ceilings, the ops note outside corp
+        sources = {p["source"] for p in asyncio.run(search(user, "When does the merger close?"))["retrieved"]}
+        assert sources and not sources & {"merger.md", "ops.md"}, (user, sources)
+    widened = asyncio.run(search("pub", "Falcon plan", filters={"max_confidentiality": "confidential"}))
+    assert {p["source"] for p in widened["retrieved"]} <= {"handbook.md"}, "a filter narrows, never widens"
+    assert {p["source"] for p in asyncio.run(search("root", "When does the merger close?"))["retrieved"]} >= {
+        "merger.md"
+    }
+
+
 def test_a_text_source_shows_its_page_text_with_the_passage_marked(site: dict) -> None:
     reply = asyncio.run(
         get_client(url=site["server"].url, api_key=site["keys"]["pub"]).runs.wait(
