@@ -33,24 +33,21 @@ def section_in(label: str, source: str) -> str | None:
     return ", ".join(parts[1:-1]) or None
 
 
-def node_labels(path: Path) -> list[tuple[str, str]]:
-    """(label, section title) for every node of the document's tree, as a passage of that node is cited."""
+def node_labels(path: Path) -> list[str]:
+    """The citation label of every node of the document's tree, as a passage of that node is cited."""
     loaded = load_document(path)
     nodes = build_tree(loaded, "d", section_outline(loaded)[0])
     return [
-        (
-            Evidence(
-                id=node.id,
-                chunk_ids=[],
-                source=loaded.name,
-                section=node.title,
-                start_page=node.start_page,
-                end_page=node.end_page,
-                text="",
-                score=0.0,
-            ).label(),
-            node.title,
-        )
+        Evidence(
+            id=node.id,
+            chunk_ids=[],
+            source=loaded.name,
+            section=node.title,
+            start_page=node.start_page,
+            end_page=node.end_page,
+            text="",
+            score=0.0,
+        ).label()
         for node in nodes
     ]
 
@@ -59,7 +56,7 @@ def test_citation_labels_over_the_evaluation_documents_name_no_identifier(shared
     documents = sorted(shared_docs.glob("*.pdf")) + (sorted(FILINGS.glob("*.pdf")) if FILINGS.is_dir() else [])
     labels, unrecognisable, shown = 0, [], 0
     for path in documents:
-        for label, title in node_labels(path):
+        for label in node_labels(path):
             labels += 1
             section = section_in(label, path.name)
             if section is None:

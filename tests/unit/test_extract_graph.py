@@ -157,9 +157,7 @@ def test_a_failing_read_falls_back_to_basic(ask) -> None:
     assert not output["abstained"] and "98 kg" in output["answer"]
 
 
-def test_the_terminal_shows_a_second_read_as_a_new_answer(sample_index, cache_dir, embedder) -> None:
-    from rich.console import Console
-
+def test_the_terminal_leaves_only_the_final_read_on_screen(sample_index, cache_dir, embedder) -> None:
     from pagegraph import build_graph
     from pagegraph.cli.answer_view import StreamedAnswer
     from pagegraph.cli.ask import _run_question
@@ -167,18 +165,20 @@ def test_the_terminal_shows_a_second_read_as_a_new_answer(sample_index, cache_di
     from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
     from tests.fakes import ScriptedChatModel
+    from tests.terminal import screen_of, terminal_console
 
     index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     model = ScriptedChatModel.replying("75 pounds [1]", "It weighs 98 kg.")  # uncited: judged where it is found
     compiled = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
-    console = Console(record=True, force_terminal=True, width=240)
+    console = terminal_console()
     view = StreamedAnswer(console)
     try:
         output = _run_question(compiled, {"question": WEIGHT}, Context(), False, None, view)
     finally:
         index.close()
     view.finish(output)
-    shown = console.export_text()
-    order = [shown.index(part) for part in ("Evidence", "75 pounds", "answering again", "It weighs 98 kg.", "Sources")]
+    written, shown = console.file.getvalue(), screen_of(console)
+    assert "75 pounds" in written and "75 pounds" not in shown, "the first read was shown, then cleared"
+    order = [shown.index(part) for part in ("Evidence", "· writing", "answering again", "It weighs 98 kg", "Sources")]
     assert order == sorted(order), shown
     assert not output["abstained"] and "98 kg" in output["answer"]

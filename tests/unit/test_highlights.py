@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from pagegraph import build_graph
 from pagegraph.cli.answer_view import StreamedAnswer
@@ -20,6 +19,7 @@ from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import Chunk, Page
 from tests.fakes import ScriptedChatModel
+from tests.terminal import screen_of, terminal_console
 
 
 @pytest.mark.parametrize(
@@ -131,26 +131,28 @@ def test_the_terminal_shows_stages_then_evidence_then_tokens_then_sources(
     sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str
 ) -> None:
     compiled, _, index = _graph(sample_index, cache_dir, embedder, graph, "The SB-40 weighs 98 kg [1].")
-    console = Console(record=True, force_terminal=True, width=240)
+    console = terminal_console()
     view = StreamedAnswer(console)
     try:
         output = _run_question(compiled, {"question": "How much does the SB-40 weigh?"}, Context(), False, None, view)
     finally:
         index.close()
     view.finish(output)
-    shown = console.export_text()
+    shown = screen_of(console)
     # auto finds its evidence before it picks the graph that searches again
     first = ("Evidence", "· searching") if graph == "auto" else ("· searching", "Evidence")
-    order = [shown.index(part) for part in (*first, "· writing", "weighs 98 kg [1].", "Sources")]
+    label = output["citations"][0].label
+    order = [shown.index(part) for part in (*first, "· writing the answer", f"weighs 98 kg {label}", "Sources")]
     assert order == sorted(order), shown
     assert re.search(r"· searching: \d+ passages from (1 document|\d+ documents)\n", shown), shown
-    assert shown.count("Evidence") == 1 and output["citations"][0].label in shown.split("Sources")[1]
+    assert shown.count("Evidence") == 1 and label in shown.split("Sources")[1]
+    assert "[1]" not in shown and "the model is writing" not in shown, "the model's own words are cleared"
 
 
 def test_the_search_stage_says_which_words_it_read_as_others(sample_index: Path, cache_dir: Path, embedder: Embedder):
     reply = "The SB-40 weighs 98 kg [1]."
     compiled, _, index = _graph(sample_index, cache_dir, embedder, "basic", reply, reply)
-    console = Console(record=True, force_terminal=True, width=240)
+    console = terminal_console()
     try:
         question = {"question": "What is the SB-40's wieght?"}
         output = _run_question(compiled, question, Context(), False, None, StreamedAnswer(console))
@@ -160,6 +162,6 @@ def test_the_search_stage_says_which_words_it_read_as_others(sample_index: Path,
     search = next(r for r in output["trace"] if "passages" in r.details)
     assert search.details["spelling"] == {"wieght": "weight"} and "read 'wieght' as 'weight'" in search.summary
     assert re.search(
-        r'· searching: \d+ passages from \d+ documents? \(read "wieght" as "weight"\)\n', console.export_text()
+        r'· searching: \d+ passages from \d+ documents? \(read "wieght" as "weight"\)\n', screen_of(console)
     )
     assert "spelling" not in next(r for r in unread["trace"] if "passages" in r.details).details

@@ -1,13 +1,18 @@
 """How `ask` and `chat` show a run: the evidence sentences first, then the answer with its sources. On a terminal
-the run is streamed: each stage as it finishes, the evidence as soon as it is picked, the answer model's tokens as
-they come, then the verified answer's sources. Piped output and `--json` are printed once the run ends."""
+the run is streamed: each stage as it finishes, the evidence as soon as it is picked, what the answer model writes
+as it comes (redrawn, then cleared), then the checked answer with its sources. Piped output and `--json` are printed
+once the run ends."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
 from rich.markup import escape
+from rich.spinner import Spinner
+from rich.text import Text
 
 from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
 from pagegraph.prompts.languages import BAND_TEXTS
@@ -80,14 +85,22 @@ def print_answer(console: Console, output: dict[str, Any]) -> None:
 
 class StreamedAnswer:
     """Shows a run on a terminal as it happens; feed it the parts of
-    `graph.stream(..., stream_mode=["updates", "messages"], subgraphs=True)`."""
+    `graph.stream(..., stream_mode=["updates", "messages"], subgraphs=True)`.
 
-    def __init__(self, console: Console) -> None:
+    Stages and the evidence stay on screen as they come. While the model writes, its words show below them in a
+    region that is redrawn (excerpt numbers left out: they are resolved to labels only once the answer is checked)
+    and cleared at the end, so that a first read a second one replaced never stays on screen: only the final,
+    checked answer is printed, with its sources and band. With `preview` off (--debug prints trace records to the
+    same terminal), a spinner line is all that shows while the model writes."""
+
+    def __init__(self, console: Console, preview: bool = True) -> None:
         self.console = console
+        self.preview = preview
         self.stages_shown: set[str] = set()
         self.evidence_shown = False
-        self.streamed = ""
-        self.streaming: tuple[Any, ...] | None = None  # the model call whose tokens are being shown
+        self.written = ""
+        self.writing: tuple[Any, ...] | None = None  # the model call whose words are being shown
+        self.live: Live | None = None
 
     def part(self, mode: str, data: Any) -> None:
         if mode == "updates":
@@ -97,15 +110,21 @@ class StreamedAnswer:
             chunk, metadata = data
             if metadata.get("langgraph_node") in ANSWER_NODES and isinstance(chunk.content, str) and chunk.content:
                 call = (metadata.get("langgraph_checkpoint_ns"), metadata.get("langgraph_step"))
-                if not self.streamed:
-                    self._stage("writing")
-                    self.console.print()
-                elif call != self.streaming:  # a second answer call (extract reading whole passages, a fallback)
-                    self.console.print()
-                    self.console.print("[dim]· that fell short: answering again from more of the documents[/dim]")
-                self.streaming = call
-                self.streamed += chunk.content
-                self.console.print(chunk.content, end="", highlight=False, markup=False)
+                if self.writing is None:
+                    self._stage("writing the answer")
+                elif call != self.writing:  # a second answer call (extract reading whole passages, a fallback)
+                    self._stage("that fell short: answering again from more of the documents")
+                    self.written = ""
+                self.writing = call
+                self.written += chunk.content
+                self._show_writing()
+
+    def _show_writing(self) -> None:
+        if self.live is None:
+            self.live = Live(console=self.console, transient=True, auto_refresh=False)
+            self.live.start()
+        preview = Text(without_excerpt_numbers(self.written)) if self.preview else Text()
+        self.live.update(Group(Spinner("dots", Text("the model is writing", style="dim")), preview), refresh=True)
 
     def _stage_done(self, node: str, update: dict[str, Any]) -> None:
         if node == "highlight":
@@ -114,7 +133,7 @@ class StreamedAnswer:
                 print_evidence(self.console, update.get("highlights") or [])
             return
         label = STAGE_LABELS.get(node)
-        if label is None or self.streamed:
+        if label is None or self.writing is not None:
             return
         found = next((r.details for r in update.get("trace") or [] if "passages" in r.details), None)
         if found and found["passages"]:
@@ -129,14 +148,28 @@ class StreamedAnswer:
             self.stages_shown.add(label)
             self.console.print(f"[dim]· {label}[/dim]", highlight=False)
 
+    def stop(self) -> None:
+        """Clear what the model was writing (also when the run failed or was interrupted)."""
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
     def finish(self, output: dict[str, Any]) -> None:
-        """After the run: the verified answer where nothing was streamed (or the run abstained), then sources."""
-        if self.streamed:
-            self.console.print()
+        """After the run: the checked answer (or the refusal), its sources and its band."""
+        self.stop()
         if not self.evidence_shown:
             print_evidence(self.console, output.get("highlights") or [])
-        if not self.streamed or output["abstained"]:
-            searched_as(self.console, output)
-            self.console.print(output["answer"], highlight=False, markup=False)
+        if self.writing is not None:
+            self.console.print()
+        searched_as(self.console, output)
+        self.console.print(output["answer"], highlight=False, markup=False)
         print_sources(self.console, output)
         print_footer(self.console, output)
+
+
+# a model's excerpt numbers as it writes them, "[2]", "[1, 3]", "[2-4]", and one cut off at the end ("[1,")
+_EXCERPT_NUMBERS = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]|\s*\[[\d,\s–-]*$")
+
+
+def without_excerpt_numbers(text: str) -> str:
+    return _EXCERPT_NUMBERS.sub("", text)

@@ -96,8 +96,12 @@ def _answer_question(
     graph: Any, inputs: dict[str, Any], context: Context, debug: bool, config: dict[str, Any] | None = None
 ) -> None:
     """Ask and show the answer: streamed on a terminal, all at once otherwise."""
-    view = StreamedAnswer(console) if console.is_terminal else None
-    output = _run_question(graph, inputs, context, debug, config, view)
+    view = StreamedAnswer(console, preview=not debug) if console.is_terminal else None
+    try:
+        output = _run_question(graph, inputs, context, debug, config, view)
+    finally:
+        if view is not None:
+            view.stop()
     if view is not None:
         view.finish(output)
     else:

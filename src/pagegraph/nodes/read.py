@@ -16,7 +16,7 @@ from pagegraph.nodes.answer import render_evidence
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence, recent_turns
 from pagegraph.nodes.confidence import draft_probability
 from pagegraph.nodes.language import answer_language_instruction
-from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
+from pagegraph.nodes.verify import cited_sentence, is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
 from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
 from pagegraph.retrievers.highlights import answer_shape, content_words, focus_passages, matches, score_sentences
@@ -68,7 +68,8 @@ def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: boo
         return Reading(draft=draft, wide=wide, refused=False, support=round(scores[best], 3), source=best)
     if scores[cited[0]] >= scores[best]:
         return Reading(draft=draft, wide=wide, refused=False, support=round(scores[cited[0]], 3), source=cited[0])
-    return Reading(draft=f"{plain} [{best}]", wide=wide, refused=False, support=round(scores[best], 3), source=best)
+    draft = cited_sentence(plain, f"[{best}]")
+    return Reading(draft=draft, wide=wide, refused=False, support=round(scores[best], 3), source=best)
 
 
 def answers_agree(first: str, second: str, question: str) -> bool:

@@ -121,12 +121,16 @@ def attribute(text: str, evidence: list[Evidence], min_tokens: int, min_overlap:
             if best is None or (i + 1 < len(parts) and parts[i + 1][1] == best):
                 rendered.append(sentence)
                 continue
-            label, stripped = evidence[best].label(), sentence.rstrip()
-            rendered.append(
-                f"{stripped[:-1]} {label}{stripped[-1]}" if stripped[-1:] in ".!?" else f"{stripped} {label}"
-            )
+            rendered.append(cited_sentence(sentence, evidence[best].label()))
         lines.append(" ".join(rendered))
     return "\n".join(lines), attributed
+
+
+def cited_sentence(sentence: str, mark: str) -> str:
+    """The sentence with a citation before its closing punctuation ("98 kg [1]."), where sentence splitting keeps
+    it with the sentence it cites."""
+    stripped = re.sub(r"\s+([.,;:!?])", r"\1", sentence.rstrip())
+    return f"{stripped[:-1]} {mark}{stripped[-1]}" if stripped[-1:] in ".!?" else f"{stripped} {mark}"
 
 
 def is_refusal(draft: str, cited: list[int]) -> bool:
