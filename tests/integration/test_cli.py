@@ -73,6 +73,13 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     }
     assert docs["commissioning-guide.md"]["tags"]["date"] is None
     assert info["vectors"] == sum(d["chunks"] for d in docs.values())
+    with pytest.MonkeyPatch.context() as patch:  # an 80-column terminal: no name broken across lines
+        patch.setattr(pagegraph.cli.common.console, "width", 80)
+        code, out = run("inspect")
+    assert code == 0 and all(len(line) <= 80 for line in out.splitlines()), out
+    for name in docs:
+        assert re.search(rf"^{re.escape(name)}  \w+ · \d+ pages? · \d+ chunks · indexed$", out, re.MULTILINE), out
+    assert "summarize would add" in out and " left" not in out
     code, out = run("inspect", "--document", "sb40", "--tree")
     assert code == 0 and "3.2 Mounting" in out and "7 Troubleshooting" in out
     code, out = run("inspect", "--summaries", "--json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -377,3 +378,36 @@ def test_a_zip_bomb_word_file_is_refused_at_once_and_the_index_stays_usable(tmp_
     assert again.returncode == 0, again.stdout + again.stderr
     with open_index(index, Settings(cache_dir=settings.cache_dir)) as opened:
         assert sorted(d.name for d in opened.store.documents()) == ["fine.md", "more.md"]
+
+
+def test_two_ingests_of_the_same_new_files_into_a_folder_do_the_work_once(tmp_path: Path, cache_dir: Path) -> None:
+    """The second writer waits for the first (saying so) and finds every file unchanged: each is parsed and embedded
+    once, and both exit 0."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for number in range(5):
+        body = "\n\n".join(
+            f"## Part {part}\n\nThe ferry number {number} leaves berth {part} at dawn. " * 6 for part in range(3)
+        )
+        (docs / f"ferry-{number}.md").write_text(f"# Ferry {number}\n\n{body}\n")
+    env = {
+        **os.environ,
+        "PAGEGRAPH_CACHE_DIR": str(cache_dir),
+        "PAGEGRAPH_INGEST_SUMMARIES": "extractive",
+        "PAGEGRAPH_INDEX": str(tmp_path / "index"),
+    }
+    env.pop("PAGEGRAPH_DATABASE_URL", None)
+    command = [str(PAGEGRAPH), "ingest", str(docs)]
+    processes = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(2)
+    ]
+    outputs = [" ".join(process.communicate(timeout=300)[0].split()) for process in processes]
+    assert [process.returncode for process in processes] == [0, 0], outputs
+    first, second = sorted(outputs, key=lambda out: "waiting for it to finish" in out)
+    assert "5 added" in first and "waiting for it to finish" in second and "5 unchanged" in second, outputs
+    parsed = [int(m) for out in outputs for m in re.findall(r"parsing: (\d+) pages", out)]
+    embedded = [int(m) for out in outputs for m in re.findall(r"embedding: (\d+) chunks", out)]
+    with open_index(tmp_path / "index", Settings(cache_dir=cache_dir)) as index:
+        chunks = sum(doc.n_chunks for doc in index.documents())
+    assert (sum(parsed), sum(embedded)) == (5, chunks), outputs

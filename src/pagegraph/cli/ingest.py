@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 
 from pagegraph.cli.common import (
     DAY_FORMATS,
@@ -170,7 +171,7 @@ def ingest(
             params.chunking()  # validates size against overlap before anything is written or deleted
             if recreate and manifest is not None:
                 delete_index(folder, settings)
-            with open_index(folder, settings, params, write=True) as opened:
+            with open_index(folder, settings, params, write=True, wait_for_writer=_waiting) as opened:
                 if source is not None:
                     _copy_from(source, opened)
                 if rebuild_indexes:
@@ -192,6 +193,10 @@ def ingest(
         _write_model_summaries(folder, settings, model, ingested)
     if summary.failed:
         raise typer.Exit(1)
+
+
+def _waiting(reason: str) -> None:
+    err.print(f"[yellow]{escape(reason)}: waiting for it to finish (its files are then found unchanged)[/yellow]")
 
 
 _OPTION_OF = {"chunk_strategy": "--strategy", "embedding_model": "--embedder"}

@@ -38,9 +38,23 @@ def summary_state(stored: StoredSummary | None, sections: list[NodeSummary]) -> 
 
 
 def _summary_cell(state: dict[str, object]) -> str:
-    document = "model" if state["document"] == "model" else "extractive"
+    """How the document and its sections are summarised; what a model could still write is an option, not a debt."""
+    document = "by model" if state["document"] == "model" else "extractive"
+    by_model = int(state["sections_by_model"])
     left = int(state["document"] != "model") + int(state["sections_left"])
-    return f"{document}; {state['sections_by_model']} sections by model" + (f", {left} left" if left else "")
+    return (
+        document
+        + (f", {by_model} sections by model" if by_model else "")
+        + (f"; summarize would add {left}" if left else "")
+    )
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut in the middle (file names differ at both ends)."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 def _document_row(doc: DocumentRecord, summaries: dict[str, object], ocr_pages: int) -> dict[str, object]:
@@ -136,23 +150,59 @@ def inspect(
         f"at most {params.chunk_max_tokens} word-pieces",
         highlight=False,
     )
+    rows = [
+        {
+            "name": doc.name,
+            "type": doc.source_type.value,
+            "pages": f"{doc.n_pages}" + (f" ({ocr_pages[doc.id]} by OCR)" if doc.id in ocr_pages else ""),
+            "chunks": str(doc.n_chunks),
+            "tree": f"{doc.n_nodes} from {doc.outline_source}",
+            "summaries": _summary_cell(states[doc.id]),
+            "tags": " ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items()),
+        }
+        for doc in documents
+    ]
+    if console.width >= WIDE_LAYOUT_COLUMNS:
+        _document_table(rows)
+    else:
+        _document_lines(rows)
+    for _, name, reason in failures if document is None else []:
+        console.print(f"[red]✗ {name}: failed: {reason}[/red]", highlight=False)
+
+
+WIDE_LAYOUT_COLUMNS = 120
+
+
+def _document_table(rows: list[dict[str, str]]) -> None:
     table = Table("document", "type", "pages", "chunks", "tree", "summaries", "tags", "status")
-    for column in (table.columns[0], table.columns[6]):
-        column.overflow = "fold"
-    for doc in documents:
+    table.columns[0].no_wrap = True
+    table.columns[6].overflow = "fold"
+    for row in rows:
         table.add_row(
-            doc.name,
-            doc.source_type.value,
-            f"{doc.n_pages}" + (f" ({ocr_pages[doc.id]} by OCR)" if doc.id in ocr_pages else ""),
-            str(doc.n_chunks),
-            f"{doc.n_nodes} from {doc.outline_source}",
-            _summary_cell(states[doc.id]),
-            " ".join(f"{k}={v}" for k, v in _flat_tags(doc.tags).items()),
+            escape(middle_cut(row["name"], 40)),
+            *(escape(row[key]) for key in ("type", "pages", "chunks", "tree", "summaries", "tags")),
             "[green]indexed[/green]",
         )
     console.print(table)
-    for _, name, reason in failures if document is None else []:
-        console.print(f"[red]✗ {name}: failed: {reason}[/red]", highlight=False)
+
+
+def _document_lines(rows: list[dict[str, str]]) -> None:
+    """A terminal too narrow for the table: two lines a document, its name cut in the middle to fit."""
+    width = max(20, console.width - 2)
+    for row in rows:
+        pages = "1 page" if row["pages"] == "1" else f"{row['pages']} pages"
+        facts = f"{row['type']} · {pages} · {row['chunks']} chunks · indexed"
+        name = middle_cut(row["name"], max(12, width - len(facts) - 2))
+        console.print(f"[bold]{escape(name)}[/bold]  [dim]{escape(facts)}[/dim]", highlight=False, no_wrap=True)
+        lines = [""]
+        for piece in [f"tree {row['tree']}", row["summaries"], row["tags"]]:
+            joined = f"{lines[-1]} · {piece}" if lines[-1] else piece
+            if piece and len(joined) <= width:
+                lines[-1] = joined
+            elif piece:
+                lines.append(piece)
+        for line in lines:
+            console.print(f"  [dim]{escape(line)}[/dim]", highlight=False)
 
 
 def _show_summaries(documents: list[DocumentRecord], stored: dict[str, StoredSummary], as_json: bool) -> None:

@@ -17,6 +17,7 @@ import fcntl
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from functools import cached_property, lru_cache
 from itertools import islice
 from pathlib import Path
@@ -90,11 +91,23 @@ def open_index(
     write: bool = False,
     embedder: Embedder | None = None,
     outdated_ok: bool = False,
+    wait_for_writer: Callable[[str], None] | None = None,
 ) -> Index:
     """Open (with `write`, create) the index `folder` names: in the folder, or in PostgreSQL when
-    `Settings.database_url` is set (a `DatabaseIndex`, schema named after the folder)."""
-    kind = DatabaseIndex if settings.database_url else Index
-    return kind(folder, settings, params, write=write, embedder=embedder, outdated_ok=outdated_ok)
+    `Settings.database_url` is set (a `DatabaseIndex`, schema named after the folder). A writer of a folder that
+    another process is writing fails with IndexLockedError, or with `wait_for_writer` is told why (the callback
+    gets the reason) and waits its turn; writers of a database work side by side (`IndexStore.claim`)."""
+    if settings.database_url:
+        return DatabaseIndex(folder, settings, params, write=write, embedder=embedder, outdated_ok=outdated_ok)
+    return Index(
+        folder,
+        settings,
+        params,
+        write=write,
+        embedder=embedder,
+        outdated_ok=outdated_ok,
+        wait_for_writer=wait_for_writer,
+    )
 
 
 class Index:
@@ -109,24 +122,22 @@ class Index:
         write: bool = False,
         embedder: Embedder | None = None,
         outdated_ok: bool = False,
+        wait_for_writer: Callable[[str], None] | None = None,
     ) -> None:
         """Open (and with `write`, create) an index. `params` None means: whatever the index was built with. An
         index of an older chunk text recipe is refused unless `outdated_ok` (only to delete it)."""
         self.folder = folder
         self.settings = settings
         self._lock = None
-        manifest = read_manifest(folder)
-        if manifest is None:
-            if not write:
-                raise _no_index(f"index at {folder}", folder)
-            if folder.exists() and any(not _may_precede_index(entry.name) for entry in folder.iterdir()):
-                raise PagegraphError(
-                    f"{folder} is not empty and holds no {MANIFEST_FILE}: refusing to use it as an index"
-                )
-        check_manifest(f"index {folder}", folder, manifest, params, outdated_ok)
         if write:
             folder.mkdir(parents=True, exist_ok=True)
-            self._acquire_lock()
+            # the manifest is read once this process writes alone: another writer may have just created the index
+            self._acquire_lock(wait_for_writer)
+        try:
+            manifest = _folder_manifest(folder, params, write, outdated_ok)
+        except PagegraphError:
+            self._release_lock()
+            raise
         self.embedder = index_embedder(settings, manifest.params if manifest else params, embedder)
         if manifest is None:
             manifest = Manifest(embedding_backend=self.embedder.backend, params=params or IndexParams())
@@ -160,14 +171,19 @@ class Index:
                 ", ".join(self.unsearchable[:5]) + (", ..." if len(self.unsearchable) > 5 else ""),
             )
 
-    def _acquire_lock(self) -> None:
+    def _acquire_lock(self, wait_for_writer: Callable[[str], None] | None) -> None:
         self._lock = open(self.folder / _LOCK_FILE, "w")
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
+            reason = f"index {self.folder} is being written by another pagegraph process"
+            if wait_for_writer is not None:
+                wait_for_writer(reason)
+                fcntl.flock(self._lock, fcntl.LOCK_EX)
+                return
             self._lock.close()
             self._lock = None
-            raise IndexLockedError(f"index {self.folder} is being written by another pagegraph process") from exc
+            raise IndexLockedError(reason) from exc
 
     def _recover(self) -> None:
         """Bring Chroma, BM25 and the vector matrix up to the committed documents: drop vectors of documents that
@@ -412,6 +428,9 @@ class Index:
         self.store.close()
         if self.vectors is not None:
             self.vectors.close()
+        self._release_lock()
+
+    def _release_lock(self) -> None:
         if self._lock is not None:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()
@@ -422,6 +441,19 @@ class Index:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _folder_manifest(folder: Path, params: IndexParams | None, write: bool, outdated_ok: bool) -> Manifest | None:
+    """The folder's manifest, checked against `params`; None for a new index (only to a writer, in a folder that
+    holds nothing else)."""
+    manifest = read_manifest(folder)
+    if manifest is None:
+        if not write:
+            raise _no_index(f"index at {folder}", folder)
+        if folder.exists() and any(not _may_precede_index(entry.name) for entry in folder.iterdir()):
+            raise PagegraphError(f"{folder} is not empty and holds no {MANIFEST_FILE}: refusing to use it as an index")
+    check_manifest(f"index {folder}", folder, manifest, params, outdated_ok)
+    return manifest
 
 
 def _may_precede_index(name: str) -> bool:
