@@ -20,7 +20,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.state.answering import OutputType
 
 
-def _data_home() -> Path:
+def data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
 
 
@@ -32,7 +32,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PAGEGRAPH_", env_file=".env", extra="ignore")
 
     index: Path = Field(
-        default_factory=lambda: _data_home() / "pagegraph" / "index",
+        default_factory=lambda: data_home() / "pagegraph" / "index",
         description="index folder used when --index is not given",
     )
     cache_dir: Path = Field(
@@ -179,11 +179,11 @@ class Settings(BaseSettings):
         "and salted hashes of their API keys; unset, the server is open to the local owner (it binds to 127.0.0.1)",
     )
     upload_dir: Path = Field(
-        default_factory=lambda: _data_home() / "pagegraph" / "uploads",
+        default_factory=lambda: data_home() / "pagegraph" / "uploads",
         description="the server's shared upload folder: where its `ingest` graph reads when ingest_roots is unset",
     )
     user_upload_dir: Path = Field(
-        default_factory=lambda: _data_home() / "pagegraph" / "user-uploads",
+        default_factory=lambda: data_home() / "pagegraph" / "user-uploads",
         description="where the web page keeps each server user's uploads, a folder per user; a user's `ingest` "
         "runs may read their own folder, nobody else's",
     )

@@ -490,3 +490,40 @@ def test_filters_apply_in_sql_when_the_hnsw_search_runs(
         assert hits and {c.source for c in chunks.values()} == {"support-call-2024-03-14.vtt"}
         assert len(hits) == min(5, sum(1 for c in index.store.chunks() if c.source == only.documents[0]))
         assert not index.nearest(query, 5, RetrievalFilter(projects=["nobody"]))
+
+
+def test_db_start_gives_a_database_to_ingest_into_and_ask(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pagegraph db start` → the URL it prints → ingest and ask against it → `pagegraph db stop`."""
+    pytest.importorskip("pgserver", reason="pgserver is not installed: pip install -e '.[dev]'")
+    from tests.fakes import ScriptedChatModel
+
+    folder = tmp_path / "postgres"
+    monkeypatch.setenv("PAGEGRAPH_DATABASE_URL", "")
+    monkeypatch.setenv("PAGEGRAPH_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("PAGEGRAPH_INGEST_SUMMARIES", "extractive")
+    started = CliRunner().invoke(app, ["db", "start", "--folder", str(folder)])
+    try:
+        assert started.exit_code == 0, started.output
+        url = re.search(r"export PAGEGRAPH_DATABASE_URL='?([^'\s]+)'?", started.output).group(1)
+        monkeypatch.setenv("PAGEGRAPH_DATABASE_URL", url)
+        index = str(tmp_path / "tryout")
+        ingested = CliRunner().invoke(app, ["ingest", str(SAMPLES), "--index", index])
+        assert ingested.exit_code == 0 and "3 added" in ingested.output, ingested.output
+        flat = " ".join(ingested.output.split())
+        assert f"Ingested into schema {index_schema(Path(index))} in postgresql://" in flat, flat
+        model = ScriptedChatModel.replying("The SB-40 stores up to 10.2 kWh of energy [1].")
+        monkeypatch.setattr("pagegraph.llm.factory.get_chat_model", lambda *args, **kwargs: model)
+        asked = CliRunner().invoke(
+            app, ["ask", "How much energy does the SB-40 store?", "--index", index, "--graph", "basic", "--json"]
+        )
+        output = json.loads(asked.output)
+        assert asked.exit_code == 0 and not output["abstained"], asked.output
+        assert "10.2 kWh" in output["answer"] and output["citations"][0]["source"] == "sb40-user-manual.pdf"
+    finally:
+        stopped = CliRunner().invoke(app, ["db", "stop", "--folder", str(folder)])
+    assert stopped.exit_code == 0 and "Stopped the database" in stopped.output, stopped.output
+    assert not (folder / "postmaster.pid").exists()
+    again = CliRunner().invoke(app, ["db", "stop", "--folder", str(folder)])
+    assert again.exit_code == 0 and "No database is running" in again.output
