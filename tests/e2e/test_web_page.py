@@ -38,6 +38,13 @@ PRICING = [
     ("Discounts", "Teams of more than fifty seats receive a discount of twelve percent on the Falcon plan."),
 ]
 ANSWER = "The SB-40 stores up to 10.2 kWh of energy [1]."
+# asked for with MARKDOWN_MARK in the question: a structured answer, with HTML that must stay text
+MARKDOWN_MARK = "As a Markdown note:"
+MARKDOWN_ANSWER = (
+    "# Falcon pricing\n\nThe Falcon plan costs **41 dollars** a month [1].\n\n"
+    "- <script>window.ranFromAnswer = true</script> stays text [1]\n- <b>not bold</b>"
+)
+UNREACHABLE = "The server is not reachable — is `pagegraph serve` running?"
 MANUAL = REPO / "samples" / "sb40-user-manual.pdf"
 UPLOAD_LIMIT = 200_000
 
@@ -53,7 +60,9 @@ def site(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Iterator[
     (shared / "ops.md").write_text("# Ops\n\nThe night shift starts at 22:00 every weekday.\n")
     (shared / "handbook.md").write_text("# Handbook\n\nExpenses are filed by the fifth day of each month.\n")
     keys = add_users(folder / "users.json", USERS)
-    model = ScriptedOpenAI(reply=lambda prompt: ANSWER, every_call_s=0.3)
+    model = ScriptedOpenAI(
+        reply=lambda prompt: MARKDOWN_ANSWER if MARKDOWN_MARK in prompt else ANSWER, every_call_s=0.3
+    )
     model.start()
     env = server_env(
         folder,
@@ -117,8 +126,10 @@ def upload(site: dict, user: str | None, files: list[tuple[str, bytes]], page: b
 def test_the_page_and_its_assets_are_served_from_the_package(site: dict) -> None:
     page = get(site, None, "/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
-    for asset in ("/ui/static/app.js", "/ui/static/app.css"):
+    for asset in ("/ui/static/app.js", "/ui/static/app.css", "/ui/static/favicon.svg"):
         assert get(site, None, asset).status_code == 200
+    icon = get(site, None, "/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
     assert "http://" not in page.text and "https://" not in page.text, "nothing is fetched from outside"
 
 
@@ -390,3 +401,90 @@ def test_a_browser_user_uploads_asks_and_checks_a_citation(site: dict, browser) 
     browser.find_element(By.ID, "page-next").click()
     wait.until(lambda d: f"page {int(page) + 1} of" in d.find_element(By.ID, "viewer-title").text)
     assert json.loads(browser.execute_script("return JSON.stringify(window.seen)")) == ["stage", "tokens", "final"]
+
+
+# Records every value the upload bars take (the page sets them as attributes too).
+WATCH_BARS = """
+window.bars = [];
+new MutationObserver((changes) => {
+  for (const change of changes)
+    if (change.target.tagName === 'PROGRESS')
+      window.bars.push([change.target.id || 'file', Number(change.target.getAttribute('value')), change.target.max]);
+}).observe(document.getElementById('upload-form'), {subtree: true, attributes: true, attributeFilter: ['value']});
+"""
+
+
+def sign_in(browser, site: dict, user: str):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(site["server"].url + "/")
+    wait.until(lambda d: d.find_element(By.ID, "api-key").is_displayed())
+    browser.find_element(By.ID, "api-key").send_keys(site["keys"][user])
+    browser.find_element(By.CSS_SELECTOR, "#sign-in-form button").click()
+    wait.until(lambda d: d.find_element(By.ID, "ask-form").is_displayed())
+    return wait
+
+
+def test_a_browser_user_sees_upload_progress_markdown_answers_and_a_clear_error(
+    site: dict, browser, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    wait = sign_in(browser, site, "ed")
+    note = tmp_path / "crane-notes.md"
+    note.write_text(
+        "# Cranes\n\n<script>window.ranFromDocument = true</script> The harbour crane lifts 40 tonnes.\n\n"
+        + "The crane is inspected every spring before the shipping season opens. " * 120
+    )
+    browser.execute_script(WATCH_BARS)
+    browser.find_element(By.ID, "upload-files").send_keys(str(note))
+    browser.find_element(By.ID, "upload-project").send_keys("corp")
+    browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#documents li[data-name="{note.name}"]'))
+    row = browser.find_element(By.CSS_SELECTOR, f'#upload-progress li[data-name="{note.name}"]')
+    assert row.text == f"{note.name}: added", row.text
+    bars = browser.execute_script("return window.bars")
+    uploaded = [(value, total) for name, value, total in bars if name == "upload-bar"]
+    embedded = [(value, total) for name, value, total in bars if name == "file"]
+    assert uploaded[0][0] == 0 and uploaded[-1][0] == uploaded[-1][1] >= note.stat().st_size, bars
+    assert embedded and embedded[-1][0] == embedded[-1][1] > 0, "the file's bar reached its chunk count"
+    assert browser.find_element(By.ID, "upload-status").get_attribute("hidden") is not None, "the bar is cleared"
+
+    Select(browser.find_element(By.ID, "graph")).select_by_value("basic")
+    browser.find_element(By.ID, "question").send_keys(f"{MARKDOWN_MARK} How much does the Falcon plan cost?\n")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".turn:last-child .sources a.cite"))
+    answer = browser.find_element(By.CSS_SELECTOR, ".turn:last-child .answer")
+    assert answer.find_element(By.CSS_SELECTOR, "h1").text == "Falcon pricing"
+    assert answer.find_element(By.CSS_SELECTOR, "strong").text == "41 dollars"
+    items = [li.text for li in answer.find_elements(By.CSS_SELECTOR, "li")]
+    assert (
+        items[0].startswith("<script>window.ranFromAnswer = true</script> stays text") and items[1] == "<b>not bold</b>"
+    )
+    assert not answer.find_elements(By.CSS_SELECTOR, "script, b"), "the model's HTML is text"
+    browser.find_element(By.ID, "question").send_keys("How much does the harbour crane lift?\n")
+    wait.until(
+        lambda d: (
+            len(d.find_elements(By.CSS_SELECTOR, ".turn .sources")) == 2
+            and d.find_elements(By.CSS_SELECTOR, ".turn:last-child .footer")[0].text
+        )
+    )
+    evidence = browser.find_element(By.CSS_SELECTOR, ".turn:last-child .evidence").text
+    assert "<script>window.ranFromDocument = true</script>" in evidence or "40 tonnes" in evidence, evidence
+    assert browser.execute_script("return [window.ranFromAnswer, window.ranFromDocument]") == [None, None]
+
+    first = browser.find_elements(By.CSS_SELECTOR, ".turn")[-2]
+    cited = first.find_elements(By.CSS_SELECTOR, ".answer a.cite")
+    assert cited and cited[0].text.startswith("[pricing.pdf"), "the answer's own citation is a link"
+    cited[0].click()
+    wait.until(lambda d: "pricing.pdf, page" in d.find_element(By.ID, "viewer-title").text)
+
+    browser.set_network_conditions(offline=True, latency=0, download_throughput=0, upload_throughput=0)
+    try:
+        browser.find_element(By.ID, "question").send_keys("Is anyone there?\n")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".turn:last-child .footer .error"))
+        assert browser.find_element(By.CSS_SELECTOR, ".turn:last-child .footer .error").text == UNREACHABLE
+    finally:
+        browser.delete_network_conditions()

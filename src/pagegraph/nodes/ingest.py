@@ -29,16 +29,29 @@ from pagegraph.state.ingest import IngestedFile, IngestReport, IngestState
 
 
 class StreamedProgress(IngestProgress):
-    """Ingest progress as custom stream events: one per file started and finished."""
+    """Ingest progress as custom stream events, each naming its file: started, parsed (pages), its chunks to
+    embed, each batch embedded, finished. Files are ingested one after another, so the events of one file follow
+    its `file_started`."""
 
     def __init__(self) -> None:
         self._write = get_stream_writer()
+        self._file = ""
 
     def start(self, total_files: int) -> None:
         self._write({"event": "ingest_started", "files": total_files})
 
     def file_started(self, path: Path) -> None:
+        self._file = path.name
         self._write({"event": "file_started", "name": path.name})
+
+    def pages_parsed(self, pages: int) -> None:
+        self._write({"event": "file_parsed", "name": self._file, "pages": pages})
+
+    def chunks_planned(self, chunks: int) -> None:
+        self._write({"event": "file_embedding", "name": self._file, "chunks": chunks})
+
+    def chunks_embedded(self, chunks: int, seconds: float) -> None:
+        self._write({"event": "chunks_embedded", "name": self._file, "chunks": chunks})
 
     def file_finished(self, outcome: FileOutcome) -> None:
         self._write(

@@ -82,6 +82,11 @@ async def index_page(request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers={"cache-control": "no-cache"})
 
 
+async def favicon(request: Request) -> Response:
+    """The page's icon where a browser asks for it without reading the page's link to it."""
+    return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml", headers={"cache-control": "max-age=86400"})
+
+
 @signed_in
 async def me(request: Request, access: Access) -> Response:
     """Who is signed in, and what the page offers them."""
@@ -273,6 +278,7 @@ def _int(value: str | None) -> int | None:
 
 routes = [
     Route("/", index_page),
+    Route("/favicon.ico", favicon),
     Route("/ui/me", me),
     Route("/ui/documents", documents),
     Route(UPLOAD_PATH, upload, methods=["POST"]),

@@ -1,6 +1,6 @@
-// pagegraph's web page: sign in with an API key, list and upload documents, ask with the run streamed (stages,
-// evidence, answer tokens, then the verified answer and its sources), reopen threads, and check a citation on its
-// page. Runs and threads go through the LangGraph API of the same server; the rest through its /ui routes.
+// pagegraph's web page: sign in with an API key, list and upload documents (a bar for the bytes, then each file's
+// stages), ask with the run streamed (stages, evidence, the model's words, then the checked answer rendered from its
+// Markdown with clickable citations, and its sources), reopen threads, and check a citation on its page. Runs and threads go through the LangGraph API of the same server; the rest through its /ui routes.
 "use strict";
 
 const KEY = "pagegraph-api-key";
@@ -30,18 +30,34 @@ function headers(extra = {}) {
   return state.key ? { "x-api-key": state.key, ...own } : own;
 }
 
+const UNREACHABLE = "The server is not reachable — is `pagegraph serve` running?";
+
+function unreachable() {
+  const error = new Error(UNREACHABLE);
+  error.unreachable = true;
+  return error;
+}
+
+// The error of a refused request: the server's `detail` when it sent one.
+function refused(status, statusText, body) {
+  let detail = `${status} ${statusText}`;
+  try {
+    const parsed = JSON.parse(body);
+    detail = typeof parsed.detail === "string" ? parsed.detail : JSON.stringify(parsed.detail ?? parsed);
+  } catch (_) { /* not JSON */ }
+  const error = new Error(detail);
+  error.status = status;
+  return error;
+}
+
 async function call(path, options = {}) {
-  const reply = await fetch(path, { ...options, headers: headers(options.headers) });
-  if (!reply.ok) {
-    let detail = `${reply.status} ${reply.statusText}`;
-    try {
-      const body = await reply.json();
-      detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail ?? body);
-    } catch (_) { /* not JSON */ }
-    const error = new Error(detail);
-    error.status = reply.status;
-    throw error;
+  let reply;
+  try {
+    reply = await fetch(path, { ...options, headers: headers(options.headers) });
+  } catch (_) {
+    throw unreachable(); // fetch fails this way only when no reply came at all
   }
+  if (!reply.ok) throw refused(reply.status, reply.statusText, await reply.text());
   return reply;
 }
 
@@ -62,7 +78,7 @@ async function signIn() {
       if (state.key) showError(`Sign-in failed: ${error.message}`);
       return;
     }
-    showError(`The server did not answer: ${error.message}`);
+    showError(error.unreachable ? error.message : `The server did not answer: ${error.message}`);
     return;
   }
   showError("");
@@ -116,25 +132,98 @@ async function loadDocuments() {
   filter.value = listed.documents.some((d) => d.name === chosen) ? chosen : "";
 }
 
+// POST the form with its bytes' progress (fetch cannot report an upload's progress).
+function sendWithProgress(path, form, onProgress) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open("POST", path);
+    for (const [name, value] of Object.entries(headers())) request.setRequestHeader(name, value);
+    request.upload.addEventListener("progress", (event) => {
+      if (event.lengthComputable) onProgress(event.loaded, event.total);
+    });
+    request.addEventListener("load", () => {
+      if (request.status >= 200 && request.status < 300) resolve(JSON.parse(request.responseText));
+      else reject(refused(request.status, request.statusText, request.responseText));
+    });
+    request.addEventListener("error", () => reject(unreachable()));
+    request.send(form);
+  });
+}
+
+function kilobytes(bytes) {
+  return `${Math.ceil(bytes / 1024).toLocaleString()} kB`;
+}
+
+function setBar(bar, done, total) {
+  bar.max = Math.max(total, 1);
+  bar.value = done;
+  bar.setAttribute("value", String(done)); // an attribute too, so that a watcher of the page sees it move
+}
+
+// One file's line: its name, what is happening to it, and a bar for its chunks while they are embedded.
+function fileRow(name) {
+  const row = { name, pages: 0, chunks: 0, embedded: 0, note: element("span", {}, "waiting"), bar: element("progress", { max: "1", value: "0", hidden: "" }) };
+  row.root = element("li", { "data-name": name }, `${name}: `, row.note, row.bar);
+  return row;
+}
+
+function fileEvent(row, data) {
+  if (data.event === "file_started") row.note.textContent = "reading…";
+  if (data.event === "file_parsed") {
+    row.pages = data.pages;
+    row.note.textContent = `read ${data.pages} page${data.pages === 1 ? "" : "s"}`;
+  }
+  if (data.event === "file_embedding") {
+    row.chunks = data.chunks;
+    row.bar.hidden = false;
+    setBar(row.bar, 0, data.chunks);
+  }
+  if (data.event === "chunks_embedded") {
+    row.embedded += data.chunks;
+    setBar(row.bar, row.embedded, row.chunks);
+    row.note.textContent = `read ${row.pages} page${row.pages === 1 ? "" : "s"}, embedding ${row.embedded} of ${row.chunks} chunks`;
+  }
+  if (data.event === "file_finished") {
+    row.bar.hidden = true;
+    row.note.textContent = data.status + (data.reason ? ` (${data.reason})` : "");
+    row.root.classList.toggle("error", data.status === "failed");
+  }
+}
+
 async function uploadAndIngest(event) {
   event.preventDefault();
+  showError("");
   const files = [...$("upload-files").files];
   const progress = $("upload-progress");
+  const status = $("upload-status");
+  const bar = $("upload-bar");
+  const note = $("upload-note");
+  const failed = (message) => {
+    status.hidden = true;
+    progress.replaceChildren(element("li", { class: "error" }, message));
+  };
   const tooLarge = files.find((f) => f.size > state.me.max_upload_bytes);
   if (tooLarge) {
-    progress.replaceChildren(element("li", { class: "error" },
-      `${tooLarge.name} is ${tooLarge.size.toLocaleString()} bytes; the limit is ${state.me.max_upload_bytes.toLocaleString()}`));
+    failed(`${tooLarge.name} is ${tooLarge.size.toLocaleString()} bytes; the limit is ${state.me.max_upload_bytes.toLocaleString()}`);
     return;
   }
   const form = new FormData();
   for (const file of files) form.append("file", file, file.name);
   const button = event.submitter || $("upload-form").querySelector("button");
   button.disabled = true;
-  progress.replaceChildren(element("li", { class: "running" }, `uploading ${files.length} file(s)…`));
+  const total = files.reduce((sum, f) => sum + f.size, 0);
+  progress.replaceChildren();
+  status.hidden = false;
+  setBar(bar, 0, total);
+  note.textContent = `uploading ${files.length} file${files.length === 1 ? "" : "s"}, ${kilobytes(total)}`;
   try {
-    const uploaded = await json("/ui/uploads", { method: "POST", body: form });
-    const rows = new Map(uploaded.files.map((f) => [f.name, element("li", {}, `${f.name}: waiting`)]));
-    progress.replaceChildren(...rows.values());
+    const uploaded = await sendWithProgress("/ui/uploads", form, (loaded, size) => {
+      setBar(bar, loaded, size);
+      note.textContent = `uploading: ${kilobytes(loaded)} of ${kilobytes(size)}`;
+    });
+    note.textContent = "uploaded; ingesting";
+    const rows = new Map(uploaded.files.map((f) => [f.name, fileRow(f.name)]));
+    progress.replaceChildren(...[...rows.values()].map((row) => row.root));
     const input = {
       paths: uploaded.files.map((f) => f.path),
       confidentiality: $("upload-confidentiality").value,
@@ -144,22 +233,20 @@ async function uploadAndIngest(event) {
     await streamRun("/runs/stream", { assistant_id: "ingest", input, stream_mode: ["custom", "updates"] }, {
       custom(data) {
         const row = rows.get(data.name);
-        if (!row) return;
-        if (data.event === "file_started") row.textContent = `${data.name}: reading and embedding…`;
-        if (data.event === "file_finished")
-          row.textContent = `${data.name}: ${data.status}` + (data.reason ? ` (${data.reason})` : "");
+        if (row) fileEvent(row, data);
       },
       updates(data) {
         if (data.ingest) outcome = data.ingest;
       },
     });
+    status.hidden = true;
     if (outcome && outcome.error) progress.append(element("li", { class: "error" }, outcome.error));
     $("upload-files").value = "";
   } catch (error) {
-    progress.append(element("li", { class: "error" }, `Upload failed: ${error.message}`));
+    failed(error.unreachable ? error.message : `Upload failed: ${error.message}`);
   } finally {
     button.disabled = false;
-    await loadDocuments();
+    await loadDocuments().catch((error) => showError(error.message));
   }
 }
 
@@ -176,7 +263,13 @@ async function streamRun(path, body, handlers) {
   const decoder = new TextDecoder();
   let buffered = "";
   for (;;) {
-    const { value, done } = await reader.read();
+    let part;
+    try {
+      part = await reader.read();
+    } catch (_) {
+      throw unreachable();
+    }
+    const { value, done } = part;
     if (done) break;
     buffered += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
     let end;
@@ -241,6 +334,86 @@ function citeLink(label, target) {
   return element("a", { class: "cite", onclick: () => openView(target) }, label);
 }
 
+// ---- answers as Markdown ----
+// Structured outputs (blueprint, pdr, ...) are Markdown. The answer is built element by element from its text:
+// headings, lists, tables, code, bold, italics and citations. Text only ever becomes text nodes, so HTML in a
+// model's answer or in a document stays visible as written and never runs.
+
+const LIST_ITEM = /^\s*([-*+]|\d+[.)])\s+/;
+const BLOCK_START = /^(#{1,6}\s|```|\s*([-*+]|\d+[.)])\s|\s*\|)/;
+
+function markdown(text, cite) {
+  const lines = text.replace(/\r\n/g, "\n").split("\n");
+  const blocks = [];
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    const heading = line.match(/^(#{1,6})\s+(.*)$/);
+    if (!line.trim()) {
+      i++;
+    } else if (line.startsWith("```")) {
+      const code = [];
+      for (i++; i < lines.length && !lines[i].startsWith("```"); i++) code.push(lines[i]);
+      i++;
+      blocks.push(element("pre", {}, element("code", {}, code.join("\n"))));
+    } else if (heading) {
+      blocks.push(element(`h${Math.min(heading[1].length, 3)}`, {}, ...inline(heading[2], cite)));
+      i++;
+    } else if (LIST_ITEM.test(line)) {
+      const list = element(/^\s*\d/.test(line) ? "ol" : "ul");
+      for (; i < lines.length && LIST_ITEM.test(lines[i]); i++)
+        list.append(element("li", {}, ...inline(lines[i].replace(LIST_ITEM, ""), cite)));
+      blocks.push(list);
+    } else if (line.trim().startsWith("|")) {
+      const rows = [];
+      for (; i < lines.length && lines[i].trim().startsWith("|"); i++) rows.push(lines[i]);
+      blocks.push(markdownTable(rows, cite));
+    } else {
+      const paragraph = [line];
+      for (i++; i < lines.length && lines[i].trim() && !BLOCK_START.test(lines[i]); i++) paragraph.push(lines[i]);
+      blocks.push(element("p", {}, ...inline(paragraph.join("\n"), cite)));
+    }
+  }
+  return blocks;
+}
+
+function markdownTable(rows, cite) {
+  const cells = (row) => row.trim().replace(/^\||\|$/g, "").split("|").map((cell) => cell.trim());
+  const body = rows.filter((row) => !/^\s*\|?\s*:?-{3,}/.test(row));
+  const [head, ...rest] = body;
+  return element("table", {},
+    element("thead", {}, element("tr", {}, ...cells(head).map((c) => element("th", {}, ...inline(c, cite))))),
+    element("tbody", {}, ...rest.map((row) => element("tr", {}, ...cells(row).map((c) => element("td", {}, ...inline(c, cite)))))));
+}
+
+// Bold, italics, code and [citation labels] within a line; a label the run cited opens its page.
+function inline(text, cite) {
+  const parts = text.split(/(\*\*[^*]+\*\*|`[^`]+`|\*[^*\s][^*]*\*|\[[^\[\]]+\])/);
+  return parts.filter((part) => part).map((part) => {
+    if (/^\*\*.+\*\*$/.test(part)) return element("strong", {}, part.slice(2, -2));
+    if (/^`.+`$/.test(part)) return element("code", {}, part.slice(1, -1));
+    if (/^\*.+\*$/.test(part)) return element("em", {}, part.slice(1, -1));
+    if (part.startsWith("[")) return cite(part) || document.createTextNode(part);
+    return document.createTextNode(part);
+  });
+}
+
+// The citation links of an answer: its citations' labels, and those of its evidence sentences.
+function citationFinder(values) {
+  const targets = new Map();
+  for (const h of values.highlights || [])
+    targets.set(h.label, { chunk: h.passage_id, page: h.page, start: h.start, end: h.end });
+  for (const c of values.citations || [])
+    targets.set(c.label, c.quote ? sentenceTarget(c.quote) : { chunk: c.chunk_ids, page: c.start_page });
+  return (label) => (targets.has(label) ? citeLink(label, targets.get(label)) : null);
+}
+
+// What the model is writing, shown as it comes: without its excerpt numbers ("[2]"), which only the checked answer
+// turns into labels.
+function withoutExcerptNumbers(text) {
+  return text.replace(/\s*\[\d+(?:\s*[,–-]\s*\d+)*\]|\s*\[[\d,\s–-]*$/g, "");
+}
+
 function showEvidence(view, highlights) {
   if (!highlights || !highlights.length || !view.evidence.hidden) return;
   view.evidence.hidden = false;
@@ -268,7 +441,7 @@ function showAnswer(view, values) {
   // An uncertain answer is no headline: it follows a line saying so, under the evidence, and reads dimmed.
   const uncertain = !values.abstained && values.band !== "supported";
   view.answer.classList.toggle("uncertain", uncertain);
-  view.answer.textContent = values.answer;
+  view.answer.replaceChildren(...markdown(values.answer || "", citationFinder(values)));
   view.band.hidden = !!values.abstained;
   view.band.className = `band ${values.band || "uncertain"}`;
   // the band's name in the question's language (`band_label`), capitalised as a line of its own
@@ -300,6 +473,7 @@ async function ask(event) {
   event.preventDefault();
   const question = $("question").value.trim();
   if (!question) return;
+  showError("");
   const button = $("ask");
   button.disabled = true;
   const view = turnView(question);
@@ -332,7 +506,7 @@ async function ask(event) {
         if (!streamed) stage(view, "writing");
         streamed += chunk.content;
         view.answer.hidden = false;
-        view.answer.textContent = streamed;
+        view.answer.textContent = withoutExcerptNumbers(streamed);
         scrollDown();
       },
     });
@@ -340,10 +514,11 @@ async function ask(event) {
     showAnswer(view, final.values);
   } catch (error) {
     for (const running of view.stages.querySelectorAll(".running")) running.classList.remove("running");
-    view.footer.replaceChildren(element("div", { class: "error" }, `The run failed: ${error.message}`));
+    const message = error.unreachable ? error.message : `The run failed: ${error.message}`;
+    view.footer.replaceChildren(element("div", { class: "error" }, message));
   } finally {
     button.disabled = false;
-    loadThreads();
+    loadThreads().catch(() => {}); // the turn already says what failed
   }
 }
 
@@ -358,6 +533,7 @@ async function loadThreads() {
 }
 
 async function openThread(threadId) {
+  showError("");
   try {
     const shown = await json(`/threads/${threadId}/state`);
     state.thread = threadId;
@@ -367,7 +543,7 @@ async function openThread(threadId) {
     turns.forEach((turn, i) => {
       const view = turnView(turn.question);
       if (i === turns.length - 1) showAnswer(view, values);
-      else { view.answer.hidden = false; view.answer.textContent = turn.answer; }
+      else { view.answer.hidden = false; view.answer.replaceChildren(...markdown(turn.answer, () => null)); }
     });
     loadThreads();
   } catch (error) {
