@@ -113,7 +113,7 @@ async function loadDocuments() {
             { "data-name": d.name, title: d.summary },
             element("div", { class: "name" }, d.name),
             element("div", { class: "meta" },
-              `${d.type} · ${d.pages} pages · ${d.chunks} chunks · ${d.status}` +
+              `${d.type} · ${count(d.pages, "page")} · ${count(d.chunks, "chunk")} · ${d.status}` +
               (d.project ? ` · ${d.project}` : "") + ` · ${d.confidentiality}` +
               (d.summary_by === "model" ? " · model summary" : "")),
             element("div", { class: "summary" }, d.summary),
@@ -150,6 +150,10 @@ function sendWithProgress(path, form, onProgress) {
   });
 }
 
+function count(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 function kilobytes(bytes) {
   return `${Math.ceil(bytes / 1024).toLocaleString()} kB`;
 }
@@ -171,7 +175,7 @@ function fileEvent(row, data) {
   if (data.event === "file_started") row.note.textContent = "reading…";
   if (data.event === "file_parsed") {
     row.pages = data.pages;
-    row.note.textContent = `read ${data.pages} page${data.pages === 1 ? "" : "s"}`;
+    row.note.textContent = `read ${count(data.pages, "page")}`;
   }
   if (data.event === "file_embedding") {
     row.chunks = data.chunks;
@@ -181,7 +185,7 @@ function fileEvent(row, data) {
   if (data.event === "chunks_embedded") {
     row.embedded += data.chunks;
     setBar(row.bar, row.embedded, row.chunks);
-    row.note.textContent = `read ${row.pages} page${row.pages === 1 ? "" : "s"}, embedding ${row.embedded} of ${row.chunks} chunks`;
+    row.note.textContent = `read ${count(row.pages, "page")}, embedding ${row.embedded} of ${row.chunks} chunks`;
   }
   if (data.event === "file_finished") {
     row.bar.hidden = true;
@@ -215,7 +219,7 @@ async function uploadAndIngest(event) {
   progress.replaceChildren();
   status.hidden = false;
   setBar(bar, 0, total);
-  note.textContent = `uploading ${files.length} file${files.length === 1 ? "" : "s"}, ${kilobytes(total)}`;
+  note.textContent = `uploading ${count(files.length, "file")}, ${kilobytes(total)}`;
   try {
     const uploaded = await sendWithProgress("/ui/uploads", form, (loaded, size) => {
       setBar(bar, loaded, size);
