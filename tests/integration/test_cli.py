@@ -119,8 +119,9 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     # search: ranked passages with their labels and highlighted sentences, no model; the filters ask has
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("pagegraph.llm.factory.get_chat_model", lambda *args, **kwargs: pytest.fail("a model call"))
-        code, out = run("search", "How much energy does the battery store?")
+        code, out = run("search", "How much enregy does the battery store?")
         assert code == 0 and re.search(r"^1\. \[sb40-user-manual\.pdf, .*p\. \d", out, re.MULTILINE), out
+        assert out.startswith('read "enregy" as "energy"\n'), out
         assert "» The SB-40 stores up to 10.2 kWh of energy." in out
         code, out = run("search", "What does error code E04 mean?", "--json", "--document", "support-call")
         found = json.loads(out)

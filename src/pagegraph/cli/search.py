@@ -63,10 +63,13 @@ def search(
     if as_json:
         console.print_json(output_json({"passages": found["retrieved"], "highlights": found["highlights"]}))
     else:
-        print_passages(found["retrieved"], found["highlights"])
+        spelling = next((r.details["spelling"] for r in found["trace"] if "spelling" in r.details), {})
+        print_passages(found["retrieved"], found["highlights"], spelling)
 
 
-def print_passages(passages: list[Evidence], highlights: list[Highlight]) -> None:
+def print_passages(passages: list[Evidence], highlights: list[Highlight], spelling: dict[str, str]) -> None:
+    for written, searched in spelling.items():
+        console.print(f'[dim]read "{escape(written)}" as "{escape(searched)}"[/dim]', highlight=False)
     if not passages:
         console.print("Nothing found: no passage of the searched documents matches.")
         return
