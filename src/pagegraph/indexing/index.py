@@ -96,7 +96,7 @@ def open_index(
     """Open (with `write`, create) the index `folder` names: in the folder, or in PostgreSQL when
     `Settings.database_url` is set (a `DatabaseIndex`, schema named after the folder). A writer of a folder that
     another process is writing fails with IndexLockedError, or with `wait_for_writer` is told why (the callback
-    gets the reason) and waits its turn; writers of a database work side by side (`IndexStore.claim`)."""
+    gets the reason) and waits its turn; writers of a database work side by side (`RecordStore.claim`)."""
     if settings.database_url:
         return DatabaseIndex(folder, settings, params, write=write, embedder=embedder, outdated_ok=outdated_ok)
     return Index(
