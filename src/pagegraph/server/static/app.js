@@ -364,8 +364,9 @@ function markdown(text, cite) {
       blocks.push(element(`h${Math.min(heading[1].length, 3)}`, {}, ...inline(heading[2], cite)));
       i++;
     } else if (LIST_ITEM.test(line)) {
-      const list = element(/^\s*\d/.test(line) ? "ol" : "ul");
-      for (; i < lines.length && LIST_ITEM.test(lines[i]); i++)
+      const ordered = /^\s*\d/.test(line);
+      const list = element(ordered ? "ol" : "ul");
+      for (; i < lines.length && LIST_ITEM.test(lines[i]) && /^\s*\d/.test(lines[i]) === ordered; i++)
         list.append(element("li", {}, ...inline(lines[i].replace(LIST_ITEM, ""), cite)));
       blocks.push(list);
     } else if (line.trim().startsWith("|")) {
@@ -385,6 +386,7 @@ function markdownTable(rows, cite) {
   const cells = (row) => row.trim().replace(/^\||\|$/g, "").split("|").map((cell) => cell.trim());
   const body = rows.filter((row) => !/^\s*\|?\s*:?-{3,}/.test(row));
   const [head, ...rest] = body;
+  if (!head) return element("p", {}, rows.join("\n")); // separators alone: no table
   return element("table", {},
     element("thead", {}, element("tr", {}, ...cells(head).map((c) => element("th", {}, ...inline(c, cite))))),
     element("tbody", {}, ...rest.map((row) => element("tr", {}, ...cells(row).map((c) => element("td", {}, ...inline(c, cite)))))));
