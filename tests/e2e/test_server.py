@@ -32,7 +32,7 @@ KEYS: dict[str, str] = {}
 MANUAL = "sb40-user-manual.pdf"
 QUESTION = "How much does the SB-40 weigh?"
 CONTEXT: dict = {}  # the default model, the embedded 1.5B
-GRAPHS = {*GRAPH_NAMES, "ingest"}
+GRAPHS = {*GRAPH_NAMES, "ingest", "search"}
 
 
 @pytest.fixture(scope="module")
