@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import uuid
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Optional, get_args
 
@@ -12,21 +10,23 @@ import typer
 from rich.markup import escape
 
 from pagegraph import GRAPH_NAMES, GRAPHS
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli.answer_view import StreamedAnswer, print_answer
 from pagegraph.cli.common import (
     DatabaseOption,
     DebugOption,
+    DocumentOption,
     IndexOption,
     ModelOption,
     SinceOption,
     UntilOption,
     app,
     console,
+    date_range,
     err,
     fail,
     index_folder,
     ingest_with_progress,
+    output_json,
     print_ingest_summary,
 )
 from pagegraph.config import Context, Settings, get_settings
@@ -115,10 +115,7 @@ def ask(
     database_url: DatabaseOption = None,
     graph: GraphOption = "auto",
     model: ModelOption = None,
-    document: Annotated[
-        Optional[list[str]],
-        typer.Option("--document", help="only search this document (file name or part of it); repeatable"),
-    ] = None,
+    document: DocumentOption = None,
     output_type: Annotated[
         Optional[str], typer.Option(help=f"{' | '.join(get_args(OutputType))} (default: answer)")
     ] = None,
@@ -154,17 +151,6 @@ def ask(
         raise fail(str(exc)) from None
 
 
-def date_range(since: datetime | None, until: datetime | None) -> dict[str, RetrievalFilter]:
-    """The run's `filters` input for --since/--until (none without them)."""
-    if since is None and until is None:
-        return {}
-    if since is not None and until is not None and since > until:
-        raise PagegraphError(f"--since {since:%Y-%m-%d} is after --until {until:%Y-%m-%d}")
-    return {
-        "filters": RetrievalFilter(date_from=since.date() if since else None, date_to=until.date() if until else None)
-    }
-
-
 def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool, settings: Settings) -> None:
     """Index the chat's documents: incrementally by default, not at all with --reuse (when an index exists), from
     scratch with --force."""
@@ -177,19 +163,6 @@ def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool,
         summary = ingest_with_progress(opened, [documents])
         location = opened.location
     print_ingest_summary(summary, location)
-
-
-def output_json(output: dict[str, Any]) -> str:
-    from pydantic import BaseModel
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, BaseModel):
-            return value.model_dump(mode="json")
-        if isinstance(value, list):
-            return [plain(v) for v in value]
-        return value
-
-    return json.dumps({key: plain(value) for key, value in output.items()})
 
 
 @app.command()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
@@ -22,7 +24,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings, SettingsError, get_settings
+from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import Index
 from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
 from pagegraph.state.documents import DocumentTags
@@ -61,6 +65,10 @@ DatabaseOption = Annotated[
         help="postgresql://USER@HOST:PORT/DB with pgvector: use the index --index names in that database (default: "
         "$PAGEGRAPH_DATABASE_URL, which keeps the password out of your shell history; unset: the index folder)",
     ),
+]
+DocumentOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--document", help="only search this document (file name or part of it); repeatable"),
 ]
 DAY_FORMATS = ["%Y-%m-%d"]
 SinceOption = Annotated[
@@ -211,3 +219,27 @@ def print_ingest_summary(summary: IngestSummary, location: str) -> None:
         )
     for outcome in summary.failed:
         err.print(f"[red]failed: {outcome.name}: {outcome.reason}[/red]", highlight=False)
+
+
+def date_range(since: datetime | None, until: datetime | None) -> dict[str, RetrievalFilter]:
+    """The run's `filters` input for --since/--until (none without them)."""
+    if since is None and until is None:
+        return {}
+    if since is not None and until is not None and since > until:
+        raise PagegraphError(f"--since {since:%Y-%m-%d} is after --until {until:%Y-%m-%d}")
+    return {
+        "filters": RetrievalFilter(date_from=since.date() if since else None, date_to=until.date() if until else None)
+    }
+
+
+def output_json(output: dict[str, Any]) -> str:
+    """A run's output (or any dict of records) as JSON: pydantic records dumped as JSON data."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json")
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return value
+
+    return json.dumps({key: plain(value) for key, value in output.items()})

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from pagegraph.cli.ask import date_range, output_json
 from pagegraph.cli.common import (
     DatabaseOption,
+    DocumentOption,
     IndexOption,
     SinceOption,
     UntilOption,
     app,
     console,
+    date_range,
     fail,
     index_folder,
+    output_json,
 )
 from pagegraph.config import Context, get_settings
 from pagegraph.errors import PagegraphError
@@ -31,10 +33,7 @@ def search(
     query: Annotated[str, typer.Argument(help="what to look for: a question or a few words")],
     index: IndexOption = None,
     database_url: DatabaseOption = None,
-    document: Annotated[
-        Optional[list[str]],
-        typer.Option("--document", help="only search this document (file name or part of it); repeatable"),
-    ] = None,
+    document: DocumentOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="print the passages and highlighted sentences as JSON")
     ] = False,

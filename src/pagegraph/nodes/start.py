@@ -21,13 +21,13 @@ from pagegraph.state.graph import RagState
 QUESTION_PREFIX_CHARS = 200
 
 
-def length_refusal(question: str, settings: Settings) -> str | None:
-    """Why a question (or a search's query) is not run at all: empty, or over PAGEGRAPH_MAX_QUESTION_CHARS."""
+def length_refusal(question: str, settings: Settings, what: str = "question") -> str | None:
+    """Why a question (`what`: or a search) is not run at all: empty, or over PAGEGRAPH_MAX_QUESTION_CHARS."""
     if not question:
-        return "the question is empty"
+        return f"the {what} is empty"
     if len(question) > settings.max_question_chars:
         return (
-            f"the question has {len(question):,} characters; the limit is {settings.max_question_chars:,} "
+            f"the {what} has {len(question):,} characters; the limit is {settings.max_question_chars:,} "
             "(PAGEGRAPH_MAX_QUESTION_CHARS). Ask it in fewer words"
         )
     return None
@@ -102,8 +102,8 @@ def start_search(state: RagState, runtime: Runtime[Context], services: Services)
     """First stage of a search: refuse an empty or overlong query (the run fails, naming why), narrow the filters
     to what a server user may read, and clear what a previous search on the same thread left."""
     question = state.get("question", "").strip()
-    if refusal := length_refusal(question, services.settings):
-        raise PagegraphError(refusal.replace("question", "search", 1))
+    if refusal := length_refusal(question, services.settings, "search"):
+        raise PagegraphError(refusal)
     return {
         "question": question,
         "filters": readable_filter(state.get("filters")),

@@ -408,9 +408,8 @@ function inline(text, cite) {
 function citationFinder(values) {
   const targets = new Map();
   for (const h of values.highlights || [])
-    targets.set(h.label, { chunk: h.passage_id, page: h.page, start: h.start, end: h.end });
-  for (const c of values.citations || [])
-    targets.set(c.label, c.quote ? sentenceTarget(c.quote) : { chunk: c.chunk_ids, page: c.start_page });
+    targets.set(h.label, highlightTarget(h));
+  for (const c of values.citations || []) targets.set(c.label, citationTarget(c));
   return (label) => (targets.has(label) ? citeLink(label, targets.get(label)) : null);
 }
 
@@ -425,8 +424,7 @@ function showEvidence(view, highlights) {
   view.evidence.hidden = false;
   view.evidence.replaceChildren(element("h4", {}, "Evidence"));
   for (const h of highlights) {
-    const target = { chunk: h.passage_id, page: h.page, start: h.start, end: h.end };
-    view.evidence.append(element("div", {}, citeLink(h.label, target), " ", h.sentence.replace(/\s+/g, " ")));
+    view.evidence.append(element("div", {}, citeLink(h.label, highlightTarget(h)), " ", h.sentence.replace(/\s+/g, " ")));
   }
 }
 
@@ -434,6 +432,16 @@ function showEvidence(view, highlights) {
 function sentenceTarget(sentence) {
   if (sentence.page == null) return { chunk: sentence.chunk_ids };
   return { chunk: sentence.chunk_ids, page: sentence.page, start: sentence.start, end: sentence.end };
+}
+
+// A highlighted sentence's page view, marked.
+function highlightTarget(h) {
+  return { chunk: h.passage_id, page: h.page, start: h.start, end: h.end };
+}
+
+// A citation's page view: the sentence that states its values, else its passage's first page.
+function citationTarget(c) {
+  return c.quote ? sentenceTarget(c.quote) : { chunk: c.chunk_ids, page: c.start_page };
 }
 
 function showAnswer(view, values) {
@@ -465,7 +473,7 @@ function showAnswer(view, values) {
   view.sources.replaceChildren(
     element("h4", {}, "Sources"),
     element("ol", {}, ...citations.map((c) =>
-      element("li", {}, citeLink(c.label, c.quote ? sentenceTarget(c.quote) : { chunk: c.chunk_ids, page: c.start_page }),
+      element("li", {}, citeLink(c.label, citationTarget(c)),
         c.origin === "model" ? "" : " (attributed)"))),
   );
   view.footer.replaceChildren();
