@@ -28,6 +28,7 @@ from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
+from pagegraph.state.answering import StoredSummary
 from tests.conftest import PAGEGRAPH, SAMPLES, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow
@@ -163,13 +164,20 @@ def test_a_reader_sees_a_document_once_another_process_commits_it(
         services.close()
 
 
+def flat(catalog, flt: RetrievalFilter | None) -> list[str]:
+    """The chunk ids a filter lets through, in id order."""
+    mask = catalog.mask(flt)
+    rows = np.flatnonzero(catalog.live if mask is None else mask)
+    return sorted(catalog.ids[r] for r in rows)
+
+
 def test_a_readers_next_snapshot_reads_only_what_was_committed_since_and_equals_a_fresh_one(
     tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder
 ) -> None:
     settings = database_settings(tmp_path, cache_dir, database_url, "successor")
-    notes = write_notes(tmp_path / "docs", "harbour", 4)
+    notes = write_notes(tmp_path / "docs", "harbour", 9)
     with open_index(settings.index, settings, write=True, embedder=embedder) as index:
-        Ingestor(index).run(notes[:3])
+        Ingestor(index).run(notes[:8])
     reader = open_index(settings.index, settings, embedder=embedder)
     notes[1].write_text(notes[1].read_text() + "\n\nAmended: the berth moved to pier nine.\n")
     notes[2].unlink()
@@ -179,14 +187,50 @@ def test_a_readers_next_snapshot_reads_only_what_was_committed_since_and_equals_
     fresh = open_index(settings.index, settings, embedder=embedder)
     try:
         assert successor.generation == fresh.generation > reader.generation
-        assert successor.catalog.ids == fresh.catalog.ids and list(successor.catalog.sources) == list(
-            fresh.catalog.sources
-        )
-        assert sorted(set(successor.catalog.sources)) == ["harbour-00.md", "harbour-01.md", "harbour-03.md"]
+
+        def live(catalog) -> list[tuple]:
+            rows = np.flatnonzero(catalog.live)
+            return sorted((catalog.ids[r], catalog.sources[r], int(catalog.positions[r])) for r in rows)
+
+        assert not successor.catalog.live.all() and fresh.catalog.live.all(), "carried over, the gone chunks dead"
+        assert live(successor.catalog) == live(fresh.catalog)
+        assert {source for _, source, _ in live(successor.catalog)} == {p.name for p in notes} - {"harbour-02.md"}
+        for flt in (None, RetrievalFilter(documents=["harbour-01.md"]), RetrievalFilter(documents=["harbour-02.md"])):
+            assert flat(successor.catalog, flt) == flat(fresh.catalog, flt)
+        chunk = next(c for c, source, _ in live(fresh.catalog) if source == "harbour-01.md")
+        assert successor.catalog.neighbours(chunk, 1) == fresh.catalog.neighbours(chunk, 1)
         assert successor.profiles.ids == fresh.profiles.ids
+        assert np.array_equal(successor.profiles.lexical("harbour note 3"), fresh.profiles.lexical("harbour note 3"))
         assert np.allclose(successor.profiles.centroids, fresh.profiles.centroids)
         assert successor.keyword_search("pier nine", 3) == fresh.keyword_search("pier nine", 3) != []
         assert "harbour-02.md" in set(reader.catalog.sources), "the earlier snapshot stays as it was"
+    finally:
+        for index in (reader, successor, fresh):
+            index.close()
+
+
+def test_a_document_retagged_or_summarised_in_place_reaches_a_readers_next_snapshot(
+    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder
+) -> None:
+    settings = database_settings(tmp_path, cache_dir, database_url, "touched")
+    notes = write_notes(tmp_path / "docs", "harbour", 2)
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run(notes)
+    reader = open_index(settings.index, settings, embedder=embedder)
+    doc = next(d for d in reader.profiles.documents if d.name == "harbour-01.md")
+    internal = RetrievalFilter(max_confidentiality="internal")
+    assert "harbour-01.md" in {reader.catalog.location(c)[0] for c in flat(reader.catalog, internal)}
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        index.retag(doc.id, doc.tags.model_copy(update={"confidentiality": "confidential"}))
+        index.store.set_summary(
+            doc.id, StoredSummary(document_type="timetable", summary="Lighthouse tides.", method="extractive")
+        )
+    successor, fresh = reader.successor(), open_index(settings.index, settings, embedder=embedder)
+    try:
+        for index in (successor, fresh):
+            assert "harbour-01.md" not in {index.catalog.location(c)[0] for c in flat(index.catalog, internal)}
+            row = index.profiles.row_of[doc.id]
+            assert index.profiles.lexical("lighthouse tides")[row] > 0, "the summary is routed on"
     finally:
         for index in (reader, successor, fresh):
             index.close()

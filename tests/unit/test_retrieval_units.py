@@ -74,11 +74,14 @@ def test_enumeration_weighs_bm25_more_than_reasoning() -> None:
     assert ALPHA_BY_KIND["enumeration"] > ALPHA_BY_KIND["lookup"] > ALPHA_BY_KIND["reasoning"]
 
 
+A_TAGS = json.dumps(
+    {"project": "x", "source_type": "manual", "confidentiality": "public", "date": "2023-04-01", "extra": {}}
+)
+
+
 def make_catalog() -> ChunkCatalog:
     tags = {
-        "a": json.dumps(
-            {"project": "x", "source_type": "manual", "confidentiality": "public", "date": "2023-04-01", "extra": {}}
-        ),
+        "a": A_TAGS,
         "b": json.dumps({"project": "y", "source_type": None, "confidentiality": "confidential", "extra": {}}),
     }
     rows = [(f"a{i}", "A", "a.pdf", i, i + 1, i + 1, tags["a"]) for i in range(5)]
@@ -97,6 +100,35 @@ def test_chunks_removed_since_bm25_was_built_pass_no_mask() -> None:
     assert set(np.array(catalog.ids)[catalog.mask(None)]) == {f"a{i}" for i in range(5)}
     assert not catalog.mask(RetrievalFilter(documents=["b.pdf"])).any()
     assert catalog.neighbours("a1", 1) == ["a0", "a1", "a2"]
+
+
+def test_a_changed_catalog_masks_as_one_built_whole_from_the_new_rows() -> None:
+    """A database reader's next snapshot: b.pdf replaced (same document id, new chunks and tags), c.pdf added, the
+    rest carried over; every filter lets through what a catalog built from the new rows would."""
+    before = make_catalog()
+    tags = json.dumps({"project": "z", "source_type": "memo", "confidentiality": "internal", "extra": {}})
+    replaced = [(f"b{i}", "B", "b.pdf", i, 2, 2, tags) for i in range(2)]
+    added = [(f"c{i}", "C", "c.pdf", i, 1, 1, tags) for i in range(2)]
+    changed = before.changed({"B"}, replaced + added)
+    kept = [(f"a{i}", "A", "a.pdf", i, i + 1, i + 1, A_TAGS) for i in range(5)]
+    whole = ChunkCatalog(kept + replaced + added, order=[row[0] for row in kept + replaced + added])
+    assert not changed.all_live and changed.holds("b1") and not changed.holds("b2")
+    cases = [
+        None,
+        RetrievalFilter(documents=["b.pdf"]),
+        RetrievalFilter(documents=["c.pdf", "a.pdf"]),
+        RetrievalFilter(projects=["y"]),
+        RetrievalFilter(projects=["z"]),
+        RetrievalFilter(source_types=["memo"]),
+        RetrievalFilter(max_confidentiality="internal"),
+        RetrievalFilter(pages=(2, 2)),
+    ]
+    for flt in cases:
+        mask, expected = changed.mask(flt), whole.mask(flt)
+        got = {c for c, keep in zip(changed.ids, changed.live if mask is None else mask) if keep}
+        assert got == {c for c, keep in zip(whole.ids, whole.live if expected is None else expected) if keep}, flt
+    assert changed.neighbours("b0", 2) == ["b0", "b1"] and changed.location("b1") == ("b.pdf", 2, 2)
+    assert before.holds("b2") and before.location("b0") == ("b.pdf", 1, 1), "the earlier catalog stays as it was"
 
 
 def test_catalog_follows_bm25_order_and_masks_before_scoring() -> None:

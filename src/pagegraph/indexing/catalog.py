@@ -46,6 +46,36 @@ class ChunkCatalog:
         self._at = {(row[1], row[3]): row[0] for row in ordered if row[3] >= 0}
         self._cached_mask = lru_cache(maxsize=64)(self._compute_mask)
 
+    def changed(self, gone: set[str], rows: list[tuple[str, str, str, int, int, int, str]]) -> ChunkCatalog:
+        """This catalog with the chunks of the documents `gone` (removed or replaced) no longer live and `rows` (the
+        chunks of the documents committed since, in order) appended: work in proportion to what changed, not to the
+        catalog's size. Appended chunks come after the others, so ties keep their older order."""
+        added = ChunkCatalog(rows, [row[0] for row in rows])
+        joined = object.__new__(ChunkCatalog)
+        dead = np.isin(self.document_ids, list(gone)) if gone else np.zeros(len(self), dtype=bool)
+        live = np.concatenate([self.live & ~dead, added.live])
+        live.flags.writeable = False
+        joined.live, joined.all_live = live, bool(live.all())
+        joined.ids = self.ids + added.ids
+        joined.row_of = self.row_of | {chunk_id: len(self) + row for chunk_id, row in added.row_of.items()}
+        joined.document_ids = np.concatenate([np.where(dead, "", self.document_ids), added.document_ids])
+        for name in ("sources", "positions", "start_pages", "end_pages", "confidentiality", "dates"):
+            setattr(joined, name, np.concatenate([getattr(self, name), getattr(added, name)]))
+        joined._codes = {}
+        for field, (codes, code_of) in self._codes.items():
+            new_codes, new_code_of = added._codes[field]
+            code_of = dict(code_of)
+            for value in new_code_of:
+                code_of.setdefault(value, len(code_of))
+            recoded = np.array([-1, *(code_of[value] for value in new_code_of)], dtype=np.int64)[new_codes + 1]
+            joined._codes[field] = (np.concatenate([codes, recoded]), code_of)
+        joined._at = dict(self._at)
+        for row in np.flatnonzero(dead):
+            joined._at.pop((self.document_ids[row], int(self.positions[row])), None)
+        joined._at |= added._at
+        joined._cached_mask = lru_cache(maxsize=64)(joined._compute_mask)
+        return joined
+
     def __len__(self) -> int:
         return len(self.ids)
 

@@ -18,6 +18,7 @@ import logging
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import islice
 from pathlib import Path
@@ -502,6 +503,16 @@ def open_store(folder: Path, settings: Settings) -> RecordStore:
     return SqliteStore(folder)
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    """What a database index's next snapshot carries over from an earlier one."""
+
+    generation: int
+    catalog: ChunkCatalog
+    centroids: dict[str, np.ndarray]
+    profiles: DocumentProfiles
+
+
 class DatabaseIndex(Index):
     """An index in PostgreSQL (indexing.postgres), schema named after the folder. Everything lives in the database:
     keyword search and dense search run in SQL, and an opened index holds, in memory only, a snapshot of the chunk
@@ -559,9 +570,12 @@ class DatabaseIndex(Index):
 
     def _take_snapshot(self, previous: DatabaseIndex | None = None) -> None:
         """Read the catalog, the document profiles and the keyword totals of one committed state. With `previous`,
-        only the chunks and centroids of the documents committed since its snapshot are read; the rest carry over."""
+        only the chunks, centroids and profiles of the documents committed since its snapshot are read; the rest
+        carry over (its catalog's chunks of documents removed or replaced since stay, as rows no mask lets through,
+        until they are a quarter of it)."""
+        # read before this snapshot replaces them: `previous` may be this index itself (`make_searchable`)
         carried = (
-            (previous.generation, previous._catalog_rows, previous._centroids)
+            _Snapshot(previous.generation, previous.catalog, previous._centroids, previous.profiles)
             if previous is not None and previous.searchable
             else None
         )
@@ -569,21 +583,11 @@ class DatabaseIndex(Index):
             self.generation = self.store_generation = self.store.generation()
             self.searchable = self.store.search_ready()
             self._search_totals = self.store.search_totals() if self.searchable else (0, 0)
-            if carried is not None and self.searchable:
-                since, rows, centroids = carried
-                committed = self.store.document_generations()
-                changed = {doc_id for doc_id, generation in committed.items() if generation > since}
-                kept = [row for row in rows if row[1] in committed and row[1] not in changed]
-                self._catalog_rows = sorted(kept + self.store.chunk_catalog(changed), key=lambda row: (row[1], row[3]))
-                self._centroids = {
-                    doc_id: centroid
-                    for doc_id, centroid in centroids.items()
-                    if doc_id in committed and doc_id not in changed
-                } | self.store.centroids(changed)
-            else:
-                self._catalog_rows, self._centroids = self.store.chunk_catalog(), self.store.centroids()
-            self.catalog = ChunkCatalog(self._catalog_rows, [row[0] for row in self._catalog_rows])
-            self.profiles = DocumentProfiles(self.store, self.catalog.document_ids)
+            if carried is None or not self.searchable or not self._carry_over(carried):
+                rows = self.store.chunk_catalog()
+                self.catalog = ChunkCatalog(rows, [row[0] for row in rows])
+                self._centroids = self.store.centroids()
+                self.profiles = DocumentProfiles(self.store, self.catalog.document_ids)
         zero = np.zeros(self.params.embedding_dimension, dtype=np.float32)
         self.profiles.set_centroids(
             np.stack([self._centroids.get(doc_id, zero) for doc_id in self.profiles.ids])
@@ -593,6 +597,21 @@ class DatabaseIndex(Index):
         # a question's searches ask for the same query's word weights, and the same words' documents, several times
         self._weights = lru_cache(maxsize=32)(self._query_weights)
         self._holding = lru_cache(maxsize=256)(self._documents_holding)
+
+    def _carry_over(self, previous: _Snapshot) -> bool:
+        """Take the catalog, centroids and profiles from `previous`, reading those of the documents committed since;
+        False (nothing taken) when its rows of documents gone since would be a quarter of the catalog."""
+        committed = self.store.document_generations()
+        changed = {doc_id for doc_id, generation in committed.items() if generation > previous.generation}
+        gone = changed | {doc_id for doc_id in previous.profiles.ids if doc_id not in committed}
+        catalog = previous.catalog.changed(gone, self.store.chunk_catalog(changed))
+        if np.count_nonzero(~catalog.live) * 4 > len(catalog):
+            return False
+        self.catalog = catalog
+        kept = {doc_id: centroid for doc_id, centroid in previous.centroids.items() if doc_id not in gone}
+        self._centroids = kept | self.store.centroids(changed)
+        self.profiles = DocumentProfiles(self.store, catalog.document_ids, previous=previous.profiles, changed=gone)
+        return True
 
     def successor(self) -> DatabaseIndex:
         return DatabaseIndex(self.folder, self.settings, embedder=self.embedder, previous=self)

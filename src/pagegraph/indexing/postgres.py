@@ -313,11 +313,13 @@ class PostgresStore(RecordStore):
         rows = self._rows("SELECT * FROM tree_nodes WHERE document_id = %s ORDER BY position", (document_id,))
         return tree_from_rows(rows, self.pages(document_id))
 
-    def section_titles(self, max_level: int) -> dict[str, list[str]]:
+    def section_titles(self, max_level: int, documents: Collection[str] | None = None) -> dict[str, list[str]]:
         titles: dict[str, list[str]] = {}
+        where, args = ("AND document_id = ANY(%s)", (list(documents),)) if documents is not None else ("", ())
         rows = self._rows(
-            "SELECT document_id, title FROM tree_nodes WHERE level BETWEEN 1 AND %s ORDER BY document_id, position",
-            (max_level,),
+            f"""SELECT document_id, title FROM tree_nodes WHERE level BETWEEN 1 AND %s {where}
+                ORDER BY document_id, position""",
+            (max_level, *args),
         )
         for row in rows:
             titles.setdefault(row["document_id"], []).append(row["title"])
@@ -643,8 +645,12 @@ class PostgresStore(RecordStore):
 
     def update_tags(self, document_id: str, tags: DocumentTags) -> None:
         with self._connection() as conn, conn.cursor() as cur:
-            cur.execute("UPDATE documents SET tags = %s WHERE id = %s", (tags.model_dump_json(), document_id))
-            self._bump_generation(cur)
+            # committed at the next generation, so that readers' next snapshots read its chunks' tags again
+            generation = self._bump_generation(cur)
+            cur.execute(
+                "UPDATE documents SET tags = %s, generation = %s WHERE id = %s",
+                (tags.model_dump_json(), generation, document_id),
+            )
 
     def section_vector_recipe(self) -> str | None:
         rows = self._rows("SELECT value FROM meta WHERE key = 'section_vectors'")

@@ -5,6 +5,7 @@ stored at commit in a database index)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import lru_cache
 
 import bm25s
@@ -21,33 +22,60 @@ _PROFILE_WORDS = 600
 
 class DocumentProfiles:
     def __init__(
-        self, store: RecordStore, chunk_document_ids: np.ndarray, leave_out: frozenset[str] = frozenset()
+        self,
+        store: RecordStore,
+        chunk_document_ids: np.ndarray,
+        leave_out: frozenset[str] = frozenset(),
+        *,
+        previous: DocumentProfiles | None = None,
+        changed: Collection[str] = (),
     ) -> None:
         """`chunk_document_ids`: every chunk's document id, in the catalog's order; `chunk_rows` keeps each chunk's
         document row in that order (-1: a chunk of no profiled document). `leave_out`: documents not to route to
-        (committed after the search indexes were built). The centroids come next (`set_centroids`)."""
+        (committed after the search indexes were built). `previous`: profiles of an earlier state of the store,
+        whose words are kept for the documents not in `changed` whose summary is the same (a summary is written
+        after its document's commit). The centroids come next (`set_centroids`)."""
         documents = [doc for doc in store.documents() if doc.id not in leave_out]
-        summaries = store.summaries()
-        titles = store.section_titles(_SECTION_LEVELS)
+        self.summaries = store.summaries()
+        known = {
+            doc_id: words
+            for doc_id, words in (previous.words.items() if previous is not None else ())
+            if doc_id not in changed and self.summaries.get(doc_id) == previous.summaries.get(doc_id)
+        }
+        unknown = {doc.id for doc in documents if doc.id not in known}
+        reading = None if previous is None else unknown  # all of the store's, or those of the documents not carried
+        titles = store.section_titles(_SECTION_LEVELS, reading) if unknown else {}
         self.documents = documents
         self.ids = [doc.id for doc in documents]
         self.names = [doc.name for doc in documents]
         self.row_of = {doc_id: row for row, doc_id in enumerate(self.ids)}
         self.row_named = {name: row for row, name in enumerate(self.names)}
-        texts = []
+        self.words: dict[str, list[str]] = {}  # each profile's BM25 words
         for doc in documents:
-            summary = summaries.get(doc.id)
+            if doc.id in known:
+                self.words[doc.id] = known[doc.id]
+                continue
+            summary = self.summaries.get(doc.id)
             parts = [document_label(doc.name, doc.title), doc.title, *titles.get(doc.id, [])]
             if summary is not None:
                 parts[2:2] = [summary.document_type, summary.summary, ", ".join(summary.key_topics)]
-            texts.append(" ".join(" ".join(parts).split()[:_PROFILE_WORDS]))
+            self.words[doc.id] = tokenize(" ".join(" ".join(parts).split()[:_PROFILE_WORDS]))
         self._bm25: bm25s.BM25 | None = None
-        if any(tokenize(text) for text in texts):
+        if any(self.words.values()):
             self._bm25 = bm25s.BM25()
-            self._bm25.index([tokenize(text) for text in texts], show_progress=False)
-        self.chunk_rows = np.array([self.row_of.get(doc_id, -1) for doc_id in chunk_document_ids], dtype=np.int64)
+            self._bm25.index([self.words[doc_id] for doc_id in self.ids], show_progress=False)
+        self.chunk_rows = self._rows_of(chunk_document_ids)
         self.centroids = np.zeros((len(self.ids), 0), dtype=np.float32)
         self._allowed = lru_cache(maxsize=64)(self._compute_allowed)
+
+    def _rows_of(self, document_ids: np.ndarray) -> np.ndarray:
+        """The document row of each of `document_ids` (-1: none); one lookup per run, as a document's chunks lie
+        together in the catalog."""
+        if not len(document_ids):
+            return np.zeros(0, dtype=np.int64)
+        starts = np.flatnonzero(np.r_[True, document_ids[1:] != document_ids[:-1]])
+        rows = np.array([self.row_of.get(document_ids[start], -1) for start in starts], dtype=np.int64)
+        return np.repeat(rows, np.diff(np.r_[starts, len(document_ids)]))
 
     def set_centroids(self, centroids: np.ndarray) -> None:
         """Each document's centroid, in `ids` order."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,8 +137,9 @@ class RecordStore(ABC):
         """The document's section tree in position order, each node with its text."""
 
     @abstractmethod
-    def section_titles(self, max_level: int) -> dict[str, list[str]]:
-        """Titles of every document's sections down to `max_level` (the root, level 0, is the title), in order."""
+    def section_titles(self, max_level: int, documents: Collection[str] | None = None) -> dict[str, list[str]]:
+        """Titles of every document's sections (of the `documents` given, when given) down to `max_level` (the root,
+        level 0, is the title), in order."""
 
     # -- chunks ------------------------------------------------------------------------------------------------------
     @abstractmethod

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -145,14 +145,15 @@ class SqliteStore(RecordStore):
         ).fetchall()
         return tree_from_rows(rows, self.pages(document_id))
 
-    def section_titles(self, max_level: int) -> dict[str, list[str]]:
+    def section_titles(self, max_level: int, documents: Collection[str] | None = None) -> dict[str, list[str]]:
         titles: dict[str, list[str]] = {}
         rows = self._db.execute(
             "SELECT document_id, title FROM tree_nodes WHERE level BETWEEN 1 AND ? ORDER BY document_id, position",
             (max_level,),
         )
         for document_id, title in rows:
-            titles.setdefault(document_id, []).append(title)
+            if documents is None or document_id in documents:
+                titles.setdefault(document_id, []).append(title)
         return titles
 
     def iter_chunks(self, document_id: str | None = None) -> Iterator[tuple[Chunk, np.ndarray]]:
