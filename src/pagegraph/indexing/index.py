@@ -672,7 +672,9 @@ class DatabaseIndex(Index):
     ) -> list[tuple[str, float]]:
         """The k chunks most similar to `vector`, in SQL: an exact scan when the filter leaves at most `exact_below`
         chunks (as in a folder index: a filtered HNSW search misses some), else the HNSW."""
-        exact = self._few_allowed(flt, exact_below) is not None
+        # a filter that restricts nothing is never "few": the catalog's rows of documents gone since it was taken
+        # would otherwise decide it, and processes whose catalogs were carried over differently would search apart
+        exact = flt.restricts and self._few_allowed(flt, exact_below) is not None
         found = self.store.nearest(vector, k, flt, self.generation, exact=exact)
         return [(chunk_id, 1.0 - distance) for chunk_id, distance in found]
 
