@@ -19,18 +19,14 @@ landed confidence and the token overlap (the confidence before issue 39), and th
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import statistics
 import string
 import time
-from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-DEV = REPO.parent / "shared" / "eval" / "mmlongbench" / "dev.jsonl"
+from answer_runs import answered_rows, questions_by_id, run_arguments, top_highlights
 
 # Prompts of an experiment: they live here, not in pagegraph.prompts, while no graph uses them.
 VERDICT_SYSTEM = "You check answers against evidence. Reply with one word: Yes or No."
@@ -89,46 +85,27 @@ def probability(distribution: np.ndarray, ids: list[int]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--run", type=Path, action="append", required=True, help="an answer run's report")
-    parser.add_argument("--questions", type=Path, default=DEV)
-    parser.add_argument("--highlights", type=int, default=3, help="top highlight sentences the reads see")
-    parser.add_argument("--out", type=Path)
+    parser = run_arguments(__doc__, highlights=3)
     args = parser.parse_args()
 
-    from pagegraph import build_graph
-    from pagegraph.config import Context, Settings
+    from pagegraph.config import Settings
     from pagegraph.eval.calibration import aurc, is_right
-    from pagegraph.eval.questions import load_questions
     from pagegraph.eval.scoring import strip_labels
-    from pagegraph.indexing.index import open_index
     from pagegraph.llm import get_chat_model
     from pagegraph.retrievers.values import extract_values, own_values, same_value
-    from pagegraph.services import Services
 
-    if not args.questions.is_file():
-        raise SystemExit(f"{args.questions}: not found (../shared is absent)")
-    questions = {q.id: q for q in load_questions(args.questions)}
+    questions = questions_by_id(args.questions)
     settings = Settings()
     llama = get_chat_model("local", settings=settings).loaded().llama
     yes, no = token_ids(llama, ["Yes", "yes", "YES"]), token_ids(llama, ["No", "no", "NO"])
     letters = {letter: token_ids(llama, [letter]) for letter in string.ascii_uppercase[:12]}
     report: dict = {"highlights": args.highlights, "runs": {}}
-    with open_index(args.index, settings) as index:
-        graph = build_graph("extract", services=Services(settings, index=index))
-        context = Context(index=str(args.index))
+    with top_highlights(args.index, settings, args.highlights) as highlighted:
         for path in args.run:
-            rows = [r for r in json.loads(path.read_text())["per_question"] if not r["abstained"] and not r["error"]]
             scored, seconds = [], []
-            for row in rows:
+            for row in answered_rows(path):
                 question = questions[row["id"]]
-                inputs = {"question": question.question, "documents": question.documents}
-                highlights = []
-                for update in graph.stream(inputs, context=context, stream_mode="updates"):
-                    if "highlight" in update:
-                        highlights = update["highlight"]["highlights"][: args.highlights]
-                        break
+                highlights = highlighted(question)
                 sentences = "\n".join(h.sentence for h in highlights) or "(none)"
                 answer = " ".join(strip_labels(row["answer"]).split())
                 began = time.perf_counter()

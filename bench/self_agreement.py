@@ -11,14 +11,11 @@ the landed confidence and a constant, per run, and the cost of the extra call.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-DEV = REPO.parent / "shared" / "eval" / "mmlongbench" / "dev.jsonl"
+from answer_runs import answered_rows, questions_by_id, run_arguments, top_highlights
 
 # The second read's prompt; it lives here, not in pagegraph.prompts, because no graph uses it (not kept: see
 # docs/experiments.md).
@@ -32,46 +29,27 @@ Question: {question}"""
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--run", type=Path, action="append", required=True, help="an answer run's report")
-    parser.add_argument("--questions", type=Path, default=DEV)
-    parser.add_argument("--highlights", type=int, default=1, help="top highlight sentences the second read sees")
+    parser = run_arguments(__doc__, highlights=1)
     parser.add_argument("--model", default="local")
-    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from pagegraph import build_graph
-    from pagegraph.config import Context, Settings
+    from pagegraph.config import Settings
     from pagegraph.eval.calibration import aurc, is_right
-    from pagegraph.eval.questions import load_questions
-    from pagegraph.indexing.index import open_index
     from pagegraph.llm import get_chat_model
     from pagegraph.nodes.read import answers_agree
-    from pagegraph.services import Services
 
-    if not args.questions.is_file():
-        raise SystemExit(f"{args.questions}: not found (../shared is absent)")
-    questions = {q.id: q for q in load_questions(args.questions)}
+    questions = questions_by_id(args.questions)
     settings = Settings()
     model = get_chat_model(args.model, max_tokens=48, streaming=False, settings=settings)
     report: dict = {"model": args.model, "highlights": args.highlights, "runs": {}}
-    with open_index(args.index, settings) as index:
-        graph = build_graph("extract", services=Services(settings, index=index))
-        context = Context(index=str(args.index))
+    with top_highlights(args.index, settings, args.highlights) as highlighted:
         for path in args.run:
-            rows = [r for r in json.loads(path.read_text())["per_question"] if not r["abstained"] and not r["error"]]
             scored, seconds = [], []
-            for row in rows:
+            for row in answered_rows(path):
                 question = questions[row["id"]]
-                inputs = {"question": question.question, "documents": question.documents}
-                highlights = []
-                for update in graph.stream(inputs, context=context, stream_mode="updates"):
-                    if "highlight" in update:
-                        highlights = update["highlight"]["highlights"][: args.highlights]
-                        break
+                highlights = highlighted(question)
                 began = time.perf_counter()
                 sentences = "\n".join(h.sentence for h in highlights) or "(none)"
                 reply = model.invoke(
