@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -12,7 +13,28 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
+from pagegraph.prompts.answer import REFUSAL
+from pagegraph.prompts.judge import JUDGE_SYSTEM
+
 Reply = str | BaseException | Callable[[list[BaseMessage]], str]
+
+
+def citing(fact: str, answer: str, otherwise: str = REFUSAL) -> Callable[[list[BaseMessage]], str]:
+    """A reply that cites as a model that read the passages would: `answer` with `{n}` set to the number of the
+    first numbered evidence passage whose text matches `fact` (a regular expression); `otherwise` when none does."""
+
+    def reply(messages: list[BaseMessage]) -> str:
+        prompt = str(messages[-1].content)
+        for number, text in re.findall(r"^\[(\d+)\] .*?\n(.*?)(?=^\[\d+\] |\Z)", prompt, flags=re.S | re.M):
+            if re.search(fact, text):
+                return answer.format(n=number)
+        return otherwise
+
+    return reply
+
+
+def is_judge_request(messages: list[BaseMessage]) -> bool:
+    return bool(messages) and messages[0].type == "system" and messages[0].content == JUDGE_SYSTEM
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -21,6 +43,11 @@ class ScriptedChatModel(BaseChatModel):
 
     Every request's messages and call options are kept in `requests`. With `logprob` set, every reply reports that
     log-probability for each of its words, as OpenAI-compatible servers report token log-probabilities.
+
+    The judge's closed check (`nodes.judge`) is answered with `judge_reply` outside the script, its requests kept in
+    `judged`: "Yes" (P(Yes) from the written word, `Context.confidence.written_yes`) unless a test scripts it; with
+    `judge_yes` set, the reply also reports its first token's top log-probabilities, Yes at that probability and No
+    at the rest; with `judge_reply=None` the judge's request takes the next scripted reply like any other.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -29,10 +56,20 @@ class ScriptedChatModel(BaseChatModel):
     requests: list[tuple[list[BaseMessage], dict[str, Any]]] = Field(default_factory=list)
     usage: bool = False
     logprob: float | None = None
+    judge_reply: str | None = "Yes"
+    judge_yes: float | None = None
+    judged: list[list[BaseMessage]] = Field(default_factory=list)
 
     @classmethod
-    def replying(cls, *replies: Reply, usage: bool = False, logprob: float | None = None) -> ScriptedChatModel:
-        return cls(script=list(replies), usage=usage, logprob=logprob)
+    def replying(
+        cls,
+        *replies: Reply,
+        usage: bool = False,
+        logprob: float | None = None,
+        judge_reply: str | None = "Yes",
+        judge_yes: float | None = None,
+    ) -> ScriptedChatModel:
+        return cls(script=list(replies), usage=usage, logprob=logprob, judge_reply=judge_reply, judge_yes=judge_yes)
 
     def extend(self, replies: Iterable[Reply]) -> None:
         self.script.extend(replies)
@@ -48,6 +85,16 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if self.judge_reply is not None and is_judge_request(messages):
+            self.judged.append(list(messages))
+            metadata = {}
+            if self.judge_yes is not None:
+                top = [("Yes", self.judge_yes), ("No", 1 - self.judge_yes)]
+                alternatives = [{"token": t, "logprob": math.log(max(p, 1e-9))} for t, p in top]
+                first = {"token": self.judge_reply, "logprob": math.log(0.5), "top_logprobs": alternatives}
+                metadata["logprobs"] = {"content": [first]}
+            message = AIMessage(content=self.judge_reply, response_metadata=metadata)
+            return ChatResult(generations=[ChatGeneration(message=message)])
         self.requests.append((list(messages), dict(kwargs)))
         if not self.script:
             raise AssertionError("the scripted model was called more often than scripted")
@@ -74,7 +121,7 @@ class ScriptedChatModel(BaseChatModel):
 
 class EchoChatModel(BaseChatModel):
     """Replies with everything it was shown (its requests' text, joined): whatever reached the model is in the
-    answer, so a test can tell whether a passage was ever read for the run."""
+    answer, so a test can tell whether a passage was ever read for the run. The judge's check is answered Yes."""
 
     @property
     def _llm_type(self) -> str:
@@ -87,5 +134,7 @@ class EchoChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if is_judge_request(messages):
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="Yes"))])
         reply = "\n".join(str(m.content) for m in messages if m.type == "human")
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply))])

@@ -169,8 +169,8 @@ class Settings(BaseSettings):
     model_retries: int = Field(default=1, ge=0, le=5, description="retries of a remote call that failed to connect")
     model_logprobs: bool = Field(
         default=True,
-        description="ask OpenAI-compatible servers for the answer's token log-probabilities, which its confidence "
-        "weighs (turn off for a server that refuses them; the confidence then uses Context.confidence.no_logprobs)",
+        description="ask OpenAI-compatible servers for token log-probabilities, from which the judge reads P(Yes) "
+        "(turn off for a server that refuses them; the judge then uses Context.confidence.written_yes)",
     )
 
     auth_file: Path | None = Field(
@@ -525,7 +525,7 @@ class ReadingKnobs(BaseModel):
 
 
 class ConfidenceKnobs(BaseModel):
-    """The answer's confidence (a logistic combination of signals), its band, and when the extract graph abstains
+    """The answer's confidence (the judge's P(Yes) times the evidence overlap), its band, and when a run abstains
     on it."""
 
     support_weight: float = Field(
@@ -542,50 +542,37 @@ class ConfidenceKnobs(BaseModel):
         description="extract graph: abstain when the answer's confidence is below this",
     )
     supported: float = Field(
-        default=0.8,
+        default=0.6,
         ge=0.0,
         le=1.0,
         description="an answer whose confidence reaches this, and none of whose values is missing from the sentences "
         "it cites, is shown as supported; below it, as uncertain (check the evidence)",
     )
-    bias: float = Field(
-        default=-0.56, ge=-20.0, le=20.0, description="confidence: the logistic combination's intercept"
-    )
-    probability_weight: float = Field(
-        default=0.0,
+    abstain_below: float = Field(
+        default=0.35,
         ge=0.0,
-        le=20.0,
-        description="confidence: weight of the logit of the answer call's mean token probability",
+        le=1.0,
+        description="an answer whose confidence is below this is not shown: the run abstains (not found), with its "
+        "evidence",
     )
-    answer_probability_weight: float = Field(
-        default=0.0,
-        ge=0.0,
-        le=20.0,
-        description="confidence: weight of the logit of the lowest token probability among the answer's own words",
+    judge_sentences: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="the question's top highlight sentences the judge checks the answer against",
     )
-    overlap_weight: float = Field(
-        default=0.0,
-        ge=-20.0,
-        le=20.0,
-        description="confidence: weight of the share of the answer's words found in the evidence it cites",
+    judge_alternatives: int = Field(
+        default=10,
+        ge=2,
+        le=20,
+        description="the likeliest first tokens asked of the model (top log-probabilities) to read P(Yes) from",
     )
-    supported_value: float = Field(
-        default=0.0,
-        ge=-20.0,
-        le=20.0,
-        description="confidence: added when every value the answer states is in a sentence it cites",
-    )
-    unsupported_value: float = Field(
-        default=0.0,
-        ge=-20.0,
-        le=20.0,
-        description="confidence: added when a value the answer states is in no sentence it cites",
-    )
-    no_logprobs: float = Field(
-        default=0.5,
-        gt=0.0,
+    written_yes: float = Field(
+        default=0.75,
+        gt=0.5,
         lt=1.0,
-        description="confidence: the token probability assumed for a model that gives no log-probabilities",
+        description="the judge's P(Yes) for a model that gives no log-probabilities and writes Yes (writing "
+        "anything else: one minus it)",
     )
 
 
@@ -671,13 +658,6 @@ FLAT_CONTEXT_KEYS: dict[str, tuple[str, str]] = {
     "support_weight": ("confidence", "support_weight"),
     "answer_threshold": ("confidence", "answer_threshold"),
     "supported_confidence": ("confidence", "supported"),
-    "confidence_bias": ("confidence", "bias"),
-    "confidence_probability_weight": ("confidence", "probability_weight"),
-    "confidence_answer_probability_weight": ("confidence", "answer_probability_weight"),
-    "confidence_overlap_weight": ("confidence", "overlap_weight"),
-    "confidence_supported_value": ("confidence", "supported_value"),
-    "confidence_unsupported_value": ("confidence", "unsupported_value"),
-    "confidence_no_logprobs": ("confidence", "no_logprobs"),
     "map_chunks": ("small_model", "map_chunks"),
     "fact_grounding": ("small_model", "fact_grounding"),
     "nodes_per_file": ("pageindex", "nodes_per_file"),

@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from pagegraph.prompts.judge import JUDGE_SYSTEM
 from tests.conftest import PAGEGRAPH
 
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
@@ -113,7 +114,8 @@ def add_users(users_file: Path, specs: dict[str, list[str]]) -> dict[str, str]:
 class ScriptedOpenAI:
     """An OpenAI-compatible chat server on loopback that answers at once with a fixed sentence citing passage 1
     (or `reply(prompt)` when given), after `slow_s` seconds when the prompt holds `slow_marker` and after
-    `every_call_s` otherwise. Counts the calls it served."""
+    `every_call_s` otherwise. The judge's closed check is answered Yes, with the top log-probabilities it asks
+    for. Counts the calls it served."""
 
     slow_marker: str = "SLOW-QUESTION"
     slow_s: float = 8.0
@@ -131,7 +133,15 @@ class ScriptedOpenAI:
         self.calls += 1
         prompt = json.dumps(body.get("messages"))
         await asyncio.sleep(self.slow_s if self.slow_marker in prompt else self.every_call_s)
-        text = self.reply(prompt) if self.reply else "The documents answer it [1]."
+        judging = JUDGE_SYSTEM in prompt
+        if judging:
+            text = "Yes"
+        else:
+            text = self.reply(prompt) if self.reply else "The documents answer it [1]."
+        logprobs = None
+        if judging and body.get("logprobs"):
+            alternatives = [{"token": "Yes", "logprob": -0.05}, {"token": "No", "logprob": -3.0}]
+            logprobs = {"content": [{"token": "Yes", "logprob": -0.05, "top_logprobs": alternatives}]}
         common = {"id": f"c{self.calls}", "created": 0, "model": body.get("model", "scripted")}
         if not body.get("stream"):
             return JSONResponse(
@@ -139,19 +149,25 @@ class ScriptedOpenAI:
                     **common,
                     "object": "chat.completion",
                     "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "logprobs": logprobs,
+                            "finish_reason": "stop",
+                        }
                     ],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17},
                 }
             )
 
         async def events():
-            for piece in (text[:12], text[12:], None):
+            for at, piece in enumerate((text[:12], text[12:], None)):
                 delta = {"role": "assistant", "content": piece} if piece is not None else {}
+                choice = {"index": 0, "delta": delta, "finish_reason": None if piece else "stop"}
                 chunk = {
                     **common,
                     "object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": None if piece else "stop"}],
+                    "choices": [{**choice, "logprobs": logprobs if at == 0 else None}],
                 }
                 yield f"data: {json.dumps(chunk)}\n\n"
             yield "data: [DONE]\n\n"

@@ -18,7 +18,7 @@ from pagegraph.indexing.index import open_index
 from pagegraph.nodes.ingest import local_path, resolve_in_roots, shown_path
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
-from tests.fakes import ScriptedChatModel
+from tests.fakes import Reply, ScriptedChatModel, citing
 
 
 def test_filters_narrow_to_the_users_projects_and_ceiling() -> None:
@@ -38,7 +38,7 @@ def test_a_filter_allows_documents_by_tags() -> None:
     assert not flt.allows(DocumentTags(project=None, confidentiality="public"))
 
 
-def _ask_as(sample_index: Path, cache_dir: Path, embedder, user: dict | None, *replies: str) -> dict:
+def _ask_as(sample_index: Path, cache_dir: Path, embedder, user: dict | None, *replies: Reply) -> dict:
     index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     try:
         model = ScriptedChatModel.replying(*replies)
@@ -63,7 +63,7 @@ def test_a_server_user_reads_only_documents_within_their_access(sample_index: Pa
     unvouched = {"identity": "studio"}
     assert _ask_as(sample_index, cache_dir, embedder, unvouched)["abstained"]
     insider = {"identity": "ana", ACCESS_KEY: {"projects": None, "ceiling": "internal"}}
-    output = _ask_as(sample_index, cache_dir, embedder, insider, "It weighs 98 kg [1].")
+    output = _ask_as(sample_index, cache_dir, embedder, insider, citing("98 kg", "It weighs 98 kg [{n}]."))
     assert not output["abstained"] and output["evidence"]
 
 

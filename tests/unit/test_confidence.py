@@ -1,20 +1,24 @@
-"""An answer's confidence and band: a wrong value is never shown as supported, whatever the model's own certainty;
-a refusal in the model's own words is a refusal; the cited sentence that states the value is the one marked."""
+"""An answer's confidence and band: a wrong value is never shown as supported, however sure the model is; an answer
+the judge doubts is not shown; a refusal in the model's own words is a refusal; the cited sentence that states the
+value is the one marked. The judge's P(Yes) is read from the top log-probabilities, or from the word it wrote."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from langchain_core.messages import AIMessage
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.nodes.confidence import answer_confidence, draft_probability, refuses_in_words
+from pagegraph.llm.local import TokenLogprobs
+from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
+from pagegraph.nodes.judge import read_verdict
 from pagegraph.services import Services
-from pagegraph.state.answering import DraftProbability, ValueCheck
+from pagegraph.state.answering import ValueCheck, Verdict
 from tests.conftest import markdown_library
 from tests.fakes import ScriptedChatModel
 
@@ -31,12 +35,7 @@ The Audit Committee met 4 times during the year and reviewed the quarterly resul
 The company has 12,500 shareholders holding shares in electronic form.
 """
 MEETINGS = "How many meetings of the Board were held during the financial year ended 31st March, 2007?"
-CERTAIN = math.log(0.99)  # the model's per-token log-probability: it is sure of what it writes
-# Knobs under which token probability and the value check count (the defaults are fitted to the embedded reader,
-# whose signals barely separate right from wrong: bench/confidence.py)
-WEIGHTED = Context(
-    confidence={"bias": 0.0, "probability_weight": 1.0, "supported_value": 0.5, "unsupported_value": -2.0}
-)
+CONTEXT = Context()
 
 
 @pytest.fixture(scope="module")
@@ -47,19 +46,25 @@ def governance(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedd
         yield index, cache_dir
 
 
-def answer(governance, reply: str, logprob: float | None = CERTAIN) -> dict:
+def answer(governance, reply: str, judge_yes: float | None = 0.99) -> dict:
     """The extract graph's output when the model replies `reply` (to the focused read and, if it reads whole
-    passages too, to that)."""
+    passages too, to that) and the judge finds it stated with probability `judge_yes` (None: a model without
+    log-probabilities that writes Yes)."""
     index, cache_dir = governance
-    model = ScriptedChatModel.replying(reply, reply, logprob=logprob)
+    model = ScriptedChatModel.replying(reply, reply, judge_yes=judge_yes)
     graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
-    return graph.invoke({"question": MEETINGS}, context=WEIGHTED)
+    return graph.invoke({"question": MEETINGS}, context=CONTEXT)
+
+
+def verify_details(output: dict) -> dict:
+    return next(r.details for r in output["trace"] if r.stage == "verify")
 
 
 def test_a_count_the_cited_sentence_does_not_state_is_never_supported(governance) -> None:
-    output = answer(governance, "10 meetings of the Board were held [1].")
+    output = answer(governance, "10 meetings of the Board took place [1].")
     assert not output["abstained"] and "10 meetings" in output["answer"]
     assert output["band"] == "uncertain" and output["low_confidence"]
+    assert output["confidence"] >= CONTEXT.confidence.supported  # the judge was sure; the value check was not
     check = output["value_check"]
     assert check.status == "unsupported" and check.missing == ["10"]
     assert "five meetings of the Board took place" in check.closest.sentence
@@ -67,9 +72,9 @@ def test_a_count_the_cited_sentence_does_not_state_is_never_supported(governance
 
 
 def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_stating_it(governance) -> None:
-    output = answer(governance, "Five meetings of the Board were held in the year [1].")
+    output = answer(governance, "Five meetings of the Board took place in the year [1].")
     assert output["band"] == "supported" and output["value_check"].status == "supported"
-    assert output["confidence"] >= WEIGHTED.confidence.supported
+    assert output["confidence"] >= CONTEXT.confidence.supported
     (citation,) = output["citations"]
     quote = citation.quote
     assert "five meetings of the Board took place" in quote.sentence
@@ -78,17 +83,65 @@ def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_statin
     assert page_text[quote.start : quote.end] == quote.sentence
 
 
-def test_a_model_unsure_of_its_answer_is_shown_uncertain(governance) -> None:
-    output = answer(governance, "Five meetings of the Board were held in the year [1].", logprob=math.log(0.3))
-    assert output["band"] == "uncertain" and output["value_check"].status == "supported"
+def test_an_answer_the_judge_doubts_is_not_shown(governance) -> None:
+    output = answer(governance, "Five meetings of the Board took place in the year [1].", judge_yes=0.2)
+    assert output["abstained"] and output["band"] == "not_found" and output["citations"] == []
+    assert "did not confirm" in output["abstain_reason"]
+    assert output["evidence"]  # the passages read stay with the refusal
 
 
-def test_without_log_probabilities_the_documented_fallback_is_used(governance) -> None:
-    output = answer(governance, "Five meetings of the Board were held in the year [1].", logprob=None)
-    signals = next(r.details for r in output["trace"] if r.stage == "verify")
-    assert signals["token_probability"] is None
-    expected = answer_confidence(None, signals["overlap"], output["value_check"], WEIGHTED)
+def test_without_log_probabilities_the_written_word_stands_in(governance) -> None:
+    output = answer(governance, "Five meetings of the Board took place in the year [1].", judge_yes=None)
+    signals = verify_details(output)
+    assert signals["verdict"] == {"probability": CONTEXT.confidence.written_yes, "from_logprobs": False}
+    written = Verdict(probability=CONTEXT.confidence.written_yes, from_logprobs=False)
+    expected = answer_confidence(written, signals["overlap"], output["value_check"], CONTEXT)
     assert output["confidence"] == expected.value and output["band"] == expected.band
+
+
+def test_the_confidence_is_the_judge_s_probability_times_the_cited_overlap() -> None:
+    supported = ValueCheck(status="supported")
+    confidence = answer_confidence(Verdict(probability=0.9, from_logprobs=True), 0.8, supported, CONTEXT)
+    assert confidence.value == 0.72 and confidence.band == "supported"
+    unsupported = ValueCheck(status="unsupported", values=["10"], missing=["10"])
+    confidence = answer_confidence(Verdict(probability=1.0, from_logprobs=True), 1.0, unsupported, CONTEXT)
+    assert confidence.value == 1.0 and confidence.band == "uncertain"
+    low = answer_confidence(Verdict(probability=0.9, from_logprobs=True), 0.5, supported, CONTEXT)
+    assert low.value == 0.45 and low.band == "uncertain"
+
+
+def reply_with(text: str, *alternatives: tuple[str, float]) -> AIMessage:
+    top = [{"token": token, "logprob": math.log(p)} for token, p in alternatives]
+    content = [{"token": text, "logprob": math.log(0.5), "top_logprobs": top}] if alternatives else []
+    return AIMessage(content=text, response_metadata={"logprobs": {"content": content}} if content else {})
+
+
+def test_the_verdict_pools_the_spellings_of_yes_and_of_no() -> None:
+    reply = reply_with("Yes", ("Yes", 0.5), (" yes", 0.1), ("No", 0.3), ("The", 0.05), (" NO", 0.05))
+    assert read_verdict(reply, 0.75) == Verdict(probability=round(0.6 / 0.95, 4), from_logprobs=True)
+
+
+def test_without_yes_or_no_among_the_alternatives_the_written_word_stands_in() -> None:
+    assert read_verdict(reply_with("Yes."), 0.75) == Verdict(probability=0.75, from_logprobs=False)
+    assert read_verdict(reply_with("Sure", ("Sure", 0.9)), 0.75) == Verdict(probability=0.25, from_logprobs=False)
+    assert read_verdict(reply_with(""), 0.8) == Verdict(probability=0.2, from_logprobs=False)
+
+
+def test_the_embedded_model_reports_the_top_alternatives_of_a_reply_cut_at_one_token() -> None:
+    vocabulary = ["Yes", "No", "Maybe", "!"]
+    recorder = TokenLogprobs(
+        lambda token: vocabulary[token].encode(), lambda text: [vocabulary.index(text.decode())], top=2
+    )
+    scores = np.log(np.array([0.6, 0.3, 0.08, 0.02]))
+    recorder(np.array([7, 8]), scores)  # the one distribution the reply was drawn from; the cap ends it there
+    (first,) = recorder.metadata("Yes")["logprobs"]["content"]
+    assert first["token"] == "Yes" and first["logprob"] == pytest.approx(math.log(0.6), abs=1e-3)
+    assert [t["token"] for t in first["top_logprobs"]] == ["Yes", "No"]
+    assert first["top_logprobs"][1]["logprob"] == pytest.approx(math.log(0.3), abs=1e-3)
+    plain = TokenLogprobs(lambda token: vocabulary[token].encode(), lambda text: [vocabulary.index(text.decode())])
+    plain(np.array([7]), scores)
+    plain(np.array([7, 1]), scores)  # "No" was chosen, then the reply ended (an end-of-text token: not written)
+    assert plain.metadata("No")["logprobs"]["content"] == [{"token": "No", "logprob": round(math.log(0.3), 4)}]
 
 
 def test_a_refusal_in_the_model_s_own_words_is_a_refusal(governance) -> None:
@@ -103,25 +156,3 @@ def test_refusal_wording_needs_a_short_answer_without_values_of_its_own() -> Non
     assert not refuses_in_words("The unit is not shown in red; it is grey.", ValueCheck(status="supported"))
     long = "It covers safety. It covers installation. It covers repairs. Pricing is not provided."
     assert not refuses_in_words(long, none)
-
-
-def reported(*tokens: tuple[str, float]) -> AIMessage:
-    content = [{"token": text, "logprob": math.log(p)} for text, p in tokens]
-    return AIMessage(content="".join(t for t, _ in tokens), response_metadata={"logprobs": {"content": content}})
-
-
-def test_the_answer_s_own_tokens_are_those_neither_asked_nor_cited() -> None:
-    reply = reported(("The", 0.99), (" Board", 0.99), (" held", 0.98), (" five", 0.4), (" meetings", 0.97),
-                     (" [", 0.9), ("1", 0.6), ("]", 0.9), (".", 0.99))  # fmt: skip
-    probability = draft_probability(reply, MEETINGS)
-    assert probability is not None
-    assert probability.answer_lowest == 0.4  # "five" alone is the answer's own: not 0.6, the citation's
-    assert probability.reply < 0.9
-
-
-def test_a_reply_without_token_text_or_own_words_keeps_the_reply_probability() -> None:
-    copied = reported(("Meetings", 0.9), (" of", 0.9), (" the", 0.9), (" Board", 0.9))
-    assert draft_probability(copied, MEETINGS) == DraftProbability(reply=0.9)
-    untexted = AIMessage(content="5", response_metadata={"logprobs": {"content": [{"logprob": math.log(0.5)}]}})
-    assert draft_probability(untexted, MEETINGS) == DraftProbability(reply=0.5)
-    assert draft_probability(AIMessage(content="5"), MEETINGS) is None

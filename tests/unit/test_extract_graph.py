@@ -7,6 +7,7 @@ from pagegraph.config import Context, SentenceWeights
 from pagegraph.nodes.read import answer_confidence, answer_support, answers_agree, judge_reading
 from pagegraph.retrievers.highlights import focus_passages, score_sentences
 from pagegraph.state.answering import Evidence, Reading
+from tests.fakes import citing
 
 WEIGHT = "How much does the SB-40 weigh?"
 
@@ -88,7 +89,7 @@ def test_a_confirming_read_that_agrees_keeps_the_answer(ask) -> None:
     output, model = ask(WEIGHT, "98 kg [1]", "It weighs 98 kg [1].", graph="extract", reading={"confirm_answers": True})
     first, second = (request[0][1].content for request in model.requests)
     assert len(second) > len(first)  # whole passages the second time
-    assert not output["abstained"] and "98 kg" in output["answer"] and output["llm_calls"] == 2
+    assert not output["abstained"] and "98 kg" in output["answer"] and output["llm_calls"] == 3  # and the judge
 
 
 def test_a_confirming_read_that_differs_abstains(ask) -> None:
@@ -111,7 +112,7 @@ def test_the_first_read_shows_excerpts_and_a_supported_answer_is_verified(ask) -
     prompt = request[0][1].content
     assert "98 kg" in prompt and len(prompt) < 3000, prompt
     assert not output["abstained"] and "98 kg" in output["answer"] and output["citations"]
-    assert output["llm_calls"] == 1
+    assert output["llm_calls"] == 2  # the read and the judge
 
 
 def test_an_unsupported_first_read_widens_once_then_abstains(ask) -> None:
@@ -151,9 +152,9 @@ def test_auto_reads_with_extract_for_small_models(ask) -> None:
 
 
 def test_a_failing_read_falls_back_to_basic(ask) -> None:
-    output, _ = ask(WEIGHT, RuntimeError("model crashed"), "98 kg [1].", graph="extract")
+    output, _ = ask(WEIGHT, RuntimeError("model crashed"), citing("98 kg", "98 kg [{n}]."), graph="extract")
     assert any(r.stage == "read" and r.error == "RuntimeError: model crashed" for r in output["trace"])
-    assert [r.stage for r in output["trace"]][-3:] == ["gate", "answer", "verify"]
+    assert [r.stage for r in output["trace"]][-4:] == ["gate", "answer", "judge", "verify"]
     assert not output["abstained"] and "98 kg" in output["answer"]
 
 

@@ -14,12 +14,14 @@ from pagegraph.indexing.index import open_index
 from pagegraph.nodes.followup import standalone_question, usable_rewrite
 from pagegraph.services import Services
 from pagegraph.state.graph import checkpoint_serializer
-from tests.fakes import Reply, ScriptedChatModel
+from tests.fakes import Reply, ScriptedChatModel, citing
 
 FIRST = "How much does the SB-40 weigh?"
 FOLLOW_UP = "And how tall is it?"
 STANDALONE = "How tall is the SB-40?"
 SELF_CONTAINED = "And what does error E04 mean?"
+WEIGHS = citing("98 kg", "It weighs 98 kg [{n}].")
+TALL = citing("1150 mm", "It is 1150 mm high [{n}].")
 
 
 @pytest.fixture
@@ -53,7 +55,7 @@ def stages(output: dict) -> list[str]:
 
 
 def test_a_follow_up_is_searched_and_answered_as_a_standalone_question(chat) -> None:
-    turn, model = chat("rag", "It weighs 98 kg [1].", STANDALONE, "It is 1150 mm high [1].")
+    turn, model = chat("rag", WEIGHS, STANDALONE, TALL)
     first = turn(FIRST)
     assert "rewrite_followup" not in stages(first), "a first question needs no rewrite"
     second = turn(FOLLOW_UP)
@@ -73,9 +75,9 @@ def test_a_follow_up_is_searched_and_answered_as_a_standalone_question(chat) -> 
 def test_auto_rewrites_once_before_handing_the_question_on(chat) -> None:
     turn, model = chat(
         "auto",
-        "It weighs 98 kg [1].",
+        WEIGHS,
         STANDALONE,
-        "It is 1150 mm high [1].",
+        TALL,
         model="ollama:qwen2.5:7b",
     )
     turn(FIRST)
@@ -86,9 +88,7 @@ def test_auto_rewrites_once_before_handing_the_question_on(chat) -> None:
 
 
 def test_an_unusable_rewrite_keeps_the_question_as_asked(chat) -> None:
-    turn, model = chat(
-        "basic", "It weighs 98 kg [1].", "It means the grid voltage is out of range.", "Grid voltage [1]."
-    )
+    turn, model = chat("basic", WEIGHS, "It means the grid voltage is out of range.", "Grid voltage [1].")
     turn(FIRST)
     second = turn(SELF_CONTAINED)
     rewrite = second["trace"][0]
@@ -97,7 +97,7 @@ def test_an_unusable_rewrite_keeps_the_question_as_asked(chat) -> None:
 
 
 def test_rewriting_can_be_turned_off(chat) -> None:
-    turn, model = chat("basic", "It weighs 98 kg [1].", "It is 1150 mm high [1].", rewrite_followups=False)
+    turn, model = chat("basic", WEIGHS, TALL, rewrite_followups=False)
     turn(FIRST)
     second = turn(SELF_CONTAINED)
     assert "rewrite_followup" not in stages(second) and len(model.requests) == 2
@@ -127,9 +127,9 @@ def test_chat_clients_may_send_the_question_as_a_message(chat) -> None:
     """Agent Chat UI and useStream send `messages` ending in the question; `question` callers get the same thread."""
     turn, model = chat(
         "basic",
-        "It weighs 98 kg [1].",
+        WEIGHS,
         STANDALONE,
-        "It is 1150 mm high [1].",
+        TALL,
         "What does error E04 mean?",
         "Error E04 means a fan fault [1].",
     )

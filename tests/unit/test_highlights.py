@@ -18,7 +18,7 @@ from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import Chunk, Page
-from tests.fakes import ScriptedChatModel
+from tests.fakes import Reply, ScriptedChatModel, citing
 from tests.terminal import screen_of, terminal_console
 
 
@@ -82,7 +82,7 @@ def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder:
     assert best.label == "[manual.pdf, 5 Technical data, p. 4]" and text[best.start : best.end] == best.sentence
 
 
-def _graph(sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str, *replies: str):
+def _graph(sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str, *replies: Reply):
     index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
     model = ScriptedChatModel.replying(*replies)
     compiled = build_graph(graph, services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
@@ -130,7 +130,9 @@ def test_an_abstaining_run_keeps_its_highlights(sample_index: Path, cache_dir: P
 def test_the_terminal_shows_stages_then_evidence_then_tokens_then_sources(
     sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str
 ) -> None:
-    compiled, _, index = _graph(sample_index, cache_dir, embedder, graph, "The SB-40 weighs 98 kg [1].")
+    compiled, _, index = _graph(
+        sample_index, cache_dir, embedder, graph, citing("98 kg", "The SB-40 weighs 98 kg [{n}].")
+    )
     console = terminal_console()
     view = StreamedAnswer(console)
     try:

@@ -25,9 +25,12 @@ from pagegraph.state.graph import (
     checkpoint_serializer,
 )
 from pagegraph.state.ingest import IngestState
-from tests.fakes import ScriptedChatModel
+from tests.fakes import ScriptedChatModel, citing
 
 MANUAL = "sb40-user-manual.pdf"
+HOT = citing(
+    "limits power until it cools", "When the battery temperature is high, the unit limits power until it cools [{n}]."
+)
 
 
 def stages(output: dict) -> list[str]:
@@ -35,15 +38,17 @@ def stages(output: dict) -> list[str]:
 
 
 def test_normal_path_cites_retrieved_evidence(ask) -> None:
-    output, model = ask("How much does the SB-40 weigh?", "The SB-40 weighs 98 kg [1].")
-    assert stages(output) == ["highlight", "route", "plan", "retrieve[0]", "gate", "expand_tree", "answer", "verify"]
-    first = output["evidence"][0]
-    assert output["answer"] == f"The SB-40 weighs 98 kg {first.label()}."
-    assert [(c.label, c.origin) for c in output["citations"]] == [(first.label(), "model")]
+    output, model = ask("How much does the SB-40 weigh?", citing("98 kg", "The SB-40 weighs 98 kg [{n}]."))
+    assert stages(output) == [
+        *("highlight", "route", "plan", "retrieve[0]", "gate", "expand_tree", "answer", "judge", "verify")
+    ]
+    cited = next(e for e in output["evidence"] if "98 kg" in e.text)
+    assert output["answer"] == f"The SB-40 weighs 98 kg {cited.label()}."
+    assert [(c.label, c.origin) for c in output["citations"]] == [(cited.label(), "model")]
     assert not output["abstained"] and output["confidence"] > 0
-    assert output["usage"].calls == 1 and len(model.requests) == 1
+    assert output["usage"].calls == 2 and len(model.requests) == 1 and len(model.judged) == 1
     prompt = model.requests[0][0][-1].content
-    assert f"[1] {first.label()}" in prompt and "Question: How much does the SB-40 weigh?" in prompt
+    assert f"[1] {output['evidence'][0].label()}" in prompt and "Question: How much does the SB-40 weigh?" in prompt
 
 
 def test_every_output_field_is_filled_on_every_path(ask) -> None:
@@ -147,21 +152,21 @@ def test_a_stage_that_raises_falls_back_to_basic(ask) -> None:
     output, _ = ask(
         "Why does the unit reduce its power when it is hot?",
         RuntimeError("planner exploded"),
-        "Outside 5 to 35 degrees the unit reduces its power [1].",
+        HOT,
     )
     failed = next(r for r in output["trace"] if r.error)
     assert failed.stage == "plan" and "planner exploded" in failed.error
-    assert stages(output)[-6:] == ["plan", "retrieve[0]", "highlight", "gate", "answer", "verify"]
+    assert stages(output)[-7:] == ["plan", "retrieve[0]", "highlight", "gate", "answer", "judge", "verify"]
     assert not output["abstained"] and output["citations"]
 
 
 def test_citations_to_evidence_not_retrieved_are_removed(ask) -> None:
     output, _ = ask(
         "How much does the SB-40 weigh?",
-        "The SB-40 weighs 98 kg [1][42]. It is built in Norway [manual-2019.pdf, p. 3].",
+        citing("98 kg", "The SB-40 weighs 98 kg [{n}][42]. It is built in Norway [manual-2019.pdf, p. 3]."),
     )
-    first = output["evidence"][0]
-    assert [c.label for c in output["citations"] if c.origin == "model"] == [first.label()]
+    cited = next(e for e in output["evidence"] if "98 kg" in e.text)
+    assert [c.label for c in output["citations"] if c.origin == "model"] == [cited.label()]
     assert "[42]" not in output["answer"] and "manual-2019.pdf" not in output["answer"]
     verify = next(r for r in output["trace"] if r.stage == "verify")
     assert "2 invalid removed" in verify.summary
@@ -195,8 +200,8 @@ def test_output_types_ask_for_their_sections(ask, output_type: str, heading: str
 
 
 def test_basic_graph_alone(ask) -> None:
-    output, _ = ask("How much does the SB-40 weigh?", "98 kg [1].", graph="basic")
-    assert stages(output) == ["retrieve[0]", "highlight", "gate", "answer", "verify"]
+    output, _ = ask("How much does the SB-40 weigh?", citing("98 kg", "98 kg [{n}]."), graph="basic")
+    assert stages(output) == ["retrieve[0]", "highlight", "gate", "answer", "judge", "verify"]
     assert output["citations"][0].origin == "model"
 
 
@@ -247,9 +252,7 @@ def test_the_question_token_limit_follows_the_models_window(cache_dir: Path) -> 
 
 def test_a_fallback_streams_the_basic_graphs_own_stages(sample_index: Path, cache_dir: Path, embedder) -> None:
     index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
-    model = ScriptedChatModel.replying(
-        RuntimeError("planner exploded"), "Outside 5 to 35 degrees the unit reduces its power [1]."
-    )
+    model = ScriptedChatModel.replying(RuntimeError("planner exploded"), HOT)
     graph = build_graph("rag", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
     try:
         updates = list(
@@ -264,7 +267,7 @@ def test_a_fallback_streams_the_basic_graphs_own_stages(sample_index: Path, cach
         index.close()
     inside = [node for namespace, update in updates if namespace for node in update]
     assert {namespace[0].split(":")[0] for namespace, _ in updates if namespace} == {"basic"}
-    assert inside == ["start", "rewrite_followup", "search", "highlight", "gate", "answer", "verify"]
+    assert inside == ["start", "rewrite_followup", "search", "highlight", "gate", "answer", "judge", "verify"]
     outside = [node for namespace, update in updates if not namespace for node in update]
     assert outside[-4:] == ["plan", "hand_over", "basic", "take_back"]
 

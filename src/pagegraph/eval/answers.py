@@ -15,7 +15,6 @@ from pagegraph.errors import ModelUnavailableError
 from pagegraph.eval.calibration import calibration_metrics
 from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.scoring import score_answer
-from pagegraph.nodes.verify import REFUSED_IN_WORDS
 from pagegraph.state.answering import Citation, Evidence, TraceRecord
 from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.usage import UsageSummary
@@ -155,10 +154,11 @@ OVERLAP_TOP = 0.8
 
 def overlap_baseline(row: dict) -> dict:
     """The row as the confidence shown before bands would have scored it: the share of the answer's words in its
-    cited evidence, with OVERLAP_TOP and above as the top band; an answer that refused in its own words was shown
-    as an answer then."""
+    cited evidence, with OVERLAP_TOP and above as the top band. An answer the verifier turned into a refusal (it
+    refused in its own words, or the judge's confidence was too low: its trace records the overlap) was shown as an
+    answer then."""
     signals = row.get("confidence_signals") or {}
-    answered = not row["abstained"] or row.get("abstain_reason") == REFUSED_IN_WORDS
+    answered = not row["abstained"] or "overlap" in signals
     overlap = float(signals.get("overlap") or 0.0) if answered else 0.0
     band = "not_found" if not answered else "supported" if overlap >= OVERLAP_TOP else "uncertain"
     return {**row, "abstained": not answered, "confidence": overlap, "band": band}

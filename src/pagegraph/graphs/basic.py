@@ -1,5 +1,5 @@
-"""`basic`: plain RAG. Hybrid search on the question → evidence gate → one answer call → verify; abstain edges.
-Also what the other graphs fall back to when one of their stages fails (`add_fallback`)."""
+"""`basic`: plain RAG. Hybrid search on the question → evidence gate → one answer call → judge → verify; abstain
+edges. Also what the other graphs fall back to when one of their stages fails (`add_fallback`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pagegraph.nodes.answer import answer
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.handover import hand_over, take_back
 from pagegraph.nodes.highlight import highlight
+from pagegraph.nodes.judge import judge
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
@@ -29,11 +30,13 @@ def build_basic_graph(
     builder.add_node("search", partial(search_question, services=services))
     builder.add_node("gate", partial(gate, services=services))
     builder.add_node("answer", partial(answer, services=services))
+    builder.add_node("judge", partial(judge, services=services))
     builder.add_node("verify", partial(verify, services=services))
     builder.add_edge("search", "highlight")
     builder.add_edge("highlight", "gate")
     builder.add_conditional_edges("gate", *proceed("answer", falls_back=False))
-    builder.add_edge("answer", "verify")
+    builder.add_edge("answer", "judge")
+    builder.add_edge("judge", "verify")
     builder.add_conditional_edges("verify", *proceed(END, falls_back=False))
     return builder.compile(checkpointer=checkpointer, name="basic")
 

@@ -1,7 +1,7 @@
 """`extract`: the reader for small models. search → highlight → gate → read (the answer copied from the best
 sentences of the top passages, with their neighbours) → read again from whole passages when the first read refused
 or its answer is barely in the excerpt it cites → weigh (abstain unless refusal, support and retrieval similarity
-together clear `answer_threshold`) → verify. One or two model calls; failures → basic."""
+together clear `answer_threshold`) → judge → verify. Two or three model calls; failures → basic."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pagegraph.graphs.edges import proceed, reading
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
+from pagegraph.nodes.judge import judge
 from pagegraph.nodes.read import read, weigh_answer
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.verify import verify
@@ -33,12 +34,14 @@ def build_extract_graph(
     builder.add_node("gate", partial(gate, services=services))
     builder.add_node("read", guarded("read", partial(read, services=services)))
     builder.add_node("weigh", weigh_answer)
+    builder.add_node("judge", guarded("judge", partial(judge, services=services)))
     builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_conditional_edges("search", *proceed("highlight", abstains=False))
     builder.add_edge("highlight", "gate")
     builder.add_conditional_edges("gate", *proceed("read"))
     builder.add_conditional_edges("read", *reading(again="read", then="weigh"))
-    builder.add_conditional_edges("weigh", *proceed("verify", falls_back=False))
+    builder.add_conditional_edges("weigh", *proceed("judge", falls_back=False))
+    builder.add_conditional_edges("judge", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
     add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="extract")

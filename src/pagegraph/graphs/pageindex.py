@@ -1,6 +1,6 @@
 """`pageindex`: vectorless, structure-first. find_files (named, or ranked by retrieval) → per file, in parallel,
 the model picks `nodes_per_file` sections from the tree of titles and summaries → those sections' text → answer with
-[file, section, pages] citations → verify. Each stage's trace record holds the search history in `details`; a file
+[file, section, pages] citations → judge → verify. Each stage's trace record holds the search history in `details`; a file
 without a section tree is skipped, all of them → abstain; failures → basic."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pagegraph.graphs.edges import fan_out, file_tasks, proceed
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
+from pagegraph.nodes.judge import judge
 from pagegraph.nodes.pageindex import collect_sections, find_files, select_sections
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services, default_services
@@ -32,12 +33,14 @@ def build_pageindex_graph(
     builder.add_node("select", guarded("select", partial(select_sections, services=services)))
     builder.add_node("collect", collect_sections)
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
+    builder.add_node("judge", guarded("judge", partial(judge, services=services)))
     builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "find_files")
     builder.add_conditional_edges("find_files", *fan_out("select", file_tasks))
     builder.add_edge("select", "collect")
     builder.add_conditional_edges("collect", *proceed("answer"))
-    builder.add_conditional_edges("answer", *proceed("verify", abstains=False))
+    builder.add_conditional_edges("answer", *proceed("judge", abstains=False))
+    builder.add_conditional_edges("judge", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
     add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="pageindex")

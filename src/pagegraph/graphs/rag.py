@@ -1,6 +1,6 @@
 """`rag`, the main graph: route → plan → retrieve (one parallel task per plan step) → gate → expand_tree (section
-tree navigation for documents with an outline) → answer → verify. Abstain edges from route, gate and verify; a
-stage that raises takes the run to the basic graph."""
+tree navigation for documents with an outline) → answer → judge → verify. Abstain edges from route, gate and
+verify; a stage that raises takes the run to the basic graph."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from pagegraph.nodes.expand_tree import expand_tree
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
+from pagegraph.nodes.judge import judge
 from pagegraph.nodes.plan import plan
 from pagegraph.nodes.retrieve import retrieve
 from pagegraph.nodes.route import route
@@ -37,6 +38,7 @@ def build_rag_graph(
     builder.add_node("expand_tree", guarded("expand_tree", partial(expand_tree, services=services)))
     builder.add_node("gate", partial(gate, services=services))
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
+    builder.add_node("judge", guarded("judge", partial(judge, services=services)))
     builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "route")
     builder.add_conditional_edges("route", *proceed("plan"))
@@ -45,7 +47,8 @@ def build_rag_graph(
     # the tree is navigated only for questions the gate lets through: no judge calls before an abstention
     builder.add_conditional_edges("gate", *proceed("expand_tree"))
     builder.add_conditional_edges("expand_tree", *proceed("answer", abstains=False))
-    builder.add_conditional_edges("answer", *proceed("verify", abstains=False))
+    builder.add_conditional_edges("answer", *proceed("judge", abstains=False))
+    builder.add_conditional_edges("judge", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
     add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="rag")

@@ -1,6 +1,6 @@
 """`small_model`: for ~1B models that drown in raw chunks. plan_search → search → gate → map_chunk (one call per
-chunk, in parallel) → filter_facts → reduce (from the facts only) → verify (citations, confidence against the
-facts). 2 + N model calls for N chunks; abstain edges from the gate and the filter; failures → basic."""
+chunk, in parallel) → filter_facts → reduce (from the facts only) → judge → verify (citations, confidence against
+the facts). 3 + N model calls for N chunks; abstain edges from the gate and the filter; failures → basic."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pagegraph.nodes.filter_facts import filter_facts
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
+from pagegraph.nodes.judge import judge
 from pagegraph.nodes.map_chunk import map_chunk
 from pagegraph.nodes.plan_search import plan_search
 from pagegraph.nodes.reduce import reduce
@@ -37,6 +38,7 @@ def build_small_model_graph(
     builder.add_node("map_chunk", guarded("map_chunk", partial(map_chunk, services=services)))
     builder.add_node("filter_facts", filter_facts)
     builder.add_node("reduce", guarded("reduce", partial(reduce, services=services)))
+    builder.add_node("judge", guarded("judge", partial(judge, services=services)))
     builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "plan_search")
     builder.add_conditional_edges("plan_search", *proceed("search"))
@@ -44,7 +46,8 @@ def build_small_model_graph(
     builder.add_conditional_edges("gate", *fan_out("map_chunk", chunk_tasks))
     builder.add_edge("map_chunk", "filter_facts")
     builder.add_conditional_edges("filter_facts", *proceed("reduce"))
-    builder.add_conditional_edges("reduce", *proceed("verify", abstains=False))
+    builder.add_conditional_edges("reduce", *proceed("judge", abstains=False))
+    builder.add_conditional_edges("judge", *proceed("verify", abstains=False))
     builder.add_conditional_edges("verify", *proceed(END))
     add_fallback(builder, services)
     return builder.compile(checkpointer=checkpointer, name="small_model")

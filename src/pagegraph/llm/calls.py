@@ -129,6 +129,20 @@ def token_logprobs(reply: BaseMessage) -> list[tuple[str | None, float]]:
     ]
 
 
+def first_token_alternatives(reply: BaseMessage) -> list[tuple[str, float]]:
+    """The likeliest first tokens the model could have written, with their probabilities, from the OpenAI form's
+    `top_logprobs` (the embedded model and OpenAI-compatible servers when asked for them); empty without them."""
+    metadata = getattr(reply, "response_metadata", None) or {}
+    logprobs = metadata.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    first = content[0] if content and isinstance(content[0], dict) else {}
+    return [
+        (item["token"], math.exp(float(item["logprob"])))
+        for item in first.get("top_logprobs") or []
+        if isinstance(item, dict) and isinstance(item.get("token"), str) and item.get("logprob") is not None
+    ]
+
+
 def token_probability(reply: BaseMessage) -> float | None:
     """The geometric mean of the reply's token probabilities; None when the model reported none."""
     values = [logprob for _, logprob in token_logprobs(reply)]

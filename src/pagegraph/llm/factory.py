@@ -133,7 +133,7 @@ def _openai(
         **_streaming(streaming),
         timeout=settings.model_timeout_s,
         max_retries=settings.model_retries,
-        logprobs=settings.model_logprobs or None,  # the answer's token probabilities feed its confidence
+        logprobs=settings.model_logprobs or None,  # the judge reads P(Yes) from them
     )
 
 

@@ -72,28 +72,47 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int) -> _LoadedModel:
 
 class TokenLogprobs:
     """A llama.cpp logits processor that records the log-probability of each token the model generates under its
-    own distribution (before a grammar or sampling settings narrow it), as OpenAI-compatible servers report them.
-    llama-cpp-python's own `logprobs` needs `logits_all=True`, which keeps the logits of every prompt token too
-    (gigabytes at an 8k context); this keeps one distribution at a time."""
+    own distribution (before a grammar or sampling settings narrow it), and with `top` the `top` likeliest tokens of
+    each distribution, as OpenAI-compatible servers report them (`logprobs`, `top_logprobs`). llama-cpp-python's own
+    `logprobs` needs `logits_all=True`, which keeps the logits of every prompt token too (gigabytes at an 8k
+    context); this keeps one distribution at a time."""
 
-    def __init__(self, piece: Callable[[int], bytes]) -> None:
-        self.piece = piece
-        self.tokens: list[tuple[int, float]] = []
+    def __init__(self, piece: Callable[[int], bytes], tokenize: Callable[[bytes], list[int]], top: int = 0) -> None:
+        self.piece, self.tokenize, self.top = piece, tokenize, top
+        self.tokens: list[tuple[int, float, list[tuple[int, float]]]] = []
         self._previous: np.ndarray | None = None
 
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
         if self._previous is not None:  # the token chosen from the previous distribution is the last one now
-            token = int(input_ids[-1])
-            self.tokens.append((token, round(float(self._previous[token]), 4)))
+            self._record(int(input_ids[-1]))
         top = float(scores.max())
         self._previous = scores - top - np.log(np.exp(scores - top).sum())
         return scores
 
-    def metadata(self) -> dict[str, Any]:
-        content = [
-            {"token": self.piece(token).decode("utf-8", errors="replace"), "logprob": logprob}
-            for token, logprob in self.tokens
-        ]
+    def _record(self, token: int) -> None:
+        assert self._previous is not None
+        likeliest = np.argsort(-self._previous)[: self.top] if self.top else []
+        alternatives = [(int(t), round(float(self._previous[t]), 4)) for t in likeliest]
+        self.tokens.append((token, round(float(self._previous[token]), 4), alternatives))
+        self._previous = None
+
+    def _text(self, token: int) -> str:
+        return self.piece(token).decode("utf-8", errors="replace")
+
+    def metadata(self, text: str) -> dict[str, Any]:
+        """The recorded tokens in the OpenAI form. A reply cut by its token cap ends on a token no later
+        distribution revealed: it is what `text` (the reply) holds beyond the recorded tokens."""
+        written = "".join(self._text(token) for token, _, _ in self.tokens)
+        if self._previous is not None and text.startswith(written) and text[len(written) :]:
+            last = self.tokenize(text[len(written) :].encode("utf-8"))
+            if len(last) == 1:
+                self._record(last[0])
+        content = []
+        for token, logprob, alternatives in self.tokens:
+            item: dict[str, Any] = {"token": self._text(token), "logprob": logprob}
+            if self.top:
+                item["top_logprobs"] = [{"token": self._text(t), "logprob": lp} for t, lp in alternatives]
+            content.append(item)
         return {"logprobs": {"content": content}}
 
 
@@ -137,6 +156,14 @@ class LlamaCppChatModel(BaseChatModel):
         model = self.loaded()
         return len(model.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
+    @staticmethod
+    def _recorder(model: _LoadedModel, kwargs: dict[str, Any]) -> TokenLogprobs:
+        return TokenLogprobs(
+            lambda token: model.llama.detokenize([token]),
+            lambda text: model.llama.tokenize(text, add_bos=False, special=False),
+            top=int(kwargs.get("top_logprobs") or 0),
+        )
+
     def _request(
         self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any], recorder: TokenLogprobs
     ) -> dict[str, Any]:
@@ -169,13 +196,14 @@ class LlamaCppChatModel(BaseChatModel):
         if self.streaming:
             return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
         model = self.loaded()
-        recorder = TokenLogprobs(lambda token: model.llama.detokenize([token]))
+        recorder = self._recorder(model, kwargs)
         with model.lock:
             response = model.llama.create_chat_completion(**self._request(messages, stop, kwargs, recorder))
         choice = response["choices"][0]
         usage = response.get("usage") or {}
+        content = choice["message"].get("content") or ""
         message = AIMessage(
-            content=choice["message"].get("content") or "",
+            content=content,
             usage_metadata=UsageMetadata(
                 input_tokens=usage.get("prompt_tokens", 0),
                 output_tokens=usage.get("completion_tokens", 0),
@@ -184,7 +212,7 @@ class LlamaCppChatModel(BaseChatModel):
             response_metadata={
                 "model_name": self.model_name,
                 "finish_reason": choice.get("finish_reason"),
-                **recorder.metadata(),
+                **recorder.metadata(content),
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -197,10 +225,10 @@ class LlamaCppChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         model = self.loaded()
-        recorder = TokenLogprobs(lambda token: model.llama.detokenize([token]))
+        recorder = self._recorder(model, kwargs)
         request = self._request(messages, stop, kwargs, recorder)
         with model.lock:
-            generated = 0
+            generated, written = 0, []
             finish_reason = None
             for part in model.llama.create_chat_completion(stream=True, **request):
                 choice = part["choices"][0] if part.get("choices") else None
@@ -211,6 +239,7 @@ class LlamaCppChatModel(BaseChatModel):
                 if not text:
                     continue
                 generated += 1
+                written.append(text)
                 chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
                 if run_manager:
                     run_manager.on_llm_new_token(text, chunk=chunk)
@@ -226,7 +255,7 @@ class LlamaCppChatModel(BaseChatModel):
                 response_metadata={
                     "model_name": self.model_name,
                     "finish_reason": finish_reason,
-                    **recorder.metadata(),
+                    **recorder.metadata("".join(written)),
                 },
             )
         )

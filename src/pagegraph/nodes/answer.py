@@ -11,7 +11,6 @@ from pagegraph.config import Context
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
-from pagegraph.nodes.confidence import draft_probability
 from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.prompts.answer import ANSWER_REQUEST, ANSWER_SYSTEM, FORMAT_INSTRUCTIONS, HISTORY, REFUSAL, TURN
 from pagegraph.services import Services
@@ -53,7 +52,6 @@ def answer(state: RagState, runtime: Runtime[Context], services: Services) -> di
     summary = f"{output_type} from {len(kept)} passages ({fit.tokens} of {budget} evidence tokens; {len(fit.dropped)} dropped)"
     return {
         "draft": message_text(reply).strip(),
-        "draft_probability": draft_probability(reply, state["question"]),
         "evidence": kept,
         "trace": [timer.record(summary, ids=[e.label() for e in kept], calls=[call])],
     }

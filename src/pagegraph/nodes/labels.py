@@ -15,6 +15,7 @@ STAGE_LABELS = {
     "select": "choosing sections",
     "expand_tree": "reading the section tree",
     "map_chunk": "reading passages",
+    "judge": "checking the answer against the evidence",
     "verify": "checking citations",
 }
 # The stages whose model tokens are the answer itself, streamed as they come.

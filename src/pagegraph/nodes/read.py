@@ -14,7 +14,6 @@ from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.answer import render_evidence
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence, recent_turns
-from pagegraph.nodes.confidence import draft_probability
 from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.nodes.verify import cited_sentence, is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
@@ -153,7 +152,6 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         record = record.model_copy(update={"summary": f"{summary}; it differs from the focused answer"})
     return {
         "draft": reading.draft,
-        "draft_probability": draft_probability(reply, state["question"]),
         "evidence": kept,
         "readings": [reading],
         "trace": [record],

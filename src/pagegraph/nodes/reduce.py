@@ -10,7 +10,6 @@ from langgraph.runtime import Runtime
 from pagegraph.config import Context
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.nodes.confidence import draft_probability
 from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.prompts.answer import FORMAT_INSTRUCTIONS, REFUSAL
 from pagegraph.prompts.small_model import REDUCE_REQUEST, REDUCE_SYSTEM
@@ -41,6 +40,5 @@ def reduce(state: RagState, runtime: Runtime[Context], services: Services) -> di
     reply, call = invoke_model(services.chat_model(context), messages, purpose="reduce")
     return {
         "draft": message_text(reply).strip(),
-        "draft_probability": draft_probability(reply, state["question"]),
         "trace": [timer.record(f"{output_type} from {len(evidence)} sources of facts", calls=[call])],
     }

@@ -93,7 +93,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "band": "not_found",
         "band_label": "",
         "value_check": None,
-        "draft_probability": None,
+        "verdict": None,
         "low_confidence": False,
     }
 

@@ -1,6 +1,8 @@
 """Verifier: keep only citations of evidence the answer model was given, write them as labels, check that the
 answer's values are in the sentences it cites (without a model), and give the answer its confidence and band
-(`nodes.confidence`). An answer that says in its own words that the passages do not hold the answer is a refusal."""
+(`nodes.confidence`, from the `judge` stage's verdict). An answer that says in its own words that the passages do
+not hold the answer is a refusal, and so is a judged one whose confidence is below
+`Context.confidence.abstain_below`."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ _PAGE = re.compile(r"p{1,2}\.\s*(\d+)")
 _FILE_NAME = re.compile(r"\w\.(?:pdf|md|markdown|txt|docx|vtt|srt|json)\b", re.I)
 _REFUSAL_WORDS = set(tokenize(REFUSAL))
 REFUSED_IN_WORDS = "the answer model said the retrieved passages do not hold the answer"
+UNCONFIRMED = "the evidence did not confirm the answer the model wrote (confidence {value:.2f}, below {threshold:.2f})"
 
 
 def _cited_numbers(inside: str) -> list[int]:
@@ -206,11 +209,18 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     attributed = [n for n in attributed if n not in cited]
     checked, quote, holder = value_check(state, text, evidence, [*cited, *attributed], services, context)
     supporting = " ".join(evidence[n - 1].text for n in [*cited, *attributed])
-    overlap_share = round(overlap(content_tokens(text), supporting), 3)
+    language = question_language(state["question"], context.reading)
+    # words of an answer written in the question's language are not looked for in evidence in another one
+    same_language = not supporting or question_language(supporting, context.reading) == language
+    overlap_share = round(overlap(content_tokens(text), supporting), 3) if same_language else None
     if refuses_in_words(strip_citations(text), checked):
         reason = REFUSED_IN_WORDS
         return {"abstain_reason": reason, "trace": [timer.record(reason, details={"overlap": overlap_share})]}
-    confidence = answer_confidence(state.get("draft_probability"), overlap_share, checked, context)
+    verdict = state.get("verdict")
+    confidence = answer_confidence(verdict, overlap_share, checked, context)
+    if verdict is not None and confidence.value < context.confidence.abstain_below:
+        reason = UNCONFIRMED.format(value=confidence.value, threshold=context.confidence.abstain_below)
+        return {"abstain_reason": reason, "trace": [timer.record(reason, details=confidence.model_dump())]}
     citations = [citation(evidence[n - 1], "model") for n in cited]
     citations += [citation(evidence[n - 1], "attributed") for n in attributed]
     if holder is not None and quote is not None:
@@ -232,7 +242,7 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
         "abstain_reason": None,
         "confidence": confidence.value,
         "band": confidence.band,
-        "band_label": band_label(confidence.band, question_language(state["question"], context.reading)),
+        "band_label": band_label(confidence.band, language),
         "value_check": checked,
         "low_confidence": confidence.band != "supported",
         **usage_update([*(state.get("trace") or []), trace]),

@@ -174,17 +174,17 @@ class ValueCheck(BaseModel):
     )
 
 
-class DraftProbability(BaseModel):
-    """How sure the model was of the reply it wrote, from its token log-probabilities."""
+class Verdict(BaseModel):
+    """Whether the answer model, asked a closed question, finds the answer stated by the question's top evidence
+    sentences."""
 
-    reply: float = Field(ge=0.0, le=1.0, description="geometric mean of every token's probability")
-    answer_lowest: float | None = Field(
-        default=None,
+    probability: float = Field(
         ge=0.0,
         le=1.0,
-        description="lowest probability among the answer's own tokens (not citations, not words of the question); "
-        "None when the reply has none or the model reported no token text",
+        description="P(Yes) / (P(Yes) + P(No)) over the first token the model would write; from a model that gives "
+        "no log-probabilities, the written word's stand-in (`Context.confidence.written_yes`)",
     )
+    from_logprobs: bool = Field(description="read from the model's log-probabilities, not from the word it wrote")
 
 
 class Confidence(BaseModel):
@@ -193,10 +193,15 @@ class Confidence(BaseModel):
 
     value: float = Field(ge=0.0, le=1.0)
     band: Band
-    token_probability: DraftProbability | None = Field(
-        default=None, description="the answer call's token probabilities; None where the model gives none"
+    verdict: Verdict | None = Field(
+        default=None, description="the model's closed check of the answer against the evidence; None if not asked"
     )
-    overlap: float = Field(ge=0.0, le=1.0, description="share of the answer's words in the evidence it cites")
+    overlap: float | None = Field(
+        ge=0.0,
+        le=1.0,
+        description="share of the answer's words in the evidence it cites; None when the answer is written in another "
+        "language than that evidence",
+    )
     value_check: ValueCheck
     refusal_wording: bool = Field(
         default=False, description="the answer says, in its own words, that the passages do not hold the answer"

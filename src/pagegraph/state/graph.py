@@ -18,7 +18,6 @@ from pagegraph.access.records import RetrievalFilter
 from pagegraph.state.answering import (
     Band,
     Citation,
-    DraftProbability,
     Evidence,
     EvidenceSentence,
     Failure,
@@ -32,6 +31,7 @@ from pagegraph.state.answering import (
     TraceRecord,
     Turn,
     ValueCheck,
+    Verdict,
 )
 from pagegraph.state.ingest import IngestedFile, IngestReport
 from pagegraph.state.usage import UsageSummary
@@ -112,7 +112,7 @@ class RagState(InputState, OutputState, total=False):
     relevance: Annotated[list[float], extend_or_reset]
     failure: Annotated[Failure | None, first_failure]
     draft: str
-    draft_probability: DraftProbability | None
+    verdict: Verdict | None
     graph_choice: str
     search_plan: SearchPlan | None
     mapped: Annotated[list[MappedChunk], extend_or_reset]
@@ -166,7 +166,6 @@ STATE_RECORD_TYPES = (
     IngestedFile,
     IngestReport,
     Citation,
-    DraftProbability,
     Evidence,
     EvidenceSentence,
     Failure,
@@ -181,6 +180,7 @@ STATE_RECORD_TYPES = (
     Turn,
     UsageSummary,
     ValueCheck,
+    Verdict,
 )
 
 
