@@ -191,3 +191,17 @@ def test_a_long_answer_is_right_when_the_gold_answer_contradicts_none_of_its_val
     assert is_right({**long, "answer": "Net sales were $82,959 million [a.pdf, p. 3].", "gold_answer": gold})
     assert not is_right({**long, "answer": "Net sales were $90,000 million.", "gold_answer": gold})
     assert not is_right({**long, "answer": "Sales grew.", "gold_answer": gold, "answer_f1": 0.1})
+
+
+def test_the_confidence_before_bands_scores_a_withheld_answer_as_the_answer_it_was() -> None:
+    from pagegraph.eval.answers import overlap_baseline
+    from pagegraph.eval.calibration import is_right
+
+    refused = {"answerable": True, "abstained": True, "answer_score": 0.0, "answer_f1": None, "error": None}
+    withheld = {"answer": "Five meetings [a.pdf, p. 2].", "answer_score": 1.0, "answer_f1": None}
+    row = {**refused, "confidence_signals": {"overlap": 0.9, "verdict": None}, "withheld": withheld}
+    before = overlap_baseline(row)
+    assert not before["abstained"] and before["band"] == "supported" and is_right(before)
+    assert not is_right(row), "as shown now: an answerable question refused"
+    gated = overlap_baseline({**refused, "confidence_signals": None, "withheld": None})  # the gate's abstention
+    assert gated["abstained"] and gated["band"] == "not_found"

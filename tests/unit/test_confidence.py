@@ -88,6 +88,7 @@ def test_an_answer_the_judge_doubts_is_not_shown(governance) -> None:
     assert output["abstained"] and output["band"] == "not_found" and output["citations"] == []
     assert "did not confirm" in output["abstain_reason"]
     assert output["evidence"]  # the passages read stay with the refusal
+    assert verify_details(output)["withheld"].startswith("Five meetings"), "kept for the evaluation's baseline"
 
 
 def test_without_log_probabilities_the_written_word_stands_in(governance) -> None:

@@ -62,6 +62,9 @@ def answer_row(
     cited = {(c.source, page) for c in citations for page in range(c.start_page, c.end_page + 1)}
     score = score_answer(output["answer"], question.answer, question.answer_format, question.answerable)
     usage = output["usage"]
+    signals = next((r.details for r in reversed(output["trace"]) if r.stage == "verify"), None)
+    withheld = (signals or {}).get("withheld")
+    held = score_answer(withheld, question.answer, question.answer_format, question.answerable) if withheld else None
     return {
         "id": question.id,
         "graph": graph,
@@ -83,7 +86,15 @@ def answer_row(
         "band": output.get("band") or ("not_found" if output["abstained"] else "uncertain"),
         "value_check": value_check.status if (value_check := output.get("value_check")) else None,
         "low_confidence": output["low_confidence"],
-        "confidence_signals": next((r.details for r in reversed(output["trace"]) if r.stage == "verify"), None),
+        "confidence_signals": signals,
+        # the answer the verifier turned into a refusal, scored: what was shown before bands
+        "withheld": None
+        if held is None
+        else {
+            "answer": withheld,
+            "answer_score": held.score,
+            "answer_f1": None if held.f1 is None else round(held.f1, 4),
+        },
         "llm_calls": output["llm_calls"],
         "tokens": usage.prompt_tokens + usage.completion_tokens,
         "latency_ms": round(latency_ms, 1),
@@ -155,13 +166,13 @@ OVERLAP_TOP = 0.8
 def overlap_baseline(row: dict) -> dict:
     """The row as the confidence shown before bands would have scored it: the share of the answer's words in its
     cited evidence, with OVERLAP_TOP and above as the top band. An answer the verifier turned into a refusal (it
-    refused in its own words, or the judge's confidence was too low: its trace records the overlap) was shown as an
-    answer then."""
+    refused in its own words, or its confidence was too low: its trace records the overlap) was shown as an answer
+    then, and is scored as the answer it was (`withheld`)."""
     signals = row.get("confidence_signals") or {}
     answered = not row["abstained"] or "overlap" in signals
     overlap = float(signals.get("overlap") or 0.0) if answered else 0.0
     band = "not_found" if not answered else "supported" if overlap >= OVERLAP_TOP else "uncertain"
-    return {**row, "abstained": not answered, "confidence": overlap, "band": band}
+    return {**row, **(row.get("withheld") or {}), "abstained": not answered, "confidence": overlap, "band": band}
 
 
 def graph_metrics(rows: list[dict]) -> dict:

@@ -215,12 +215,14 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     overlap_share = round(overlap(content_tokens(text), supporting), 3) if same_language else None
     if refuses_in_words(strip_citations(text), checked):
         reason = REFUSED_IN_WORDS
-        return {"abstain_reason": reason, "trace": [timer.record(reason, details={"overlap": overlap_share})]}
+        details = {"overlap": overlap_share, "withheld": text}
+        return {"abstain_reason": reason, "trace": [timer.record(reason, details=details)]}
     verdict = state.get("verdict")
     confidence = answer_confidence(verdict, overlap_share, checked, context)
     if verdict is not None and confidence.value < context.confidence.abstain_below:
         reason = UNCONFIRMED.format(value=confidence.value, threshold=context.confidence.abstain_below)
-        return {"abstain_reason": reason, "trace": [timer.record(reason, details=confidence.model_dump())]}
+        details = {**confidence.model_dump(), "withheld": text}
+        return {"abstain_reason": reason, "trace": [timer.record(reason, details=details)]}
     citations = [citation(evidence[n - 1], "model") for n in cited]
     citations += [citation(evidence[n - 1], "attributed") for n in attributed]
     if holder is not None and quote is not None:
