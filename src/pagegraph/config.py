@@ -549,11 +549,11 @@ class ConfidenceKnobs(BaseModel):
         "it cites, is shown as supported; below it, as uncertain (check the evidence)",
     )
     abstain_below: float = Field(
-        default=0.35,
+        default=0.0,
         ge=0.0,
         le=1.0,
         description="an answer whose confidence is below this is not shown: the run abstains (not found), with its "
-        "evidence",
+        "evidence (0, the default: every answer is shown, a doubtful one as uncertain)",
     )
     judge_sentences: int = Field(
         default=3,

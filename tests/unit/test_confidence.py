@@ -46,14 +46,14 @@ def governance(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedd
         yield index, cache_dir
 
 
-def answer(governance, reply: str, judge_yes: float | None = 0.99) -> dict:
+def answer(governance, reply: str, judge_yes: float | None = 0.99, context: Context = CONTEXT) -> dict:
     """The extract graph's output when the model replies `reply` (to the focused read and, if it reads whole
     passages too, to that) and the judge finds it stated with probability `judge_yes` (None: a model without
     log-probabilities that writes Yes)."""
     index, cache_dir = governance
     model = ScriptedChatModel.replying(reply, reply, judge_yes=judge_yes)
     graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
-    return graph.invoke({"question": MEETINGS}, context=CONTEXT)
+    return graph.invoke({"question": MEETINGS}, context=context)
 
 
 def verify_details(output: dict) -> dict:
@@ -83,8 +83,12 @@ def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_statin
     assert page_text[quote.start : quote.end] == quote.sentence
 
 
-def test_an_answer_the_judge_doubts_is_not_shown(governance) -> None:
-    output = answer(governance, "Five meetings of the Board took place in the year [1].", judge_yes=0.2)
+def test_an_answer_the_judge_doubts_is_uncertain_or_with_a_refusal_threshold_not_shown(governance) -> None:
+    doubted = "Five meetings of the Board took place in the year [1]."
+    output = answer(governance, doubted, judge_yes=0.2)
+    assert not output["abstained"] and output["band"] == "uncertain" and output["confidence"] <= 0.2
+    refusing = Context(confidence={"abstain_below": 0.35})
+    output = answer(governance, doubted, judge_yes=0.2, context=refusing)
     assert output["abstained"] and output["band"] == "not_found" and output["citations"] == []
     assert "did not confirm" in output["abstain_reason"]
     assert output["evidence"]  # the passages read stay with the refusal
