@@ -116,15 +116,21 @@ def message_text(message: BaseMessage) -> str:
     return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in message.content)
 
 
-def token_logprobs(reply: BaseMessage) -> list[tuple[str | None, float]]:
-    """The reply's tokens (their text where the model reported it) with their log-probabilities, from the OpenAI
-    form (`response_metadata["logprobs"]["content"]`: the embedded model always; ChatOpenAI and other
-    OpenAI-compatible clients with `logprobs=True`); empty when it reported none."""
+def _logprob_items(reply: BaseMessage) -> list:
+    """The reply's per-token entries in the OpenAI form (`response_metadata["logprobs"]["content"]`: the embedded
+    model always; ChatOpenAI and other OpenAI-compatible clients with `logprobs=True`); empty without them."""
     metadata = getattr(reply, "response_metadata", None) or {}
-    content = (metadata.get("logprobs") or {}).get("content") if isinstance(metadata.get("logprobs"), dict) else None
+    logprobs = metadata.get("logprobs")
+    return (logprobs.get("content") if isinstance(logprobs, dict) else None) or []
+
+
+def token_logprobs(reply: BaseMessage) -> list[tuple[str | None, float]]:
+    """The reply's tokens (their text where the model reported it) with their log-probabilities; empty when the
+    model reported none."""
+    content = _logprob_items(reply)
     return [
         (item.get("token") if isinstance(item.get("token"), str) else None, float(item["logprob"]))
-        for item in content or []
+        for item in content
         if isinstance(item, dict) and item.get("logprob") is not None
     ]
 
@@ -132,9 +138,7 @@ def token_logprobs(reply: BaseMessage) -> list[tuple[str | None, float]]:
 def first_token_alternatives(reply: BaseMessage) -> list[tuple[str, float]]:
     """The likeliest first tokens the model could have written, with their probabilities, from the OpenAI form's
     `top_logprobs` (the embedded model and OpenAI-compatible servers when asked for them); empty without them."""
-    metadata = getattr(reply, "response_metadata", None) or {}
-    logprobs = metadata.get("logprobs")
-    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    content = _logprob_items(reply)
     first = content[0] if content and isinstance(content[0], dict) else {}
     return [
         (item["token"], math.exp(float(item["logprob"])))

@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.llm.calls import embedded, first_token_alternatives, invoke_model, message_text, provider
+from pagegraph.llm.structured import reply_cap
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.judge import JUDGE_REQUEST, JUDGE_SYSTEM, NO_SENTENCES, NO_WORDS, YES_WORDS
@@ -25,11 +26,8 @@ from pagegraph.state.usage import ModelCall
 def judge_options(model: BaseChatModel, alternatives: int) -> dict[str, int]:
     """A one-token reply, with the likeliest first tokens from the models that report them (the embedded one, and
     OpenAI-compatible clients made with `logprobs` on: `Settings.model_logprobs`)."""
-    if embedded(model):
-        return {"max_tokens": 1, "top_logprobs": alternatives}
-    if provider(model) == "openai":
-        return {"max_tokens": 1, **({"top_logprobs": alternatives} if getattr(model, "logprobs", None) else {})}
-    return {}
+    reports = embedded(model) or (provider(model) == "openai" and getattr(model, "logprobs", None))
+    return {**reply_cap(model, 1), **({"top_logprobs": alternatives} if reports else {})}
 
 
 def read_verdict(reply: BaseMessage, written_yes: float) -> Verdict:
