@@ -1,25 +1,27 @@
-"""What the judge (`nodes.judge`) and the confidence built on it make of answer runs: each answered row's verdict is
-asked of the embedded model as the `judge` stage asks it (over the question's top highlight sentences, as the
-`highlight` stage picks them), and the row is scored as the graph with the judge shows it — its confidence
-(`answer_confidence`) and its band — and, with `--abstain-below`, as it shows it with that refusal threshold
-(`Context.confidence.abstain_below`). The judge changes no answer, it only bands it or turns it into a refusal, so
-a run made without it can be scored this way.
+"""What the judge (`nodes.judge`) and the confidence built on it make of answer runs. Each answered row is replayed
+through the product's `extract` graph with the run's answer in place of the reader's reply: retrieval, highlights,
+the gate, the evidence the reader would have been given, the judge (a real call to the embedded model) and `verify`
+run as the graph runs them. The judge changes no answer, it only bands it or turns it into a refusal, so a run made
+without it can be scored this way. Each `--cited-sentences K` is one variant of the judge
+(`Context.confidence.judge_cited_sentences`); every variant replays the same rows.
 
-Reported per run beside the run's own figures and the token overlap (the confidence shown before issue 39):
-accuracy, coverage, confident_wrong_rate, precision per band and AURC (`pagegraph.eval.calibration`), and the
-judge call's cost.
+Reported per run and variant, beside the run's own figures and the token overlap (the confidence shown before
+issue 39): accuracy, coverage, confident_wrong_rate, precision per band and AURC (`pagegraph.eval.calibration`),
+as shown by default and, with `--abstain-below T`, with that refusal threshold (`Context.confidence.abstain_below`),
+and the judge call's cost.
 
     PAGEGRAPH_LLM_THREADS=2 .venv/bin/python bench/answer_check.py --index .pagegraph/eval-mmlb-dev28 \\
-        --run bench/results/answers-40-answer-tokens.json [--run ...] [--questions FILE] [--abstain-below 0.35] \\
-        [--out FILE]
+        --run bench/results/answers-40-answer-tokens.json [--run ...] [--questions FILE] \\
+        [--cited-sentences 0 --cited-sentences 2] [--abstain-below 0.35] [--out FILE]
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+from typing import Any
 
-from answer_runs import questions_by_id, run_arguments, top_highlights
+from answer_runs import questions_by_id, run_arguments
 
 
 def share(rows: list[dict], right) -> float | None:
@@ -33,77 +35,108 @@ def refused(row: dict, threshold: float) -> dict:
     return {**row, "abstained": True, "band": "not_found"}
 
 
+def replay_model(settings: Any) -> Any:
+    """The embedded model, answering the judge itself and every other request with the row's stored answer."""
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    from pagegraph.llm import get_chat_model
+    from pagegraph.llm.local import LlamaCppChatModel
+    from pagegraph.prompts.judge import JUDGE_SYSTEM
+
+    class ReplayModel(LlamaCppChatModel):
+        stored: str = ""
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+            if messages and messages[0].content == JUDGE_SYSTEM:
+                return super()._generate(messages, stop, run_manager, **kwargs)
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.stored))])
+
+    local = get_chat_model("local", temperature=0.0, settings=settings)
+    return ReplayModel(**{**local.model_dump(include=set(LlamaCppChatModel.model_fields)), "streaming": False})
+
+
 def main() -> None:
     from pagegraph.config import Context, Settings
 
-    context = Context()
-    parser = run_arguments(__doc__, highlights=context.confidence.judge_sentences)
+    parser = run_arguments(__doc__, highlights=Context().confidence.judge_sentences)
+    parser.add_argument("--cited-sentences", type=int, action="append", help="a judge variant to replay")
     parser.add_argument("--abstain-below", type=float, action="append", default=[], help="a refusal threshold to score")
     args = parser.parse_args()
 
+    from pagegraph import build_graph
     from pagegraph.eval.answers import overlap_baseline
     from pagegraph.eval.calibration import calibration_metrics, is_right
-    from pagegraph.llm import get_chat_model
-    from pagegraph.nodes.confidence import answer_confidence
-    from pagegraph.nodes.judge import ask_judge
-    from pagegraph.state.answering import ValueCheck
+    from pagegraph.indexing.index import open_index
+    from pagegraph.services import Services
 
     questions = questions_by_id(args.questions)
     settings = Settings()
-    model = get_chat_model("local", settings=settings)
-    report: dict = {"highlights": args.highlights, "confidence": context.confidence.model_dump(), "runs": {}}
-    with top_highlights(args.index, settings, args.highlights) as highlighted:
+    model = replay_model(settings)
+    variants = args.cited_sentences or [Context().confidence.judge_cited_sentences]
+    report: dict = {"highlights": args.highlights, "runs": {}}
+    with open_index(args.index, settings) as index:
+        graph = build_graph("extract", services=Services(settings, chat_model=model, index=index))
         for path in args.run:
             rows = json.loads(path.read_text())["per_question"]
-            judged, seconds = [], []
-            for row in rows:
-                if row["abstained"] or row["error"]:
-                    judged.append({**row, "verdict": None})
-                    continue
-                question = questions[row["id"]]
-                sentences = [h.sentence for h in highlighted(question)]
-                verdict, call = ask_judge(model, question.question, row["answer"], sentences, context)
-                seconds.append(call.latency_ms / 1000)
-                signals = row["confidence_signals"]
-                values = ValueCheck(status=signals["value_check"]["status"])
-                confidence = answer_confidence(verdict, signals["overlap"], values, context)
-                judged.append({**row, "confidence": confidence.value, "band": confidence.band})
-                judged[-1]["verdict"] = verdict.probability
-                print(
-                    f"{row['id']}: right {is_right(row)}, P(yes) {verdict.probability:.3f}, {confidence.band}",
-                    flush=True,
-                )
-            refusing = {
-                threshold: [refused(row, threshold) for row in judged] for threshold in [0.0, *args.abstain_below]
-            }
-            figures = {
+            figures: dict = {
                 "rows": len(rows),
-                "accuracy": {"run": share(rows, is_right)}
-                | {f"judged_abstain_below_{t}": share(scored, is_right) for t, scored in refusing.items()},
+                "accuracy": {"run": share(rows, is_right)},
                 "run": calibration_metrics(rows),
                 "overlap": calibration_metrics([overlap_baseline(row) for row in rows]),
-                **{f"judged_abstain_below_{t}": calibration_metrics(scored) for t, scored in refusing.items()},
-                "judge_call_p50_s": round(statistics.median(seconds), 2) if seconds else None,
-                "per_row": [
-                    {
-                        "id": row["id"],
-                        "answered_in_run": not row["abstained"],
-                        "verdict": row.get("verdict"),
-                        "confidence": row["confidence"],
-                        "band": row["band"],
-                        "right": is_right(row),
-                    }
-                    for row in refusing[max(refusing)]
-                ],
+                "variants": {},
             }
+            for cited in variants:
+                knobs = {"judge_sentences": args.highlights, "judge_cited_sentences": cited}
+                context = Context(index=str(args.index), confidence=knobs)
+                judged, seconds, changed = [], [], 0
+                for row in rows:
+                    if row["abstained"] or row["error"]:
+                        judged.append({**row, "verdict": None})
+                        continue
+                    question = questions[row["id"]]
+                    model.stored = row["answer"]
+                    inputs = {"question": question.question, "documents": question.documents}
+                    out = graph.invoke(inputs, context=context)
+                    judge = next((t for t in out["trace"] if t.stage == "judge"), None)
+                    calls = judge.calls if judge is not None else []
+                    seconds += [call.latency_ms / 1000 for call in calls]
+                    details = next((t.details for t in out["trace"] if t.stage == "verify" and t.details), {})
+                    verdict = (details.get("verdict") or {}).get("probability")
+                    changed += out["abstained"]  # the replay refused what the run answered (the gate, say)
+                    judged.append(
+                        {**row, "verdict": verdict, "confidence": out.get("confidence") or 0.0, "band": out.get("band")}
+                        | ({"abstained": True, "band": "not_found"} if out["abstained"] else {})
+                    )
+                    print(
+                        f"{row['id']}: cited {cited}, right {is_right(row)}, P(yes) {verdict}, {judged[-1]['band']}",
+                        flush=True,
+                    )
+                refusing = {t: [refused(row, t) for row in judged] for t in [0.0, *args.abstain_below]}
+                figures["variants"][f"cited_{cited}"] = {
+                    "refused_in_replay": changed,
+                    "accuracy": {f"abstain_below_{t}": share(scored, is_right) for t, scored in refusing.items()},
+                    **{f"abstain_below_{t}": calibration_metrics(scored) for t, scored in refusing.items()},
+                    "judge_call_p50_s": round(statistics.median(seconds), 2) if seconds else None,
+                    "per_row": [
+                        {key: row.get(key) for key in ("id", "verdict", "confidence", "band")} | {"right": is_right(row)}
+                        for row in judged
+                    ],
+                }
             report["runs"][str(path)] = figures
             summary = {
-                name: {key: figures[name][key] for key in ("confident_wrong_rate", "coverage", "aurc")}
-                for name in ("overlap", *(f"judged_abstain_below_{t}" for t in refusing))
+                name: {key: metrics[key] for key in ("confident_wrong_rate", "coverage", "aurc")}
+                for name, metrics in [("overlap", figures["overlap"])]
+                + [
+                    (f"{variant} {t}", scored[t])
+                    for variant, scored in figures["variants"].items()
+                    for t in scored
+                    if t.startswith("abstain_below_")
+                ]
             }
-            print(path.name, figures["accuracy"], summary, flush=True)
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+            print(path.name, figures["accuracy"], json.dumps(summary), flush=True)
+            if args.out:
+                args.out.write_text(json.dumps(report, indent=2) + "\n")
 
 
 if __name__ == "__main__":
