@@ -2,17 +2,16 @@
 through the product's `extract` graph with the run's answer in place of the reader's reply: retrieval, highlights,
 the gate, the evidence the reader would have been given, the judge (a real call to the embedded model) and `verify`
 run as the graph runs them. The judge changes no answer, it only bands it or turns it into a refusal, so a run made
-without it can be scored this way. Each `--cited-sentences K` is one variant of the judge
-(`Context.confidence.judge_cited_sentences`); every variant replays the same rows.
+without it can be scored this way.
 
-Reported per run and variant, beside the run's own figures and the token overlap (the confidence shown before
+Reported per run, beside the run's own figures and the token overlap (the confidence shown before
 issue 39): accuracy, coverage, confident_wrong_rate, precision per band and AURC (`pagegraph.eval.calibration`),
 as shown by default and, with `--abstain-below T`, with that refusal threshold (`Context.confidence.abstain_below`),
 and the judge call's cost.
 
     PAGEGRAPH_LLM_THREADS=2 .venv/bin/python bench/answer_check.py --index .pagegraph/eval-mmlb-dev28 \\
-        --run bench/results/answers-40-answer-tokens.json [--run ...] [--questions FILE] \\
-        [--cited-sentences 0 --cited-sentences 2] [--abstain-below 0.35] [--out FILE]
+        --run bench/results/answers-40-answer-tokens.json [--run ...] [--questions FILE] [--abstain-below 0.35] \\
+        [--out FILE]
 """
 
 from __future__ import annotations
@@ -60,7 +59,6 @@ def main() -> None:
     from pagegraph.config import Context, Settings
 
     parser = run_arguments(__doc__, highlights=Context().confidence.judge_sentences)
-    parser.add_argument("--cited-sentences", type=int, action="append", help="a judge variant to replay")
     parser.add_argument("--abstain-below", type=float, action="append", default=[], help="a refusal threshold to score")
     args = parser.parse_args()
 
@@ -73,7 +71,7 @@ def main() -> None:
     questions = questions_by_id(args.questions)
     settings = Settings()
     model = replay_model(settings)
-    variants = args.cited_sentences or [Context().confidence.judge_cited_sentences]
+    context = Context(index=str(args.index), confidence={"judge_sentences": args.highlights})
     report: dict = {"highlights": args.highlights, "runs": {}}
     with open_index(args.index, settings) as index:
         graph = build_graph("extract", services=Services(settings, chat_model=model, index=index))
@@ -84,55 +82,46 @@ def main() -> None:
                 "accuracy": {"run": share(rows, is_right)},
                 "run": calibration_metrics(rows),
                 "overlap": calibration_metrics([overlap_baseline(row) for row in rows]),
-                "variants": {},
             }
-            for cited in variants:
-                knobs = {"judge_sentences": args.highlights, "judge_cited_sentences": cited}
-                context = Context(index=str(args.index), confidence=knobs)
-                judged, seconds, changed = [], [], 0
-                for row in rows:
-                    if row["abstained"] or row["error"]:
-                        judged.append({**row, "verdict": None})
-                        continue
-                    question = questions[row["id"]]
-                    model.stored = row["answer"]
-                    inputs = {"question": question.question, "documents": question.documents}
-                    out = graph.invoke(inputs, context=context)
-                    judge = next((t for t in out["trace"] if t.stage == "judge"), None)
-                    calls = judge.calls if judge is not None else []
-                    seconds += [call.latency_ms / 1000 for call in calls]
-                    details = next((t.details for t in out["trace"] if t.stage == "verify" and t.details), {})
-                    verdict = (details.get("verdict") or {}).get("probability")
-                    changed += out["abstained"]  # the replay refused what the run answered (the gate, say)
-                    judged.append(
-                        {**row, "verdict": verdict, "confidence": out.get("confidence") or 0.0, "band": out.get("band")}
-                        | ({"abstained": True, "band": "not_found"} if out["abstained"] else {})
-                    )
-                    print(
-                        f"{row['id']}: cited {cited}, right {is_right(row)}, P(yes) {verdict}, {judged[-1]['band']}",
-                        flush=True,
-                    )
-                refusing = {t: [refused(row, t) for row in judged] for t in [0.0, *args.abstain_below]}
-                figures["variants"][f"cited_{cited}"] = {
-                    "refused_in_replay": changed,
-                    "accuracy": {f"abstain_below_{t}": share(scored, is_right) for t, scored in refusing.items()},
-                    **{f"abstain_below_{t}": calibration_metrics(scored) for t, scored in refusing.items()},
-                    "judge_call_p50_s": round(statistics.median(seconds), 2) if seconds else None,
-                    "per_row": [
-                        {key: row.get(key) for key in ("id", "verdict", "confidence", "band")} | {"right": is_right(row)}
-                        for row in judged
-                    ],
-                }
+            judged, seconds, changed = [], [], 0
+            for row in rows:
+                if row["abstained"] or row["error"]:
+                    judged.append({**row, "verdict": None})
+                    continue
+                question = questions[row["id"]]
+                model.stored = row["answer"]
+                inputs = {"question": question.question, "documents": question.documents}
+                out = graph.invoke(inputs, context=context)
+                judge = next((t for t in out["trace"] if t.stage == "judge"), None)
+                calls = judge.calls if judge is not None else []
+                seconds += [call.latency_ms / 1000 for call in calls]
+                details = next((t.details for t in out["trace"] if t.stage == "verify" and t.details), {})
+                verdict = (details.get("verdict") or {}).get("probability")
+                changed += out["abstained"]  # the replay refused what the run answered (the gate, say)
+                judged.append(
+                    {**row, "verdict": verdict, "confidence": out.get("confidence") or 0.0, "band": out.get("band")}
+                    | ({"abstained": True, "band": "not_found"} if out["abstained"] else {})
+                )
+                print(
+                    f"{row['id']}: right {is_right(row)}, P(yes) {verdict}, {judged[-1]['band']}",
+                    flush=True,
+                )
+            refusing = {t: [refused(row, t) for row in judged] for t in [0.0, *args.abstain_below]}
+            figures["judged"] = {
+                "refused_in_replay": changed,
+                "accuracy": {f"abstain_below_{t}": share(scored, is_right) for t, scored in refusing.items()},
+                **{f"abstain_below_{t}": calibration_metrics(scored) for t, scored in refusing.items()},
+                "judge_call_p50_s": round(statistics.median(seconds), 2) if seconds else None,
+                "per_row": [
+                    {key: row.get(key) for key in ("id", "verdict", "confidence", "band")} | {"right": is_right(row)}
+                    for row in judged
+                ],
+            }
             report["runs"][str(path)] = figures
             summary = {
                 name: {key: metrics[key] for key in ("confident_wrong_rate", "coverage", "aurc")}
                 for name, metrics in [("overlap", figures["overlap"])]
-                + [
-                    (f"{variant} {t}", scored[t])
-                    for variant, scored in figures["variants"].items()
-                    for t in scored
-                    if t.startswith("abstain_below_")
-                ]
+                + [(t, figures["judged"][t]) for t in figures["judged"] if t.startswith("abstain_below_")]
             }
             print(path.name, figures["accuracy"], json.dumps(summary), flush=True)
             if args.out:

@@ -561,13 +561,6 @@ class ConfidenceKnobs(BaseModel):
         le=20,
         description="the question's top highlight sentences the judge checks the answer against",
     )
-    judge_cited_sentences: int = Field(
-        default=2,
-        ge=0,
-        le=20,
-        description="besides them, the sentences of the passages the answer cites that share most words with it "
-        "(0: the highlights alone)",
-    )
     judge_alternatives: int = Field(
         default=10,
         ge=2,

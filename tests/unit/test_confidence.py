@@ -95,22 +95,6 @@ def test_an_answer_the_judge_doubts_is_uncertain_or_with_a_refusal_threshold_not
     assert verify_details(output)["withheld"].startswith("Five meetings"), "kept for the evaluation's baseline"
 
 
-@pytest.mark.parametrize("cited_sentences", [0, 1])
-def test_the_judge_reads_the_top_highlights_and_the_cited_sentence_most_like_the_answer(governance, cited_sentences):
-    index, cache_dir = governance
-    reply = "The Audit Committee met 4 times during the year [1]."
-    model = ScriptedChatModel.replying(reply, reply, judge_yes=0.9)
-    graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
-    knobs = {"judge_sentences": 1, "judge_cited_sentences": cited_sentences}
-    output = graph.invoke({"question": MEETINGS}, context=Context(confidence=knobs))
-    request = model.judged[-1][-1].content
-    assert "five meetings of the Board took place" in request  # the question's top highlight
-    audit = "The Audit Committee met 4 times during the year and reviewed the quarterly results."
-    assert (audit in request) == bool(cited_sentences), "the answer's own sentence, only when asked for"
-    judge = next(r for r in output["trace"] if r.stage == "judge")
-    assert f"over 1 highlight and {cited_sentences} cited sentences" in judge.summary
-
-
 def test_without_log_probabilities_the_written_word_stands_in(governance) -> None:
     output = answer(governance, "Five meetings of the Board took place in the year [1].", judge_yes=None)
     signals = verify_details(output)

@@ -17,9 +17,8 @@ from pagegraph.llm.structured import reply_cap
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.judge import JUDGE_REQUEST, JUDGE_SYSTEM, NO_SENTENCES, NO_WORDS, YES_WORDS
-from pagegraph.retrievers.highlights import content_words, sentences
 from pagegraph.services import Services
-from pagegraph.state.answering import Evidence, Highlight, Verdict
+from pagegraph.state.answering import Verdict
 from pagegraph.state.graph import RagState
 from pagegraph.state.usage import ModelCall
 
@@ -59,26 +58,6 @@ def ask_judge(
     return read_verdict(reply, context.confidence.written_yes), call
 
 
-def judged_sentences(
-    highlights: list[Highlight], answer: str, evidence: list[Evidence], cited: list[int], context: Context
-) -> list[str]:
-    """What the judge reads: the question's top highlight sentences, then the sentences of the cited passages
-    (1-based numbers) that share most content words with the answer — where the answer says it came from, which the
-    question's highlights can miss."""
-    knobs = context.confidence
-    chosen = [h.sentence for h in highlights[: knobs.judge_sentences]]
-    seen = {" ".join(s.split()) for s in chosen}
-    words = content_words(strip_citations(answer))
-    shared: dict[str, int] = {}
-    for number in dict.fromkeys(cited):
-        for _, sentence in sentences(evidence[number - 1].text):
-            plain = " ".join(sentence.split())
-            if plain not in seen and plain not in shared:
-                shared[plain] = len(words & content_words(plain))
-    alike = sorted((s for s, n in shared.items() if n), key=shared.__getitem__, reverse=True)
-    return chosen + alike[: knobs.judge_cited_sentences]
-
-
 def judge(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("judge")
     context = context_of(runtime)
@@ -88,13 +67,9 @@ def judge(state: RagState, runtime: Runtime[Context], services: Services) -> dic
     text, cited, _ = resolve_citations(state.get("draft", ""), state.get("evidence") or [])
     if is_refusal(text, cited):
         return {"verdict": None, "trace": [timer.record("a refusal: nothing to judge")]}
-    highlights = state.get("highlights") or []
-    read = judged_sentences(highlights, text, state.get("evidence") or [], cited, context)
+    highlights = (state.get("highlights") or [])[: context.confidence.judge_sentences]
     model = services.chat_model(context, temperature=0.0)
-    verdict, call = ask_judge(model, state["question"], text, read, context)
+    verdict, call = ask_judge(model, state["question"], text, [h.sentence for h in highlights], context)
     source = "log-probabilities" if verdict.from_logprobs else "the written word"
-    top = min(len(highlights), context.confidence.judge_sentences)
-    summary = (
-        f"P(yes) {verdict.probability:.2f} from {source}, over {top} highlight and {len(read) - top} cited sentences"
-    )
+    summary = f"P(yes) {verdict.probability:.2f} from {source}, over {len(highlights)} highlight sentences"
     return {"verdict": verdict, "trace": [timer.record(summary, calls=[call])]}
