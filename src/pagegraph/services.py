@@ -87,6 +87,18 @@ class Services:
                 self._models[key] = get_chat_model(spec, temperature=temperature, settings=self.settings)
             return self._models[key]
 
+    def warm(self, context: Context) -> None:
+        """Load what a first question would otherwise wait for: the index and its embedder (one query embedded), and
+        the default chat model — its provider's client library, or the embedded model's weights. A server replica
+        does this at start, so that the first run it takes is as fast as the next."""
+        from pagegraph.llm.local import LlamaCppChatModel
+
+        if self.has_index(context):
+            self.index(context).embedder.embed_queries(["warm"])
+        model = self.chat_model(context)
+        if isinstance(model, LlamaCppChatModel):
+            model.loaded()
+
     def close(self) -> None:
         """Close the indexes this object opened (not one it was given), those an ingest replaced included."""
         with self._lock:

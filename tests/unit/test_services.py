@@ -41,3 +41,21 @@ def test_an_index_changed_by_an_ingest_is_reopened_and_the_old_one_closed_with_t
     for index in (first, second):
         with pytest.raises(sqlite3.ProgrammingError):
             index.store.documents()
+
+
+def test_warming_opens_the_index_and_makes_the_default_model_before_any_run(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    folder, docs = tmp_path / "index", tmp_path / "docs"
+    settings = Settings(cache_dir=cache_dir, index=folder, model="ollama:llama3.2")
+    services = Services(settings)
+    services.warm(Context())  # no index yet: the model only, nothing to fail on
+    docs.mkdir()
+    (docs / "alpha.md").write_text("# Alpha\n\nThe alpha unit weighs 12 kg.\n")
+    ingest(folder, settings, embedder, docs)
+    services.warm(Context())
+    with services._lock:
+        warmed = dict(services._indexes), dict(services._models)
+    assert list(warmed[0]) == [folder.resolve()] and services.index(Context()) is warmed[0][folder.resolve()]
+    assert [spec for spec, _ in warmed[1]] == [None], "the default model, made once"
+    services.close()

@@ -7,19 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
+import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 from langgraph_sdk import Auth
 from starlette.applications import Starlette
 
 from pagegraph.access.auth import request_access
-from pagegraph.config import Settings, get_settings
+from pagegraph.config import Context, Settings, get_settings
+from pagegraph.nodes.language import question_language
 from pagegraph.server.origins import OriginGuard
 from pagegraph.server.page_routes import UPLOAD_PATH, routes
+from pagegraph.services import default_services
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -35,6 +40,7 @@ CRON_PATH = re.compile(r"^(/threads/[^/]+)?/runs/crons/?$")
 # open, the one health check a load balancer needs.
 META_PATHS = frozenset({"/docs", "/openapi.json", "/info", "/metrics", "/redoc"})
 WINDOW_S = 60.0
+log = logging.getLogger(__name__)
 
 
 class RunLimits:
@@ -286,7 +292,29 @@ class LifespanToRouter:
         await (self.router if scope["type"] == "lifespan" else self.app)(scope, receive, send)
 
 
-app = Starlette(routes=routes)
+def warm_replica() -> None:
+    """Load the index, embedder, default model and language identifier this process's runs share; a failure is
+    left for the first run to report (no index yet, say)."""
+    started = time.monotonic()
+    context = Context()
+    try:
+        question_language("warm", context.reading)
+        default_services().warm(context)
+    except Exception as exc:  # noqa: BLE001 - the server serves regardless; the run that needs the part says why
+        log.warning("pagegraph: warm-up stopped: %s", exc)
+        return
+    log.info("pagegraph: index, embedder, model and language identifier loaded in %.1f s", time.monotonic() - started)
+
+
+@asynccontextmanager
+async def warm_at_start(_: Starlette) -> AsyncIterator[None]:
+    """At startup, in the background: the server answers health checks at once, and a run that comes before the
+    warm-up ends waits on the same loads."""
+    threading.Thread(target=warm_replica, name="pagegraph-warm-up", daemon=True).start()
+    yield
+
+
+app = Starlette(routes=routes, lifespan=warm_at_start)
 app.add_middleware(RequestLimits)
 app.add_middleware(OriginGuard)  # outermost of the checks: before every other one
 app.add_middleware(LifespanToRouter, router=app.router)
