@@ -157,6 +157,7 @@ def main() -> None:
     if "postgres" in backends and database_url is None:
         import pgserver
 
+        args.workdir.mkdir(parents=True, exist_ok=True)
         database_url = pgserver.get_server(args.workdir / "postgres", cleanup_mode=None).get_uri()
     with open_index(args.source_index, settings) as source:
         for backend, size in [(b, int(s)) for s in args.sizes.split(",") for b in backends]:
