@@ -204,6 +204,12 @@ def test_a_readers_next_snapshot_reads_only_what_was_committed_since_and_equals_
         assert np.allclose(successor.profiles.centroids, fresh.profiles.centroids)
         assert successor.keyword_search("pier nine", 3) == fresh.keyword_search("pier nine", 3) != []
         assert "harbour-02.md" in set(reader.catalog.sources), "the earlier snapshot stays as it was"
+        schema = index_schema(settings.index)
+        with psycopg.connect(database_url) as conn:
+            counted = dict(conn.execute(f"SELECT word, COUNT(*) FROM {schema}.chunk_words GROUP BY word").fetchall())
+            kept = dict(conn.execute(f"SELECT word, chunks FROM {schema}.word_chunks WHERE chunks > 0").fetchall())
+        assert kept == counted, "the words' chunk counts follow every commit, replacement and removal"
+        assert fresh.document_frequencies(["pier", "harbour", "zorbak"]) == {w: counted[w] for w in ("pier", "harbour")}
     finally:
         for index in (reader, successor, fresh):
             index.close()
@@ -251,7 +257,9 @@ def test_an_index_from_before_keyword_search_in_the_database_is_filled_by_the_ne
         before = {q: index.keyword_search(q, 5) for q in ("AC breaker rated", "error code E04")}
     schema = index_schema(settings.index)
     with psycopg.connect(database_url) as conn:  # as an older pagegraph left it
-        conn.execute(f"DROP TABLE {schema}.chunk_words, {schema}.chunk_lengths, {schema}.document_centroids")
+        conn.execute(
+            f"DROP TABLE {schema}.chunk_words, {schema}.chunk_lengths, {schema}.document_centroids, {schema}.word_chunks"
+        )
         conn.execute(f"DELETE FROM {schema}.meta WHERE key = 'search'")
     with open_index(settings.index, settings, embedder=embedder) as reader:
         assert "no keyword search this one can read yet" in caplog.text
