@@ -402,6 +402,13 @@ class RetrievalKnobs(BaseModel):
         description="a search over the whole library searches only this many documents, ranked without a model "
         "(0: every document)",
     )
+    route_keywords_up_to: int = Field(
+        default=50_000,
+        ge=0,
+        description="routing ranks a library's documents by a keyword and vector search of all its chunks when it "
+        "holds at most this many; above, by the chunks nearest the question by vector, scored by keywords too (a "
+        "keyword search of a whole library costs in proportion to it: ~150 ms at 200k chunks in PostgreSQL)",
+    )
     route_alone: float = Field(
         default=0.6,
         ge=0.0,

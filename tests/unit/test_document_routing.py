@@ -63,3 +63,26 @@ def test_only_the_documents_the_filter_allows_are_counted(reports: Index) -> Non
     assert scores == {"acme-2023.md": 0.0, "globex-2023.md": round(math.log(2), 4), "globex-2022.md": 0.0}
     ranked = HybridRetriever.for_context(reports, Context()).rank_documents("Globex in 2023", flt)
     assert [d.name for d in ranked][0] == "globex-2023.md" and "acme-2023.md" not in {d.name for d in ranked}
+
+
+def test_a_large_library_is_routed_without_a_keyword_search_over_all_of_it(
+    reports: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    searched: list[RetrievalFilter | None] = []
+    keyword_search = type(reports).keyword_search
+
+    def spy(index: Index, query: str, k: int, flt: RetrievalFilter | None = None) -> list[tuple[str, float]]:
+        searched.append(flt)
+        return keyword_search(index, query, k, flt)
+
+    monkeypatch.setattr(type(reports), "keyword_search", spy)
+    large = Context(retrieval={"route_keywords_up_to": 1, "route_documents": 1})  # three documents count as large
+    retriever = HybridRetriever.for_context(reports, large)
+    question = "How much did Globex services revenue grow in 2023?"
+    ranked = retriever.rank_documents(question)
+    assert ranked[0].name == "globex-2023.md" and "chunks" in ranked[0].ranks, "the dense hits, scored by keywords"
+    assert not searched
+    hits = retriever.search(question)
+    assert searched and all(flt is not None and flt.documents for flt in searched), "the routed documents alone"
+    catalog = reports.catalog
+    assert catalog.sources[catalog.row_of[hits[0].chunk_id]] == "globex-2023.md"

@@ -7,8 +7,11 @@ derived to rebuild, here or on a reader's machine; many processes may write and 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import threading
+import time
+import weakref
 from collections import Counter
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -61,6 +64,9 @@ from pagegraph.state.evaluation import EvalRun
 
 SCHEMA_PREFIX = "pagegraph_"
 _CONNECT_TIMEOUT_S = 10
+# A connection taken from the pool is checked (a round trip) only when it has sat unused this long: a question's
+# search takes one some twenty times in a row, and one given back a moment ago was working then.
+_CHECK_AFTER_IDLE_S = 2.0
 # HNSW candidates a filtered search looks at (pgvector's ceiling); a filter that still leaves fewer than k is answered
 # by an exact scan of the rows it allows.
 _FILTERED_EF_SEARCH = 1000
@@ -162,13 +168,15 @@ class PostgresStore(RecordStore):
         self.url, self.schema = url, schema
         self._write = write
         self._vector_ready = self._prepare_database()
+        self._returned: weakref.WeakKeyDictionary[psycopg.Connection, float] = weakref.WeakKeyDictionary()
         self._pool = ConnectionPool(
             url,
             min_size=1,
             max_size=pool_size,
             kwargs={"connect_timeout": _CONNECT_TIMEOUT_S, "options": f"-c search_path={schema},public"},
             configure=self._configure,
-            check=ConnectionPool.check_connection,
+            check=self._check_when_idle,
+            reset=self._note_returned,
             open=False,
             name="pagegraph",
         )
@@ -200,6 +208,13 @@ class PostgresStore(RecordStore):
                 return True
         except psycopg.OperationalError as exc:
             raise PagegraphError(f"cannot connect to the database at {redacted(self.url)}: {_reason(exc)}") from exc
+
+    def _note_returned(self, conn: psycopg.Connection) -> None:
+        self._returned[conn] = time.monotonic()
+
+    def _check_when_idle(self, conn: psycopg.Connection) -> None:
+        if time.monotonic() - self._returned.get(conn, -math.inf) > _CHECK_AFTER_IDLE_S:
+            ConnectionPool.check_connection(conn)
 
     def _configure(self, conn: psycopg.Connection) -> None:
         if self._vector_ready:

@@ -3,7 +3,8 @@ filter allows, fused by weighted reciprocal rank:
 
 - profile: BM25 over each document's label, title, summary, topics and section titles;
 - centroid: cosine between the question and the mean of the document's chunk vectors;
-- chunks: the sum of the document's best few fused chunk scores (the passages that would be retrieved);
+- chunks: the sum of the document's best few fused chunk scores (the passages that would be retrieved; in a large
+  library, of the dense hits alone: retrievers.hybrid);
 - terms: the names and years the question writes (retrievers.key_terms) whose every BM25 word ("q2"; "gpt" and
   "4o") the document holds somewhere, each weighted by how few of the allowed documents hold it: "Amazon's Q3 2023
   10-Q" favours the filings that name Amazon, whatever their file names say; a term every document holds counts

@@ -2,8 +2,9 @@
 landed with), optionally reranked, expanded with windows or ranked by page; ranked by page, they can be led by the
 pages the question points at (named pages and figures, a report's statements for a financial metric). A search whose
 filter names no documents can first route: rank the documents (retrievers.documents, no model) and search only the
-best few, or the best one alone when it clearly leads, as if the question had named it. Words the index has never
-seen can be searched as its nearest spelling (retrievers.spelling).
+best few, or the best one alone when it clearly leads, as if the question had named it; in a large library the
+ranking reads the dense hits alone, scored by keywords too, as a keyword search over all of it would cost too much.
+Words the index has never seen can be searched as its nearest spelling (retrievers.spelling).
 `HybridRetriever.for_context` is the retriever the graphs use."""
 
 from __future__ import annotations
@@ -103,12 +104,13 @@ class HybridRetriever(BaseRetriever):
         return correct_spelling(query, self.spelling_corrections(query))
 
     def _candidates(
-        self, query: str, vector: np.ndarray, flt: RetrievalFilter
+        self, query: str, vector: np.ndarray, flt: RetrievalFilter, *, keywords: bool = True
     ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
         """The fused candidates (unreranked, uncut) and the dense list; `vector` is the query's embedding, computed
-        once however many searches a question takes."""
+        once however many searches a question takes. Without `keywords`, no keyword search of its own: the dense
+        hits alone, fused with their BM25 scores."""
         index = self.index
-        lexical = index.keyword_search(query, self.knobs.top_k_bm25, flt)
+        lexical = index.keyword_search(query, self.knobs.top_k_bm25, flt) if keywords else []
         dense = DenseRetriever(index=index).search(query, self.knobs.top_k_vector, flt, vector=vector)
         if self.fusion == "rrf":
             alpha = adaptive_alpha(query) if self.alpha_by_question else self.knobs.alpha
@@ -123,15 +125,24 @@ class HybridRetriever(BaseRetriever):
         fused = convex_fusion(pool, lexical_scores, index.similarities(pool, vector), self.knobs.alpha)
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 
+    def _routing_candidates(
+        self, query: str, vector: np.ndarray, flt: RetrievalFilter
+    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        """The candidates routing ranks documents by: a whole search, or in a library of more than
+        `route_keywords_up_to` chunks the dense hits scored by keywords (no keyword search over all of it)."""
+        keywords = len(self.index.catalog) <= self.knobs.route_keywords_up_to
+        return self._candidates(query, vector, flt, keywords=keywords)
+
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
         vector = self.index.embedder.embed_queries([query])[0]
-        hits, dense = self._candidates(query, vector, flt)
-        first = None
-        if (
+        routes = (
             self.knobs.route_documents
             and flt.documents is None
             and len(self.index.profiles) > self.knobs.route_documents
-        ):
+        )
+        hits, dense = (self._routing_candidates if routes else self._candidates)(query, vector, flt)
+        first = None
+        if routes:
             ranked = rank_documents(self.index, query, vector, hits, flt, self.knobs.routing)
             alone = len(ranked) > 1 and ranked[1].score < self.knobs.route_alone * ranked[0].score
             chosen = ranked[:1] if alone else ranked[: self.knobs.route_documents]
@@ -204,7 +215,7 @@ class HybridRetriever(BaseRetriever):
         """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""
         query, flt = self._as_searched(query), flt or self.filter
         vector = self.index.embedder.embed_queries([query])[0]
-        hits, _ = self._candidates(query, vector, flt)
+        hits, _ = self._routing_candidates(query, vector, flt)
         return rank_documents(self.index, query, vector, hits, flt, self.knobs.routing)
 
     def _rerank(self, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:
