@@ -44,8 +44,10 @@ def rank_documents(
     chunk_hits: list[ScoredChunk],
     flt: RetrievalFilter | None,
     weights: RoutingWeights,
+    limit: int | None = None,
 ) -> list[RankedDocument]:
-    """The documents the filter allows, best first. `chunk_hits` are fused chunk hits under the same filter."""
+    """The documents the filter allows, best first (the first `limit` of them, when given). `chunk_hits` are fused
+    chunk hits under the same filter."""
     profiles = index.profiles
     allowed = profiles.allowed(flt)
     evidence = np.zeros(len(profiles), dtype=np.float64)
@@ -64,22 +66,20 @@ def rank_documents(
     }
     candidates = np.flatnonzero(allowed)
     fused = np.zeros(len(profiles), dtype=np.float64)
-    ranks: dict[str, dict[int, int]] = {}
+    ranks: dict[str, np.ndarray] = {}  # per signal, each document's rank on it (0: none)
     for signal in SIGNALS:
-        weight = getattr(weights, signal)
         values = scores[signal][candidates]
         # documents with no score on a signal get no rank from it (nothing lexical matched, no chunk retrieved)
         present = candidates[values > 0] if signal != "centroid" else candidates
         present_values = scores[signal][present]
-        shared_ranks = 1 + np.searchsorted(np.sort(-present_values), -present_values, side="left")
-        ranks[signal] = {int(row): int(rank) for row, rank in zip(present, shared_ranks)}
-        if weight:
-            for row, rank in ranks[signal].items():
-                fused[row] += weight / (weights.rrf_k + rank)
-    best = candidates[np.argsort(-fused[candidates], kind="stable")]
+        ranks[signal] = np.zeros(len(profiles), dtype=np.int64)
+        ranks[signal][present] = 1 + np.searchsorted(np.sort(-present_values), -present_values, side="left")
+        if weight := getattr(weights, signal):
+            fused[present] += weight / (weights.rrf_k + ranks[signal][present])
+    best = candidates[np.argsort(-fused[candidates], kind="stable")][:limit]
     return [
         RankedDocument(
-            profiles.names[row], float(fused[row]), {s: ranks[s][int(row)] for s in SIGNALS if int(row) in ranks[s]}
+            profiles.names[row], float(fused[row]), {s: int(ranks[s][row]) for s in SIGNALS if ranks[s][row]}
         )
         for row in best
     ]

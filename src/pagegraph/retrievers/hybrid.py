@@ -143,7 +143,9 @@ class HybridRetriever(BaseRetriever):
         hits, dense = (self._routing_candidates if routes else self._candidates)(query, vector, flt)
         first = None
         if routes:
-            ranked = rank_documents(self.index, query, vector, hits, flt, self.knobs.routing)
+            ranked = rank_documents(
+                self.index, query, vector, hits, flt, self.knobs.routing, limit=max(2, self.knobs.route_documents)
+            )
             alone = len(ranked) > 1 and ranked[1].score < self.knobs.route_alone * ranked[0].score
             chosen = ranked[:1] if alone else ranked[: self.knobs.route_documents]
             routed = flt.model_copy(update={"documents": [d.name for d in chosen]})
