@@ -401,7 +401,9 @@ class PostgresStore(RecordStore):
         )
         params = (vector.astype(np.float32), generation, *args, vector.astype(np.float32), k)
         with self._connection() as conn:
-            ef_search = _FILTERED_EF_SEARCH if where else max(40, min(k, _FILTERED_EF_SEARCH))
+            # the HNSW returns at most ef_search rows, often one or two fewer than that: asked for k with ef_search k,
+            # it fell back to the exact scan (1 s at 200k chunks) for a third of the questions
+            ef_search = _FILTERED_EF_SEARCH if where else max(40, min(2 * k, _FILTERED_EF_SEARCH))
             conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
             found = [] if exact else conn.execute(query, params).fetchall()
             if len(found) < k:
