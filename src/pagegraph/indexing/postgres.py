@@ -70,8 +70,9 @@ _CHECK_AFTER_IDLE_S = 2.0
 # HNSW candidates a filtered search looks at (pgvector's ceiling); a filter that still leaves fewer than k is answered
 # by an exact scan of the rows it allows.
 _FILTERED_EF_SEARCH = 1000
-# Memory for summing a keyword query's postings per chunk (hundreds of thousands at 200k chunks): PostgreSQL's 4 MB
-# default sends the sum to disk (unfiltered BM25 at 200k chunks, p50/p95: 206/688 ms with 4 MB, 168/378 ms with 64 MB).
+# Memory for summing a keyword query's postings per chunk (hundreds of thousands at 200k chunks), set on every pooled
+# connection: PostgreSQL's 4 MB default sends the sum to disk (unfiltered BM25 at 200k chunks, p50/p95: 206/688 ms
+# with 4 MB, 168/378 ms with 64 MB).
 _KEYWORD_WORK_MEM = "64MB"
 
 # The vector column's dimension is filled in when the index is created.
@@ -103,6 +104,14 @@ CREATE TABLE IF NOT EXISTS document_centroids (
 SEARCH_RECIPE = f"bm25-words-3/{TOKENIZER}"
 # The term-frequency part of each BM25 variant's score (bm25s's formulas), over a posting `p`; in float8, as bm25s
 # computes it (PostgreSQL would otherwise work in numeric, which made unfiltered keyword search ~3x slower).
+# The documents holding a word, as a loose index scan: from each document to the next one's first posting.
+_DOCUMENTS_HOLDING = """WITH RECURSIVE holding(document_id) AS (
+    (SELECT document_id FROM chunk_words WHERE word = %(word)s ORDER BY document_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT w.document_id FROM chunk_words w WHERE w.word = %(word)s AND w.document_id > h.document_id
+            ORDER BY w.document_id LIMIT 1)
+    FROM holding h WHERE h.document_id IS NOT NULL)
+SELECT document_id FROM holding WHERE document_id IS NOT NULL"""
 # Adds a row's chunks to a word's count (rows in word order: concurrent writers lock the counts in one order).
 _ADD_WORD_CHUNKS = "ON CONFLICT (word) DO UPDATE SET chunks = word_chunks.chunks + EXCLUDED.chunks"
 _TERM_SCORE = {
@@ -219,6 +228,7 @@ class PostgresStore(RecordStore):
     def _configure(self, conn: psycopg.Connection) -> None:
         if self._vector_ready:
             register_vector(conn)
+        conn.execute(f"SET work_mem = '{_KEYWORD_WORK_MEM}'")
         conn.commit()
 
     @contextmanager
@@ -242,7 +252,7 @@ class PostgresStore(RecordStore):
             finally:
                 self._pinned.conn = None
 
-    def _rows(self, query: str, args: tuple | list = ()) -> list[dict]:
+    def _rows(self, query: str, args: tuple | list | dict = ()) -> list[dict]:
         with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query, args).fetchall()
 
@@ -558,15 +568,12 @@ class PostgresStore(RecordStore):
             GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0 {order[0]}"""
         arguments = [list(weights), list(weights.values()), *keys[1], *restrict[1], *order[1]]
         with self._connection() as conn:
-            conn.execute(f"SET LOCAL work_mem = '{_KEYWORD_WORK_MEM}'")
             return [(chunk_id, float(score)) for chunk_id, score in conn.execute(query, arguments).fetchall()]
 
     def documents_holding(self, word: str) -> set[str]:
-        """The ids of the documents some chunk of which holds `word`."""
-        return {
-            row["document_id"]
-            for row in self._rows("SELECT DISTINCT document_id FROM chunk_words WHERE word = %s", (word,))
-        }
+        """The ids of the documents some chunk of which holds `word`: one step along the word's postings per document
+        (they are keyed by word, then document), not a read of them all."""
+        return {row["document_id"] for row in self._rows(_DOCUMENTS_HOLDING, {"word": word})}
 
     def similarities(self, chunk_ids: list[str], vector: np.ndarray) -> dict[str, float]:
         """The inner product of each chunk's vector with `vector` (cosine: both are normalised)."""
