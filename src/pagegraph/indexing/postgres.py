@@ -102,8 +102,6 @@ CREATE TABLE IF NOT EXISTS document_centroids (
 # meta 'search': what the search tables hold; another value (or none: an index from before they existed) means a
 # writer fills them again from the stored chunks before it commits anything.
 SEARCH_RECIPE = f"bm25-words-3/{TOKENIZER}"
-# The term-frequency part of each BM25 variant's score (bm25s's formulas), over a posting `p`; in float8, as bm25s
-# computes it (PostgreSQL would otherwise work in numeric, which made unfiltered keyword search ~3x slower).
 # The documents holding a word, as a loose index scan: from each document to the next one's first posting.
 _DOCUMENTS_HOLDING = """WITH RECURSIVE holding(document_id) AS (
     (SELECT document_id FROM chunk_words WHERE word = %(word)s ORDER BY document_id LIMIT 1)
@@ -114,6 +112,8 @@ _DOCUMENTS_HOLDING = """WITH RECURSIVE holding(document_id) AS (
 SELECT document_id FROM holding WHERE document_id IS NOT NULL"""
 # Adds a row's chunks to a word's count (rows in word order: concurrent writers lock the counts in one order).
 _ADD_WORD_CHUNKS = "ON CONFLICT (word) DO UPDATE SET chunks = word_chunks.chunks + EXCLUDED.chunks"
+# The term-frequency part of each BM25 variant's score (bm25s's formulas), over a posting `p`; in float8, as bm25s
+# computes it (PostgreSQL would otherwise work in numeric, which made unfiltered keyword search ~3x slower).
 _TERM_SCORE = {
     "lucene": "p.count / (%(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s) + p.count)",
     "robertson": "p.count / (%(k1)s * (1 - %(b)s + %(b)s * p.length / %(average)s) + p.count)",
