@@ -75,11 +75,15 @@ _FILTERED_EF_SEARCH = 1000
 # with 4 MB, 168/378 ms with 64 MB).
 _KEYWORD_WORK_MEM = "64MB"
 
-# The vector column's dimension is filled in when the index is created.
+# The vector column's dimension is filled in when the index is created. Vectors are kept in their rows (pgvector's
+# type would move them out to TOAST, as a chunk's row with its text passes 2 kB): an exact search within a few
+# documents read them at 8 buffers each. An index from before keeps its rows as they are until rewritten
+# (docs/postgresql.md).
 _SCHEMA = (
     SCHEMA.format(vector="vector({dimension})", json="JSONB", document_generation=", generation BIGINT NOT NULL")
     + """
 CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops);
+ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;
 """
 )
 # Keyword search and routing: a posting per BM25 word and chunk, with the chunk's length beside its count so that
@@ -178,6 +182,7 @@ class PostgresStore(RecordStore):
         self._write = write
         self._vector_ready = self._prepare_database()
         self._returned: weakref.WeakKeyDictionary[psycopg.Connection, float] = weakref.WeakKeyDictionary()
+        self._ef_search: weakref.WeakKeyDictionary[psycopg.Connection, int] = weakref.WeakKeyDictionary()
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -219,6 +224,7 @@ class PostgresStore(RecordStore):
             raise PagegraphError(f"cannot connect to the database at {redacted(self.url)}: {_reason(exc)}") from exc
 
     def _note_returned(self, conn: psycopg.Connection) -> None:
+        conn.autocommit = False  # as `_reading` found it
         self._returned[conn] = time.monotonic()
 
     def _check_when_idle(self, conn: psycopg.Connection) -> None:
@@ -242,6 +248,19 @@ class PostgresStore(RecordStore):
             yield conn
 
     @contextmanager
+    def _reading(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection for reads each of whose statements stands alone: run as they come (autocommit), without
+        a transaction's BEGIN and COMMIT, two more round trips to the server per read; or the one `snapshot` pinned
+        to this thread."""
+        pinned = getattr(self._pinned, "conn", None)
+        if pinned is not None:
+            yield pinned
+            return
+        with self._pool.connection() as conn:
+            conn.autocommit = True
+            yield conn
+
+    @contextmanager
     def snapshot(self) -> Iterator[None]:
         """Reads inside the block on this thread see one consistent state of the database."""
         with self._pool.connection() as conn:
@@ -253,7 +272,7 @@ class PostgresStore(RecordStore):
                 self._pinned.conn = None
 
     def _rows(self, query: str, args: tuple | list | dict = ()) -> list[dict]:
-        with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+        with self._reading() as conn, conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query, args).fetchall()
 
     def close(self) -> None:
@@ -405,21 +424,38 @@ class PostgresStore(RecordStore):
         the documents committed up to `generation` (what the caller's catalog holds): by the HNSW index, or by an
         exact scan of the rows the filter allows when `exact` or when the HNSW finds fewer than k."""
         where, args = _filter_sql(flt)
-        query = (
-            "SELECT c.id, c.embedding <=> %s AS distance FROM chunks c JOIN documents d ON d.id = c.document_id "
-            f"WHERE d.generation <= %s {'AND ' + where if where else ''} ORDER BY c.embedding <=> %s LIMIT %s"
+        allowed = (
+            "FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE d.generation <= %s {'AND ' + where if where else ''}"
         )
-        params = (vector.astype(np.float32), generation, *args, vector.astype(np.float32), k)
-        with self._connection() as conn:
+        embedding = vector.astype(np.float32)
+        found: list[tuple[str, float]] = []
+        if not exact:
             # the HNSW returns at most ef_search rows, often one or two fewer than that: asked for k with ef_search k,
             # it fell back to the exact scan (1 s at 200k chunks) for a third of the questions
             ef_search = _FILTERED_EF_SEARCH if where else max(40, min(2 * k, _FILTERED_EF_SEARCH))
-            conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
-            found = [] if exact else conn.execute(query, params).fetchall()
-            if len(found) < k:
-                conn.execute("SET LOCAL enable_indexscan = off")
-                found = conn.execute(query, params).fetchall()
+            with self._reading() as conn:
+                self._set_ef_search(conn, ef_search)
+                found = conn.execute(
+                    f"SELECT c.id, c.embedding <=> %s AS distance {allowed} ORDER BY c.embedding <=> %s LIMIT %s",
+                    (embedding, generation, *args, embedding, k),
+                ).fetchall()
+        if len(found) < k:
+            # every allowed row's distance first (a materialized CTE is computed whole), so no index orders them
+            rows = self._rows(
+                f"""WITH scored AS MATERIALIZED (SELECT c.id, c.embedding <=> %s AS distance {allowed})
+                   SELECT id, distance FROM scored ORDER BY distance LIMIT %s""",
+                (embedding, generation, *args, k),
+            )
+            found = [(row["id"], row["distance"]) for row in rows]
         return [(chunk_id, float(distance)) for chunk_id, distance in found]
+
+    def _set_ef_search(self, conn: psycopg.Connection, ef_search: int) -> None:
+        """The HNSW's candidate list for this connection's searches: set for the session (each setting per search
+        was a transaction's two round trips more), when it differs from what the connection has."""
+        if self._ef_search.get(conn) != ef_search:
+            conn.execute(f"SET hnsw.ef_search = {ef_search}")
+            self._ef_search[conn] = ef_search
 
     # -- keyword search and routing, in SQL ------------------------------------------------------------------------
     def search_ready(self) -> bool:
@@ -518,7 +554,9 @@ class PostgresStore(RecordStore):
         chunk holds of the word's weight (its idf times how often the query says it) times the term-frequency part."""
         where, args = _filter_sql(flt)
         if where:
-            joined = "JOIN chunks c ON c.id = p.chunk_id JOIN documents d ON d.id = p.document_id"
+            # chunks only for a page range: a lookup per posting, half a search within a few documents' time
+            joined = "JOIN documents d ON d.id = p.document_id"
+            joined += " JOIN chunks c ON c.id = p.chunk_id" if flt.pages is not None else ""
             restrict, restrict_args = f"{joined} WHERE d.generation <= %s AND {where}", [generation, *args]
         else:
             restrict, restrict_args = "", []
@@ -567,7 +605,7 @@ class PostgresStore(RecordStore):
             ) p {restrict[0]}
             GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0 {order[0]}"""
         arguments = [list(weights), list(weights.values()), *keys[1], *restrict[1], *order[1]]
-        with self._connection() as conn:
+        with self._reading() as conn:
             return [(chunk_id, float(score)) for chunk_id, score in conn.execute(query, arguments).fetchall()]
 
     def documents_holding(self, word: str) -> set[str]:

@@ -44,18 +44,22 @@ def _may_be_misspelt(word: str) -> bool:
 def spelling_corrections(query: str, index: Index, min_letters: int) -> dict[str, str]:
     """Each word of `query` (of at least `min_letters` letters) the index has never seen, with the nearest spelling it
     holds, in the word's case."""
+    suspects = {
+        word: one_edit_away(word.lower())
+        for word in dict.fromkeys(_WORD.findall(query))
+        if len(word) >= min_letters and _may_be_misspelt(word)
+    }
+    if not suspects:
+        return {}
+    # one lookup for every suspect and its candidates
+    held = index.document_frequencies(sorted({word.lower() for word in suspects}.union(*suspects.values())))
     corrections: dict[str, str] = {}
-    for word in dict.fromkeys(_WORD.findall(query)):
-        if len(word) < min_letters or not _may_be_misspelt(word):
-            continue
+    for word, candidates in suspects.items():
         lower = word.lower()
-        candidates = one_edit_away(lower)
-        held = index.document_frequencies([lower, *sorted(candidates)])
-        if lower in held:
+        if lower in held or not (found := sorted(candidates & held.keys())):
             continue
-        if held:
-            best = max(sorted(held), key=lambda candidate: (held[candidate], candidate.startswith(lower)))
-            corrections[word] = best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best
+        best = max(found, key=lambda candidate: (held[candidate], candidate.startswith(lower)))
+        corrections[word] = best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best
     return corrections
 
 
