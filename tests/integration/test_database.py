@@ -258,7 +258,7 @@ def test_an_index_from_before_keyword_search_in_the_database_is_filled_by_the_ne
     schema = index_schema(settings.index)
     with psycopg.connect(database_url) as conn:  # as an older pagegraph left it
         conn.execute(
-            f"DROP TABLE {schema}.chunk_words, {schema}.chunk_lengths, {schema}.document_centroids, {schema}.word_chunks"
+            f"DROP TABLE {schema}.chunk_words, {schema}.chunk_terms, {schema}.document_centroids, {schema}.word_chunks"
         )
         conn.execute(f"DELETE FROM {schema}.meta WHERE key = 'search'")
     with open_index(settings.index, settings, embedder=embedder) as reader:
@@ -292,7 +292,7 @@ def test_search_tables_of_an_older_tokenizer_are_refilled_by_the_next_writer(
     with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         Ingestor(index).run([note])
     with psycopg.connect(database_url) as conn:  # as the pagegraph before the tokenizer was recorded left it
-        conn.execute(f"UPDATE {index_schema(settings.index)}.meta SET value = 'bm25-words-2' WHERE key = 'search'")
+        conn.execute(f"UPDATE {index_schema(settings.index)}.meta SET value = 'bm25-words-3' WHERE key = 'search'")
     with open_index(settings.index, settings, embedder=embedder) as reader:
         assert reader.unsearchable == ["zh.md"] and "no keyword search this one can read yet" in caplog.text
     with open_index(settings.index, settings, write=True, embedder=embedder):
@@ -542,6 +542,11 @@ def test_filters_apply_in_sql_when_the_hnsw_search_runs(
         assert hits and {c.source for c in chunks.values()} == {"support-call-2024-03-14.vtt"}
         assert len(hits) == min(5, sum(1 for c in index.store.chunks() if c.source == only.documents[0]))
         assert not index.nearest(query, 5, RetrievalFilter(projects=["nobody"]))
+        # the vectors the exact scan reads are kept in their rows, not moved out to TOAST
+        storage = index.store._rows(
+            "SELECT attstorage FROM pg_attribute WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+        )
+        assert storage == [{"attstorage": "m"}]
 
 
 def test_db_start_gives_a_database_to_ingest_into_and_ask(

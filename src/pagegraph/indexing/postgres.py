@@ -88,9 +88,10 @@ ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;
 )
 # Keyword search and routing: a posting per BM25 word and chunk, with the chunk's length beside its count so that
 # scoring reads the primary key's index alone, keyed by word, then document: a search within named documents (a
-# routed question's) and the scores of given chunks read only their postings, not each word's whole list; how many
-# chunks hold each word (kept by every commit and removal: counting postings costs in proportion to the library);
-# every chunk's length (for the average); each document's centroid.
+# routed question's) reads only their postings, not each word's whole list; every chunk's length and words with
+# their counts in one row (the scores of given chunks, e.g. the dense hits, read those rows alone); how many chunks
+# hold each word (kept by every commit and removal: counting postings costs in proportion to the library); each
+# document's centroid.
 _SEARCH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunk_words (
     word TEXT NOT NULL, chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, count INTEGER NOT NULL,
@@ -98,14 +99,15 @@ CREATE TABLE IF NOT EXISTS chunk_words (
     PRIMARY KEY (word, document_id, chunk_id) INCLUDE (count, length));
 CREATE INDEX IF NOT EXISTS chunk_words_chunk ON chunk_words (chunk_id);
 CREATE TABLE IF NOT EXISTS word_chunks (word TEXT PRIMARY KEY, chunks INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS chunk_lengths (
-    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, length INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS chunk_terms (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, length INTEGER NOT NULL, words TEXT[] NOT NULL,
+    counts INTEGER[] NOT NULL);
 CREATE TABLE IF NOT EXISTS document_centroids (
     document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE, centroid vector({dimension}) NOT NULL);
 """
 # meta 'search': what the search tables hold; another value (or none: an index from before they existed) means a
 # writer fills them again from the stored chunks before it commits anything.
-SEARCH_RECIPE = f"bm25-words-3/{TOKENIZER}"
+SEARCH_RECIPE = f"bm25-words-4/{TOKENIZER}"
 # The documents holding a word, as a loose index scan: from each document to the next one's first posting.
 _DOCUMENTS_HOLDING = """WITH RECURSIVE holding(document_id) AS (
     (SELECT document_id FROM chunk_words WHERE word = %(word)s ORDER BY document_id LIMIT 1)
@@ -476,7 +478,9 @@ class PostgresStore(RecordStore):
                 if self.search_ready() and not again:
                     return 0
                 # another recipe's tables may be shaped otherwise: made anew
-                conn.execute("DROP TABLE IF EXISTS chunk_words, chunk_lengths, document_centroids, word_chunks")
+                conn.execute(
+                    "DROP TABLE IF EXISTS chunk_words, chunk_lengths, chunk_terms, document_centroids, word_chunks"
+                )
                 conn.execute(_SEARCH_SCHEMA.format(dimension=dimension))
                 conn.commit()
                 documents = self.documents()
@@ -510,13 +514,13 @@ class PostgresStore(RecordStore):
     @staticmethod
     def _write_search(cur: psycopg.Cursor, document: DocumentRecord, chunks: list[Chunk], vectors: np.ndarray) -> None:
         label = document_label(document.name, document.title)
-        postings, lengths = [], []
+        postings, terms = [], []
         for chunk in chunks:
             counts = word_counts(search_text(chunk, label))
             length = sum(counts.values())
-            lengths.append((chunk.id, length))
+            terms.append((chunk.id, length, list(counts), list(counts.values())))
             postings.extend((word, chunk.id, count, length, document.id) for word, count in counts.items())
-        for table, rows in (("chunk_lengths", lengths), ("chunk_words", postings)):
+        for table, rows in (("chunk_terms", terms), ("chunk_words", postings)):
             with cur.copy(f"COPY {table} FROM STDIN") as copy:  # a chunk has ~100 postings: far faster than INSERTs
                 for row in rows:
                     copy.write_row(row)
@@ -531,7 +535,7 @@ class PostgresStore(RecordStore):
 
     def search_totals(self) -> tuple[int, int]:
         """How many chunks the keyword search holds, and their summed length in words."""
-        row = self._rows("SELECT COUNT(*) AS n, COALESCE(SUM(length), 0) AS total FROM chunk_lengths")[0]
+        row = self._rows("SELECT COUNT(*) AS n, COALESCE(SUM(length), 0) AS total FROM chunk_terms")[0]
         return int(row["n"]), int(row["total"])
 
     def document_frequencies(self, words: list[str]) -> dict[str, int]:
@@ -578,10 +582,17 @@ class PostgresStore(RecordStore):
     def keyword_scores_of(
         self, weights: dict[str, float], scoring: KeywordScoring, chunk_ids: list[str]
     ) -> dict[str, float]:
-        """The BM25 scores of those of `chunk_ids` that hold a weighted word (their postings alone are read)."""
-        keys = ("JOIN chunks k ON k.id = ANY(%s)", [list(chunk_ids)])
-        match = "AND w.document_id = k.document_id AND w.chunk_id = k.id"
-        return dict(self._score_rows(weights, scoring, keys=keys, match=match))
+        """The BM25 scores of those of `chunk_ids` that hold a weighted word, from each chunk's one row of words (a
+        probe of the postings per word and chunk cost 3-4 times as much at 200k chunks)."""
+        term = scoring.term_score()
+        query = f"""SELECT p.chunk_id, SUM(q.weight * {term}) AS score
+            FROM (SELECT t.chunk_id, w.word, w.count, t.length FROM chunk_terms t
+                  CROSS JOIN LATERAL unnest(t.words, t.counts) AS w(word, count) WHERE t.chunk_id = ANY(%s)) p
+            JOIN unnest(%s::text[], %s::float8[]) AS q(word, weight) ON q.word = p.word
+            GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0"""
+        with self._reading() as conn:
+            found = conn.execute(query, (list(chunk_ids), list(weights), list(weights.values()))).fetchall()
+        return {chunk_id: float(score) for chunk_id, score in found}
 
     def _score_rows(
         self,
