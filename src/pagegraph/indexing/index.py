@@ -18,12 +18,10 @@ import logging
 import os
 import shutil
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import islice
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 
@@ -44,7 +42,6 @@ from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, NodeSummary, Page, TreeNode, now_iso
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 _LOCK_FILE = ".lock"
 THREADS_FILE = "checkpoints.sqlite"  # LangGraph server threads (pagegraph.server.checkpointer), kept beside the index
@@ -404,11 +401,6 @@ class Index:
             if catalog.holds(chunk_id)
         ]
 
-    def at_once(self, *reads: Callable[[], T]) -> list[T]:
-        """The results of independent reads of this index (searches, lookups), in order; a folder index's run one
-        after another, in memory."""
-        return [read() for read in reads]
-
     def vector_count(self) -> int:
         return self.vectors.count() if self.vectors is not None else len(self.bm25.chunk_ids)
 
@@ -546,8 +538,6 @@ class DatabaseIndex(Index):
         self.store = PostgresStore(
             settings.database_url, index_schema(folder), settings.database_pool_size, write=write
         )
-        # `at_once`'s threads (started when first asked for), as many as the store's connections
-        self._readers = ThreadPoolExecutor(settings.database_pool_size, thread_name_prefix="pagegraph-read")
         where = f"index {folder.name!r} in the database {redacted(settings.database_url)}"
         try:
             manifest = self.store.manifest()
@@ -700,13 +690,6 @@ class DatabaseIndex(Index):
     def nearest(self, vector: np.ndarray, k: int, flt: RetrievalFilter) -> list[tuple[str, float]]:
         return self.store.nearest(vector, k, flt, self.generation)
 
-    def at_once(self, *reads: Callable[[], T]) -> list[T]:
-        """The results of independent reads, in order, run at once: each waits on the database, and their round
-        trips overlap (each but the last on one of this index's threads)."""
-        started = [self._readers.submit(read) for read in reads[:-1]]
-        last = [reads[-1]()] if reads else []
-        return [future.result() for future in started] + last
-
     def vector_count(self) -> int:
         return self.store.chunk_count()
 
@@ -723,5 +706,4 @@ class DatabaseIndex(Index):
         return self.store.chunk_count()
 
     def close(self) -> None:
-        self._readers.shutdown()
         self.store.close()

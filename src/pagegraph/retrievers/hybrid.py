@@ -110,32 +110,20 @@ class HybridRetriever(BaseRetriever):
         once however many searches a question takes. Without `keywords`, no keyword search of its own: the dense
         hits alone, fused with their BM25 scores."""
         index = self.index
-
-        def keyword_hits() -> tuple[list[tuple[str, float]], dict[str, float]]:
-            """The keyword hits, and (convex fusion) their cosine similarities."""
-            lexical = index.keyword_search(query, self.knobs.top_k_bm25, flt) if keywords else []
-            if self.fusion == "rrf" or not lexical:
-                return lexical, {}
-            ids = [chunk_id for chunk_id, _ in lexical]
-            return lexical, dict(zip(ids, index.similarities(ids, vector).tolist()))
-
-        def dense_hits() -> tuple[list[ScoredChunk], dict[str, float]]:
-            """The dense hits, and (convex fusion) their BM25 scores."""
-            dense = DenseRetriever(index=index).search(query, self.knobs.top_k_vector, flt, vector=vector)
-            if self.fusion == "rrf" or not dense:
-                return dense, {}
-            ids = [hit.chunk_id for hit in dense]
-            return dense, dict(zip(ids, index.keyword_scores_of(query, ids).tolist()))
-
-        # two independent reads, which a database index runs at once
-        (lexical, similarity), (dense, keyword_score) = index.at_once(keyword_hits, dense_hits)
+        lexical = index.keyword_search(query, self.knobs.top_k_bm25, flt) if keywords else []
+        dense = DenseRetriever(index=index).search(query, self.knobs.top_k_vector, flt, vector=vector)
         if self.fusion == "rrf":
             alpha = adaptive_alpha(query) if self.alpha_by_question else self.knobs.alpha
             fused = weighted_rrf([c for c, _ in lexical], [h.chunk_id for h in dense], alpha, self.rrf_k)
             return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score, _, _ in fused], dense
         pool = list(dict.fromkeys([c for c, _ in lexical] + [h.chunk_id for h in dense]))
-        keyword_score.update(lexical)
-        similarity.update((hit.chunk_id, hit.score) for hit in dense)
+        # the BM25 scores the keyword hits lack, and the similarities the dense hits lack
+        keyword_score = dict(lexical)
+        if others := [chunk_id for chunk_id in pool if chunk_id not in keyword_score]:
+            keyword_score.update(zip(others, index.keyword_scores_of(query, others).tolist()))
+        similarity = {hit.chunk_id: hit.score for hit in dense}
+        if missing := [chunk_id for chunk_id in pool if chunk_id not in similarity]:
+            similarity.update(zip(missing, index.similarities(missing, vector).tolist()))
         lexical_scores = np.array([keyword_score[chunk_id] for chunk_id in pool], dtype=np.float64)
         similarities = np.array([similarity[chunk_id] for chunk_id in pool], dtype=np.float64)
         fused = convex_fusion(pool, lexical_scores, similarities, self.knobs.alpha)

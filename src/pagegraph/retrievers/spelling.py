@@ -44,22 +44,19 @@ def _may_be_misspelt(word: str) -> bool:
 def spelling_corrections(query: str, index: Index, min_letters: int) -> dict[str, str]:
     """Each word of `query` (of at least `min_letters` letters) the index has never seen, with the nearest spelling it
     holds, in the word's case."""
-    suspects = {
-        word: one_edit_away(word.lower())
-        for word in dict.fromkeys(_WORD.findall(query))
-        if len(word) >= min_letters and _may_be_misspelt(word)
-    }
-    if not suspects:
-        return {}
-    # one lookup for every suspect and its candidates
-    held = index.document_frequencies(sorted({word.lower() for word in suspects}.union(*suspects.values())))
+    suspects = [
+        word for word in dict.fromkeys(_WORD.findall(query)) if len(word) >= min_letters and _may_be_misspelt(word)
+    ]
+    # most suspects are the index's own words: their candidates (hundreds each) are looked up only for the others
+    known = index.document_frequencies([word.lower() for word in suspects]) if suspects else {}
+    unknown = {word: one_edit_away(word.lower()) for word in suspects if word.lower() not in known}
+    held = index.document_frequencies(sorted(set().union(*unknown.values()))) if unknown else {}
     corrections: dict[str, str] = {}
-    for word, candidates in suspects.items():
-        lower = word.lower()
-        if lower in held or not (found := sorted(candidates & held.keys())):
-            continue
-        best = max(found, key=lambda candidate: (held[candidate], candidate.startswith(lower)))
-        corrections[word] = best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best
+    for word, candidates in unknown.items():
+        if found := sorted(candidates & held.keys()):
+            lower = word.lower()
+            best = max(found, key=lambda candidate: (held[candidate], candidate.startswith(lower)))
+            corrections[word] = best.upper() if word.isupper() else best.capitalize() if word[0].isupper() else best
     return corrections
 
 
