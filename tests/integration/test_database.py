@@ -208,7 +208,9 @@ def test_a_readers_next_snapshot_reads_only_what_was_committed_since_and_equals_
         with psycopg.connect(database_url) as conn:
             counted = dict(conn.execute(f"SELECT word, COUNT(*) FROM {schema}.chunk_words GROUP BY word").fetchall())
             kept = dict(conn.execute(f"SELECT word, chunks FROM {schema}.word_chunks WHERE chunks > 0").fetchall())
+            totals = conn.execute(f"SELECT COUNT(*), SUM(length) FROM {schema}.chunk_terms").fetchone()
         assert kept == counted, "the words' chunk counts follow every commit, replacement and removal"
+        assert fresh.store.search_totals() == tuple(totals) and totals[0] == len(fresh.catalog), "and the totals"
         assert fresh.document_frequencies(["pier", "harbour", "zorbak"]) == {w: counted[w] for w in ("pier", "harbour")}
     finally:
         for index in (reader, successor, fresh):
@@ -258,7 +260,8 @@ def test_an_index_from_before_keyword_search_in_the_database_is_filled_by_the_ne
     schema = index_schema(settings.index)
     with psycopg.connect(database_url) as conn:  # as an older pagegraph left it
         conn.execute(
-            f"DROP TABLE {schema}.chunk_words, {schema}.chunk_terms, {schema}.document_centroids, {schema}.word_chunks"
+            f"DROP TABLE {schema}.chunk_words, {schema}.chunk_terms, {schema}.document_centroids, {schema}.word_chunks, "
+            f"{schema}.search_totals"
         )
         conn.execute(f"DELETE FROM {schema}.meta WHERE key = 'search'")
     with open_index(settings.index, settings, embedder=embedder) as reader:

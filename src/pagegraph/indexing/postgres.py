@@ -90,8 +90,8 @@ ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;
 # scoring reads the primary key's index alone, keyed by word, then document: a search within named documents (a
 # routed question's) reads only their postings, not each word's whole list; every chunk's length and words with
 # their counts in one row (the scores of given chunks, e.g. the dense hits, read those rows alone); how many chunks
-# hold each word (kept by every commit and removal: counting postings costs in proportion to the library); each
-# document's centroid.
+# hold each word, and how many chunks and words there are in all (kept by every commit and removal: counting costs
+# in proportion to the library); each document's centroid.
 _SEARCH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunk_words (
     word TEXT NOT NULL, chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, count INTEGER NOT NULL,
@@ -102,6 +102,9 @@ CREATE TABLE IF NOT EXISTS word_chunks (word TEXT PRIMARY KEY, chunks INTEGER NO
 CREATE TABLE IF NOT EXISTS chunk_terms (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, length INTEGER NOT NULL, words TEXT[] NOT NULL,
     counts INTEGER[] NOT NULL);
+CREATE TABLE IF NOT EXISTS search_totals (
+    one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), chunks BIGINT NOT NULL, words BIGINT NOT NULL);
+INSERT INTO search_totals VALUES (TRUE, 0, 0) ON CONFLICT DO NOTHING;
 CREATE TABLE IF NOT EXISTS document_centroids (
     document_id TEXT PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE, centroid vector({dimension}) NOT NULL);
 """
@@ -479,7 +482,8 @@ class PostgresStore(RecordStore):
                     return 0
                 # another recipe's tables may be shaped otherwise: made anew
                 conn.execute(
-                    "DROP TABLE IF EXISTS chunk_words, chunk_lengths, chunk_terms, document_centroids, word_chunks"
+                    "DROP TABLE IF EXISTS chunk_words, chunk_lengths, chunk_terms, document_centroids, word_chunks, "
+                    "search_totals"
                 )
                 conn.execute(_SEARCH_SCHEMA.format(dimension=dimension))
                 conn.commit()
@@ -502,12 +506,20 @@ class PostgresStore(RecordStore):
 
     @staticmethod
     def _forget_words(cur: psycopg.Cursor, where: str, args: tuple) -> None:
-        """Take the chunks of the documents `where` (a condition on documents `d`) out of the words' chunk counts,
-        before they are deleted. Called after the generation's bump, so commits take turns on the counts too."""
+        """Take the chunks of the documents `where` (a condition on documents `d`) out of the words' chunk counts and
+        the totals, before they are deleted. Called after the generation's bump, so commits take turns on the counts
+        too."""
         cur.execute(
             f"""INSERT INTO word_chunks SELECT w.word, -COUNT(*) FROM documents d
                 JOIN chunks c ON c.document_id = d.id JOIN chunk_words w ON w.chunk_id = c.id
                 WHERE {where} GROUP BY w.word ORDER BY w.word {_ADD_WORD_CHUNKS}""",
+            args,
+        )
+        cur.execute(
+            f"""UPDATE search_totals SET chunks = chunks - gone.n, words = words - gone.total
+                FROM (SELECT COUNT(*) AS n, COALESCE(SUM(t.length), 0) AS total FROM documents d
+                      JOIN chunks c ON c.document_id = d.id JOIN chunk_terms t ON t.chunk_id = c.id
+                      WHERE {where}) gone""",
             args,
         )
 
@@ -524,6 +536,10 @@ class PostgresStore(RecordStore):
             with cur.copy(f"COPY {table} FROM STDIN") as copy:  # a chunk has ~100 postings: far faster than INSERTs
                 for row in rows:
                     copy.write_row(row)
+        cur.execute(
+            "UPDATE search_totals SET chunks = chunks + %s, words = words + %s",
+            (len(terms), sum(length for _, length, *_ in terms)),
+        )
         holding = Counter(word for word, *_ in postings)
         cur.execute(
             f"""INSERT INTO word_chunks SELECT * FROM unnest(%s::text[], %s::int[]) ORDER BY 1 {_ADD_WORD_CHUNKS}""",
@@ -535,7 +551,7 @@ class PostgresStore(RecordStore):
 
     def search_totals(self) -> tuple[int, int]:
         """How many chunks the keyword search holds, and their summed length in words."""
-        row = self._rows("SELECT COUNT(*) AS n, COALESCE(SUM(length), 0) AS total FROM chunk_terms")[0]
+        row = self._rows("SELECT chunks AS n, words AS total FROM search_totals")[0]
         return int(row["n"]), int(row["total"])
 
     def document_frequencies(self, words: list[str]) -> dict[str, int]:
