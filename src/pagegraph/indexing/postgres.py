@@ -229,7 +229,7 @@ class PostgresStore(RecordStore):
             raise PagegraphError(f"cannot connect to the database at {redacted(self.url)}: {_reason(exc)}") from exc
 
     def _note_returned(self, conn: psycopg.Connection) -> None:
-        conn.autocommit = False  # as `_reading` found it
+        conn.autocommit = False  # as `_connection` found it
         self._returned[conn] = time.monotonic()
 
     def _check_when_idle(self, conn: psycopg.Connection) -> None:
@@ -243,26 +243,16 @@ class PostgresStore(RecordStore):
         conn.commit()
 
     @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection]:
-        """A pooled connection (committed when the block ends), or the one `snapshot` pinned to this thread."""
+    def _connection(self, *, reading: bool = False) -> Iterator[psycopg.Connection]:
+        """A pooled connection (committed when the block ends), or the one `snapshot` pinned to this thread. For
+        `reading`, each statement stands alone: run as it comes (autocommit), without a transaction's BEGIN and
+        COMMIT, two more round trips to the server per read."""
         pinned = getattr(self._pinned, "conn", None)
         if pinned is not None:
             yield pinned
             return
         with self._pool.connection() as conn:
-            yield conn
-
-    @contextmanager
-    def _reading(self) -> Iterator[psycopg.Connection]:
-        """A pooled connection for reads each of whose statements stands alone: run as they come (autocommit), without
-        a transaction's BEGIN and COMMIT, two more round trips to the server per read; or the one `snapshot` pinned
-        to this thread."""
-        pinned = getattr(self._pinned, "conn", None)
-        if pinned is not None:
-            yield pinned
-            return
-        with self._pool.connection() as conn:
-            conn.autocommit = True
+            conn.autocommit = reading
             yield conn
 
     @contextmanager
@@ -277,7 +267,7 @@ class PostgresStore(RecordStore):
                 self._pinned.conn = None
 
     def _rows(self, query: str, args: tuple | list | dict = ()) -> list[dict]:
-        with self._reading() as conn, conn.cursor(row_factory=dict_row) as cur:
+        with self._connection(reading=True) as conn, conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query, args).fetchall()
 
     def close(self) -> None:
@@ -439,7 +429,7 @@ class PostgresStore(RecordStore):
             # the HNSW returns at most ef_search rows, often one or two fewer than that: asked for k with ef_search k,
             # it fell back to the exact scan (1 s at 200k chunks) for a third of the questions
             ef_search = _FILTERED_EF_SEARCH if where else max(40, min(2 * k, _FILTERED_EF_SEARCH))
-            with self._reading() as conn:
+            with self._connection(reading=True) as conn:
                 self._set_ef_search(conn, ef_search)
                 found = conn.execute(
                     f"SELECT c.id, c.embedding <=> %s AS distance {allowed} ORDER BY c.embedding <=> %s LIMIT %s",
@@ -447,12 +437,12 @@ class PostgresStore(RecordStore):
                 ).fetchall()
         if len(found) < k:
             # every allowed row's distance first (a materialized CTE is computed whole), so no index orders them
-            rows = self._rows(
-                f"""WITH scored AS MATERIALIZED (SELECT c.id, c.embedding <=> %s AS distance {allowed})
-                   SELECT id, distance FROM scored ORDER BY distance LIMIT %s""",
-                (embedding, generation, *args, k),
-            )
-            found = [(row["id"], row["distance"]) for row in rows]
+            with self._connection(reading=True) as conn:
+                found = conn.execute(
+                    f"""WITH scored AS MATERIALIZED (SELECT c.id, c.embedding <=> %s AS distance {allowed})
+                       SELECT id, distance FROM scored ORDER BY distance LIMIT %s""",
+                    (embedding, generation, *args, k),
+                ).fetchall()
         return [(chunk_id, float(distance)) for chunk_id, distance in found]
 
     def _set_ef_search(self, conn: psycopg.Connection, ef_search: int) -> None:
@@ -606,7 +596,7 @@ class PostgresStore(RecordStore):
                   CROSS JOIN LATERAL unnest(t.words, t.counts) AS w(word, count) WHERE t.chunk_id = ANY(%s)) p
             JOIN unnest(%s::text[], %s::float8[]) AS q(word, weight) ON q.word = p.word
             GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0"""
-        with self._reading() as conn:
+        with self._connection(reading=True) as conn:
             found = conn.execute(query, (list(chunk_ids), list(weights), list(weights.values()))).fetchall()
         return {chunk_id: float(score) for chunk_id, score in found}
 
@@ -632,7 +622,7 @@ class PostgresStore(RecordStore):
             ) p {restrict[0]}
             GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0 {order[0]}"""
         arguments = [list(weights), list(weights.values()), *keys[1], *restrict[1], *order[1]]
-        with self._reading() as conn:
+        with self._connection(reading=True) as conn:
             return [(chunk_id, float(score)) for chunk_id, score in conn.execute(query, arguments).fetchall()]
 
     def documents_holding(self, word: str) -> set[str]:
