@@ -1,6 +1,7 @@
 """The values a text states — numbers, percentages, amounts of money, dates and names — normalised so that an
-answer's values can be looked up in the evidence it cites without a model: "five" = 5, "1,200" = 1200,
-"$1.2 million" = 1,200,000, "12 %" = "12 percent", "31st March, 2007" = "March 31, 2007" = 2007-03-31.
+answer's values can be looked up in the evidence it cites without a model: "five" = 5, "1,200" = 1200 (and
+"3,02,16,492" = 30216492), "$1.2 million" = 1,200,000, "12 %" = "12 percent", "31st March, 2007" = "March 31, 2007" =
+2007-03-31.
 
 Numbers compare by value, also across a scale the evidence leaves to a table heading ("1,234" in a table "in
 millions" against "$1,234 million"), against their percentage ("0.12" and "12%"), against a parenthesised negative
@@ -77,7 +78,8 @@ _DATES = [
 _SCALE_WORDS = "|".join(sorted(_SCALES, key=len, reverse=True))
 _NUMBER = re.compile(
     rf"(?:(?P<currency>{_CURRENCY})\s?)?(?P<sign>[-−])?(?:(?P<currency2>{_CURRENCY})\s?)?"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    # Indian grouping (lakh, crore: "3,02,16,492") before the thousands', which would take its first digit alone
+    r"(?P<digits>\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:st|nd|rd|th)?"
     rf"(?:\s?(?P<scale>{_SCALE_WORDS})\b)?"
     r"(?:\s?(?P<percent>%|percent\b|per\s?cent\b|pct\b))?"
