@@ -28,6 +28,7 @@ def test_thousands_separators_decimals_and_scale_words() -> None:
     assert keys("$1.2 million") == ["money 1,200,000"]
     assert keys("USD 3bn") == ["money 3,000,000,000"]
     assert keys("Rs. 3,02,16,492.00 in all") == ["money 30,216,492"]  # Indian grouping
+    assert keys("its 10-Q and 8-K filings list 3 risks") == ["3"]  # a form's designation is no value
     assert value_in(one("3,02,16,492.00"), "a dividend of 30216492.00")
     assert value_in(one("1,200"), "a total of 1200 staff")
     assert value_in(one("$1.2 million"), "revenue was $1,234,567")  # the answer rounds: 1.2 million

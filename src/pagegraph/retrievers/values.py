@@ -109,6 +109,7 @@ _NOT_NAMES = frozenset(
     }
 )
 _LIST_MARK = re.compile(r"(?m)^\s*\d{1,2}[.)]\s")
+_DESIGNATION = re.compile(r"-[A-Za-z](?!\w)")  # what follows the number of a form or type: 10-Q, 8-K, 3-D
 _LABEL = re.compile(r"\[[^\[\]\n]{1,300}\]")
 
 
@@ -195,8 +196,8 @@ def _dates(text: str) -> list[Value]:
 
 
 def extract_values(text: str, *, names: bool = True) -> list[Value]:
-    """The values `text` states, in the order it states them. Citation labels and list numbers ("1. ", "2) ")
-    are not values."""
+    """The values `text` states, in the order it states them. Citation labels, list numbers ("1. ", "2) ") and
+    designations (a "10-Q" report) are not values."""
     text = _LABEL.sub(lambda m: " " * len(m.group(0)), text)
     text = _LIST_MARK.sub(lambda m: " " * len(m.group(0)), text)
     values = _dates(text)
@@ -208,6 +209,8 @@ def extract_values(text: str, *, names: bool = True) -> list[Value]:
     for match in _NUMBER.finditer(text):
         start, end = match.span()
         if not free(start, end) or (start > 0 and (text[start - 1].isalpha() or text[start - 1] == "_")):
+            continue
+        if _DESIGNATION.match(text, match.end("digits")):
             continue
         parts = match.groupdict()
         number = float(parts["digits"].replace(",", ""))
