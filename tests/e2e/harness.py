@@ -44,6 +44,11 @@ class Server:
     process: subprocess.Popen | None = None
 
     def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
+    def launch(self) -> None:
+        """`pagegraph serve` started, not waited for."""
         log = (self.folder / "server.log").open("a")
         port = self.url.rsplit(":", 1)[1]
         command = [str(PAGEGRAPH), "serve", "--port", port, "--jobs", str(self.jobs)]
@@ -51,6 +56,9 @@ class Server:
         self.process = subprocess.Popen(
             command, cwd=self.folder, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
+
+    def wait_ready(self) -> None:
+        """Until the server answers /ok; a server that exits first fails the test with its log."""
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -72,7 +72,8 @@ def model() -> Iterator[ScriptedOpenAI]:
 def team(
     tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, redis_url: str, team_database: str, model: ScriptedOpenAI
 ) -> Iterator[dict]:
-    """Replicas A and B, and ana's key; the commissioning guide ingested through A."""
+    """Replicas A and B, started together on the new database, and ana's key; the commissioning guide ingested
+    through A."""
     root = tmp_path_factory.mktemp("team")
     keys = add_users(root / "users.json", {"ana": ["--role", "editor", "--projects", "demo"]})
     replicas = []
@@ -93,7 +94,9 @@ def team(
         replicas.append(Server(url=f"http://127.0.0.1:{free_port()}", folder=folder, env=env))
     a, b = replicas
     for replica in replicas:
-        replica.start()
+        replica.launch()
+    for replica in replicas:  # both create the runtime's tables at once: neither may fail for the other
+        replica.wait_ready()
     ingested = asyncio.run(ingest(a, keys["ana"], GUIDE))
     assert [f["status"] for f in ingested["report"]["files"]] == ["added"], ingested
     yield {"a": a, "b": b, "ana": keys["ana"]}
