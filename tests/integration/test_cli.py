@@ -16,8 +16,10 @@ import pagegraph
 from pagegraph.cli import app
 from pagegraph.cli.serve import server_environment
 from pagegraph.config import Settings
+from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import open_index
 from pagegraph.indexing.ocr import OcrOptions, ocr_unavailable
+from pagegraph.server.runtime import prepare_database
 from tests.conftest import SAMPLES, committed_names, kill_ingest_after_a_commit
 from tests.fakes import ScriptedChatModel
 from tests.pdf_factory import (
@@ -315,6 +317,14 @@ def test_serve_refuses_an_open_server_off_loopback_and_a_busy_port(
     monkeypatch.delenv("PAGEGRAPH_REDIS_URL", raising=False)
     code, out = run("serve", "--workers", "2")
     assert code == 2 and "--workers 2: several server processes need the team runtime" in " ".join(out.split())
+
+
+def test_the_team_runtime_names_a_database_it_cannot_reach() -> None:
+    unreachable = "postgresql://team:secret@127.0.0.1:1/pagegraph"  # port 1 on loopback: refused at once
+    with pytest.raises(PagegraphError) as refused:
+        prepare_database(unreachable, "pagegraph_team_threads")
+    assert "cannot connect to the database at postgresql://team:***@127.0.0.1:1/pagegraph" in str(refused.value)
+    assert "secret" not in str(refused.value)
 
 
 def test_summaries_option_and_summarize_refuse_clearly(cli_env: Path) -> None:

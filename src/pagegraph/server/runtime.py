@@ -23,8 +23,9 @@ from langgraph_runtime_pg.migrate import upgrade_head
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from pagegraph.config import Settings, get_settings
+from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
+from pagegraph.indexing.postgres import redacted
 from pagegraph.server.checkpointer import threads_schema
 
 EDITION = "pg"  # langgraph_runtime_pg, the edition langgraph-api imports for LANGGRAPH_RUNTIME_EDITION=pg
@@ -32,15 +33,20 @@ SETUP_LOCK = "pagegraph: the team runtime's tables"
 SETUP_LOCK_POLL_S = 0.2
 
 
-def prepare_database(settings: Settings) -> None:
+def prepare_database(database_url: str, threads_schema_name: str) -> None:
     """Create or migrate the server's tables — the runtime's own (Alembic), its checkpointer's and store's, and the
     threads' (`server.checkpointer`, in the index's threads schema) — one process at a time, under an advisory
     lock. Each server process sets these up as it starts, without a lock: replicas (or `--workers`) started
     together on a new database, or after an upgrade that brings a migration, race to create the same tables, and
     all but one exit (a unique violation or a deadlock). After this, their own pass finds every table in place."""
-    database_url = settings.database_url
-    assert database_url is not None
-    with psycopg.connect(database_url, autocommit=True, row_factory=dict_row) as conn:
+    try:
+        connection = psycopg.connect(database_url, autocommit=True, row_factory=dict_row)
+    except psycopg.OperationalError as exc:
+        raise PagegraphError(
+            f"the team runtime's tables: cannot connect to the database at {redacted(database_url)} "
+            f"({type(exc).__name__})"
+        ) from exc
+    with connection as conn:
         # polled, not waited for in one statement: the checkpointer's CREATE INDEX CONCURRENTLY waits for every
         # open statement, a waiting pg_advisory_lock among them (a deadlock). Released when the connection closes.
         lock = "SELECT pg_try_advisory_lock(hashtext(%s)) AS held"
@@ -49,7 +55,7 @@ def prepare_database(settings: Settings) -> None:
         upgrade_head(database_url)
         PostgresSaver(conn).setup()
         PostgresStore(conn).setup()
-        threads = sql.Identifier(threads_schema(settings))
+        threads = sql.Identifier(threads_schema_name)
         conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(threads))
         conn.execute(sql.SQL("SET search_path TO {}").format(threads))
         PostgresSaver(conn).setup()
@@ -60,7 +66,7 @@ def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> N
     if not (settings.database_url and settings.redis_url):
         raise PagegraphError("the team runtime needs PAGEGRAPH_DATABASE_URL and PAGEGRAPH_REDIS_URL")
     config = validate_config_file(config_path)
-    prepare_database(settings)
+    prepare_database(settings.database_url, threads_schema(settings))
     run_server(
         host,
         port,
@@ -83,4 +89,7 @@ def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> N
 
 if __name__ == "__main__":
     config_arg, host_arg, port_arg, jobs_arg, workers_arg = sys.argv[1:]
-    serve(Path(config_arg), host_arg, int(port_arg), int(jobs_arg), int(workers_arg))
+    try:
+        serve(Path(config_arg), host_arg, int(port_arg), int(jobs_arg), int(workers_arg))
+    except PagegraphError as exc:
+        sys.exit(f"pagegraph serve: {exc}")
