@@ -19,8 +19,13 @@ REDIS_PORT=6391
 for tool in nginx dnsmasq redis-server; do
     command -v $tool > /dev/null || { echo "$tool is not installed" >&2; exit 1; }
 done
+if [ -e "$W" ] && [ ! -e "$W/.pagegraph-rehearsal" ]; then
+    echo "$W exists and is not a rehearsal's folder: name another" >&2
+    exit 1
+fi
 rm -rf "$W"
 mkdir -p "$W"
+touch "$W/.pagegraph-rehearsal"
 # each process in a session of its own, whose id is kept in NAME.group: stopping the group stops what it started
 start() {
     local name=$1
