@@ -62,6 +62,11 @@ def threads_schema(settings: Settings) -> str:
     return f"{index_schema(settings.index.expanduser())}_threads"
 
 
+def create_threads_schema(schema: str) -> sql.Composed:
+    """The statement that makes the threads schema; the saver's `setup` then creates its tables there."""
+    return sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
+
+
 @asynccontextmanager
 async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
     settings = get_settings()
@@ -96,7 +101,7 @@ async def _database_threads(settings: Settings) -> AsyncIterator[DatabaseThreadS
             f"server threads: cannot connect to the database at {redacted(settings.database_url)} ({type(exc).__name__})"
         ) from exc
     async with connection:
-        await connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        await connection.execute(create_threads_schema(schema))
         saver = DatabaseThreadSaver(connection, serde=checkpoint_serializer())
         await saver.setup()
         try:

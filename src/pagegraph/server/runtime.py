@@ -10,6 +10,7 @@ line, so that no password shows in a process list."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from psycopg.rows import dict_row
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.postgres import redacted
-from pagegraph.server.checkpointer import threads_schema
+from pagegraph.server.checkpointer import create_threads_schema, threads_schema
 
 EDITION = "pg"  # langgraph_runtime_pg, the edition langgraph-api imports for LANGGRAPH_RUNTIME_EDITION=pg
 SETUP_LOCK = "pagegraph: the team runtime's tables"
@@ -55,9 +56,8 @@ def prepare_database(database_url: str, threads_schema_name: str) -> None:
         upgrade_head(database_url)
         PostgresSaver(conn).setup()
         PostgresStore(conn).setup()
-        threads = sql.Identifier(threads_schema_name)
-        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(threads))
-        conn.execute(sql.SQL("SET search_path TO {}").format(threads))
+        conn.execute(create_threads_schema(threads_schema_name))
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(threads_schema_name)))
         PostgresSaver(conn).setup()
 
 
@@ -67,6 +67,8 @@ def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> N
         raise PagegraphError("the team runtime needs PAGEGRAPH_DATABASE_URL and PAGEGRAPH_REDIS_URL")
     config = validate_config_file(config_path)
     prepare_database(settings.database_url, threads_schema(settings))
+    # migrated above, under the lock: each worker's pool start need not run the migration again
+    os.environ["LG_RUNTIME_PG_AUTO_MIGRATE"] = "false"
     run_server(
         host,
         port,
