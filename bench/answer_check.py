@@ -20,7 +20,7 @@ import json
 import statistics
 from typing import Any
 
-from answer_runs import questions_by_id, run_arguments
+from answer_runs import questions_by_id, run_arguments, run_rows
 
 
 def share(rows: list[dict], right) -> float | None:
@@ -76,7 +76,7 @@ def main() -> None:
     with open_index(args.index, settings) as index:
         graph = build_graph("extract", services=Services(settings, chat_model=model, index=index))
         for path in args.run:
-            rows = json.loads(path.read_text())["per_question"]
+            rows = run_rows(path, questions)
             figures: dict = {
                 "rows": len(rows),
                 "accuracy": {"run": share(rows, is_right)},

@@ -34,9 +34,15 @@ def questions_by_id(path: Path) -> dict[str, Any]:
     return {q.id: q for q in load_questions(path)}
 
 
-def answered_rows(path: Path) -> list[dict]:
+def run_rows(path: Path, questions: dict[str, Any]) -> list[dict]:
+    """An answer run's rows, each with its question (scoring a long answer reads it; runs made before rows recorded
+    it lack it)."""
+    return [{"question": questions[r["id"]].question, **r} for r in json.loads(path.read_text())["per_question"]]
+
+
+def answered_rows(path: Path, questions: dict[str, Any]) -> list[dict]:
     """The rows of an answer run that answered, without an error."""
-    return [r for r in json.loads(path.read_text())["per_question"] if not r["abstained"] and not r["error"]]
+    return [r for r in run_rows(path, questions) if not r["abstained"] and not r["error"]]
 
 
 @contextmanager

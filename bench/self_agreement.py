@@ -47,7 +47,7 @@ def main() -> None:
     with top_highlights(args.index, settings, args.highlights) as highlighted:
         for path in args.run:
             scored, seconds = [], []
-            for row in answered_rows(path):
+            for row in answered_rows(path, questions):
                 question = questions[row["id"]]
                 highlights = highlighted(question)
                 began = time.perf_counter()

@@ -191,6 +191,10 @@ def test_a_long_answer_is_right_when_the_gold_answer_contradicts_none_of_its_val
     assert is_right({**long, "answer": "Net sales were $82,959 million [a.pdf, p. 3].", "gold_answer": gold})
     assert not is_right({**long, "answer": "Net sales were $90,000 million.", "gold_answer": gold})
     assert not is_right({**long, "answer": "Sales grew.", "gold_answer": gold, "answer_f1": 0.1})
+    # a value the question names is no value of the answer's own: restating the year proves nothing
+    echo = {**long, "question": "How did net sales change in 2022?", "gold_answer": gold, "answer_f1": 0.2}
+    assert not is_right({**echo, "answer": "Net sales in 2022 changed with demand."})
+    assert is_right({**echo, "answer": "Net sales in 2022 rose to $117,154 million."})
 
 
 def test_the_confidence_before_bands_scores_a_withheld_answer_as_the_answer_it_was() -> None:

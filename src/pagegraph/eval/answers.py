@@ -68,6 +68,7 @@ def answer_row(
     return {
         "id": question.id,
         "graph": graph,
+        "question": question.question,
         "answerable": question.answerable,
         "task_type": question.task_type,
         "text_friendly": question.text_friendly,

@@ -4,8 +4,9 @@ precise each band is, how much is answered, the area under the risk–coverage c
 A row is right when it answers an answerable question with the gold value (short answers: score ≥ 0.5) or
 abstains on an unanswerable one; an answered unanswerable row is wrong. A long gold answer (free text, as sec10q's)
 is rarely matched word for word by a short reply, so a long answer counts as right when the gold answer contradicts
-none of it: every value it states (numbers, amounts, dates; `retrievers.values`) is in the gold answer and it
-states at least one, or, stating none, its token F1 reaches LONG_ANSWER_RIGHT_F1.
+none of it: every value it states of its own (numbers, amounts, dates; `retrievers.values`; not the question's, such
+as the year it names, which a gold answer restates too) is in the gold answer and it states at least one, or,
+stating none, its token F1 reaches LONG_ANSWER_RIGHT_F1.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pagegraph.eval.scoring import strip_labels
-from pagegraph.retrievers.values import extract_values, value_in
+from pagegraph.retrievers.values import extract_values, own_values, value_in
 
 BANDS = ("supported", "uncertain", "not_found")
 LONG_ANSWER_RIGHT_F1 = 0.5
@@ -30,7 +31,7 @@ def is_right(row: dict) -> bool:
     if row.get("answer_score") is not None:
         return row["answer_score"] >= 0.5
     if row.get("answer_kind") == "long" and row.get("gold_answer"):
-        stated = extract_values(strip_labels(row["answer"]), names=False)
+        stated = [v for v in own_values(strip_labels(row["answer"]), row.get("question", "")) if v.kind != "name"]
         if stated:
             gold = row["gold_answer"]
             written = extract_values(gold, names=False)
