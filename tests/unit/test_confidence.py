@@ -35,6 +35,19 @@ The Audit Committee met 4 times during the year and reviewed the quarterly resul
 The company has 12,500 shareholders holding shares in electronic form.
 """
 MEETINGS = "How many meetings of the Board were held during the financial year ended 31st March, 2007?"
+BALANCE_SHEET = """# Annual report
+
+## Consolidated balance sheets
+
+The amounts are in millions of dollars.
+
+|  | August 29, 2021 | August 30, 2020 |
+| --- | --- | --- |
+| Total liabilities | 41,190 | 36,851 |
+| Noncontrolling interests | 514 | 421 |
+| Total equity | 18,078 | 18,705 |
+"""
+EQUITY = "What was the total equity in fiscal 2021?"
 CONTEXT = Context()
 
 
@@ -46,14 +59,24 @@ def governance(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedd
         yield index, cache_dir
 
 
-def answer(governance, reply: str, judge_yes: float | None = 0.99, context: Context = CONTEXT) -> dict:
+@pytest.fixture(scope="module")
+def balance_sheet(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
+    with markdown_library(
+        tmp_path_factory.mktemp("balance"), {"annual-report.md": BALANCE_SHEET}, cache_dir, embedder
+    ) as index:
+        yield index, cache_dir
+
+
+def answer(
+    library, reply: str, judge_yes: float | None = 0.99, context: Context = CONTEXT, question: str = MEETINGS
+) -> dict:
     """The extract graph's output when the model replies `reply` (to the focused read and, if it reads whole
     passages too, to that) and the judge finds it stated with probability `judge_yes` (None: a model without
     log-probabilities that writes Yes)."""
-    index, cache_dir = governance
+    index, cache_dir = library
     model = ScriptedChatModel.replying(reply, reply, judge_yes=judge_yes)
     graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
-    return graph.invoke({"question": MEETINGS}, context=context)
+    return graph.invoke({"question": question}, context=context)
 
 
 def verify_details(output: dict) -> dict:
@@ -81,6 +104,18 @@ def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_statin
     document = governance[0].store.documents()[0]
     page_text = governance[0].store.pages(document.id)[0].text
     assert page_text[quote.start : quote.end] == quote.sentence
+
+
+def test_a_value_read_in_another_year_s_column_is_never_supported(balance_sheet) -> None:
+    output = answer(balance_sheet, "The total equity was $18,705 [1].", question=EQUITY)
+    assert not output["abstained"] and output["band"] == "uncertain"
+    assert output["confidence"] >= CONTEXT.confidence.supported  # the judge was sure; the row's heading says 2020
+    check = output["value_check"]
+    assert check.status == "unsupported" and check.missing == []
+    assert check.other_period == ["$18,705 is for 2020 in the cited row; for 2021 it reads 18,078"]
+    assert "Total equity | 18,078 | 18,705" in check.closest.sentence
+    right = answer(balance_sheet, "The total equity was $18,078 [1].", question=EQUITY)
+    assert right["band"] == "supported" and right["value_check"].other_period == []
 
 
 def test_an_answer_the_judge_doubts_is_uncertain_or_with_a_refusal_threshold_not_shown(governance) -> None:

@@ -51,9 +51,12 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
     console.print(f"[{style}]{escape(label)}[/{style}] [dim](confidence {output['confidence']:.2f})[/dim]")
     check: ValueCheck | None = output.get("value_check")
     if check is not None and check.status == "unsupported":
-        console.print(
-            f"[yellow]{escape(', '.join(check.missing))}: in no sentence the answer cites[/yellow]", highlight=False
-        )
+        if check.missing:
+            console.print(
+                f"[yellow]{escape(', '.join(check.missing))}: in no sentence the answer cites[/yellow]", highlight=False
+            )
+        for doubt in check.other_period:
+            console.print(f"[yellow]{escape(doubt)}[/yellow]", highlight=False)
         if check.closest is not None:
             sentence = " ".join(check.closest.sentence.split())
             console.print(

@@ -18,6 +18,8 @@ from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
 from pagegraph.nodes.highlight import sentence_locator
 from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.answer import REFUSAL
+from pagegraph.retrievers.highlights import Location
+from pagegraph.retrievers.periods import other_periods
 from pagegraph.retrievers.values import Holding, check_values
 from pagegraph.services import Services
 from pagegraph.state.answering import Citation, Evidence, EvidenceSentence, ValueCheck
@@ -159,21 +161,22 @@ def value_check(
     state: RagState, text: str, evidence: list[Evidence], cited: list[int], services: Services, context: Context
 ) -> tuple[ValueCheck, EvidenceSentence | None, int | None]:
     """The value check of an answer, and the cited sentence that states its values (with the number of the passage
-    holding it), located on its page."""
+    holding it), located on its page. A value that sentence, a table row, states only in the column of another
+    period than the year the question names (`retrievers.periods`) is not supported either."""
     finding = check_values(text, state["question"], [e.text for e in evidence], cited)
+    index = services.index(context) if services.has_index(context) else None
 
-    def located(holding: Holding | None) -> EvidenceSentence | None:
+    def located(holding: Holding | None) -> tuple[EvidenceSentence | None, Location | None]:
         if holding is None:
-            return None
+            return None, None
         passage = evidence[holding.passage - 1]
-        index = services.index(context) if services.has_index(context) else None
         readable = index is not None and bool(readable_evidence(index, [passage], state))
         where = sentence_locator(index)(holding.sentence, passage) if readable else None
         if where is None:
-            return EvidenceSentence(sentence=holding.sentence, label=passage.label(), chunk_ids=passage.chunk_ids)
+            return EvidenceSentence(sentence=holding.sentence, label=passage.label(), chunk_ids=passage.chunk_ids), None
         place = {"start_page": where.page, "end_page": where.page, "section": where.section or passage.section}
         label = passage.model_copy(update=place).label()
-        return EvidenceSentence(
+        sentence = EvidenceSentence(
             sentence=holding.sentence,
             label=label,
             chunk_ids=passage.chunk_ids,
@@ -181,17 +184,25 @@ def value_check(
             start=where.start,
             end=where.end,
         )
+        return sentence, where
 
-    status = "no_values" if not finding.values else "unsupported" if finding.missing else "supported"
-    sentence = located(finding.sentence)
+    sentence, where = located(finding.sentence)
+    others = []
+    if finding.values and not finding.missing and where is not None:
+        others = other_periods(finding.values, state["question"], where.page_text, where.start)
+    doubted = bool(finding.missing or others)
+    status = "no_values" if not finding.values else "unsupported" if doubted else "supported"
     check = ValueCheck(
         status=status,
         values=[v.text for v in finding.values],
         missing=[v.text for v in finding.missing],
-        closest=sentence if finding.missing else None,
+        other_period=[
+            f"{o.value.text} is for {o.period} in the cited row; for {o.asked} it reads {o.asked_cell}" for o in others
+        ],
+        closest=sentence if doubted else None,
     )
-    holder = finding.sentence.passage if finding.sentence is not None and not finding.missing else None
-    return check, (None if finding.missing else sentence), holder
+    holder = finding.sentence.passage if finding.sentence is not None and not doubted else None
+    return check, (None if doubted else sentence), holder
 
 
 def verify(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
@@ -230,7 +241,8 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
             c.model_copy(update={"quote": quote}) if c.chunk_ids == evidence[holder - 1].chunk_ids else c
             for c in citations
         ]
-    values = f"; values {checked.status}" + (f" (missing {', '.join(checked.missing)})" if checked.missing else "")
+    doubts = [*(f"missing {v}" for v in checked.missing), *checked.other_period]
+    values = f"; values {checked.status}" + (f" ({'; '.join(doubts)})" if doubts else "")
     trace = timer.record(
         f"{len(cited)} cited by the model, {len(attributed)} attributed, {invalid} invalid removed{values}; "
         f"confidence {confidence.value:.2f}, {confidence.band}",

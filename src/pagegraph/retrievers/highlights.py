@@ -136,12 +136,14 @@ class ScoredSentence:
 
 @dataclass
 class Location:
-    """Where a sentence sits: its page, its offsets in that page's text, and the section that holds it."""
+    """Where a sentence sits: its page, its offsets in that page's text, the section that holds it, and the page's
+    text (what surrounds the sentence: a table row's heading, say)."""
 
     page: int
     start: int
     end: int
     section: str
+    page_text: str
 
 
 def locate_in_chunks(sentence: str, chunks: Sequence[Chunk], pages: Sequence[Page]) -> Location | None:
@@ -153,7 +155,7 @@ def locate_in_chunks(sentence: str, chunks: Sequence[Chunk], pages: Sequence[Pag
         for page in pages:
             if chunk.start_page <= page.number <= chunk.end_page and (at := page.text.find(sentence)) >= 0:
                 section = chunk.section_path[-1] if chunk.section_path else ""
-                return Location(page.number, at, at + len(sentence), section)
+                return Location(page.number, at, at + len(sentence), section, page.text)
     return None
 
 

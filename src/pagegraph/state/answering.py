@@ -164,13 +164,20 @@ class ValueCheck(BaseModel):
 
     status: Literal["supported", "unsupported", "no_values"] = Field(
         description="supported: a cited sentence states each value; unsupported: some value is in no cited sentence "
-        "about it; no_values: the answer states none the question does not already hold"
+        "about it, or is a table row's value for another period than the one asked; no_values: the answer states "
+        "none the question does not already hold"
     )
     values: list[str] = Field(default_factory=list, description="the answer's own values, as it writes them")
     missing: list[str] = Field(default_factory=list, description="those no cited sentence states")
+    other_period: list[str] = Field(
+        default_factory=list,
+        description="those a cited table row states only for another period than the year the question names, "
+        "with the row's value for that year",
+    )
     closest: EvidenceSentence | None = Field(
         default=None,
-        description="unsupported: the evidence sentence most like the answer, to check the value against",
+        description="unsupported: the evidence sentence most like the answer (or the row read in another period's "
+        "column), to check the value against",
     )
 
 

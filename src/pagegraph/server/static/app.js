@@ -463,7 +463,10 @@ function showAnswer(view, values) {
   view.band.textContent = values.abstained ? "" : label.charAt(0).toUpperCase() + label.slice(1);
   const check = values.value_check;
   if (uncertain && check && check.status === "unsupported") {
-    view.band.append(element("div", {}, `${check.missing.join(", ")}: in no sentence the answer cites.`));
+    if (check.missing.length)
+      view.band.append(element("div", {}, `${check.missing.join(", ")}: in no sentence the answer cites.`));
+    // a table row's value for another period than the year asked, with the row's value for that year
+    for (const doubt of check.other_period || []) view.band.append(element("div", {}, `${doubt}.`));
     if (check.closest)
       view.band.append(element("div", {}, "The closest evidence: ",
         citeLink(check.closest.label, sentenceTarget(check.closest)), " ", check.closest.sentence.replace(/\s+/g, " ")));

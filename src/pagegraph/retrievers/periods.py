@@ -1,0 +1,110 @@
+"""Which period a number in a table row stands for. Financial statements set one value per period side by side under
+a heading of years or dates ("August 29, 2021   August 30, 2020"); a reader that takes the wrong column states a
+number the page does hold, for another year than the one asked. Read without a model: the row's numbers in order,
+the nearest heading above the row that names as many periods, and the one year the question names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pagegraph.retrievers.values import Value, extract_values, same_value
+
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+# words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of")
+_PERIOD_WORDS = frozenset(
+    _MONTHS
+    + "fiscal fy year years ended ending end as of at weeks week months month quarter three six nine twelve and the".split()
+)
+_TOKEN = re.compile(r"[A-Za-z]+|\d+(?:st|nd|rd|th)?")
+_CELL_NUMBER = re.compile(r"\d")
+_TRAILING_NUMBER = re.compile(r"[\s$€£]*\(?-?[$€£]?\d[\d,.]*\)?%?\s*$")
+HEADING_LINES_ABOVE = 120  # how far above a row its heading is looked for, in lines of the page
+
+
+@dataclass(frozen=True)
+class OtherPeriod:
+    """A value the answer took from a row's column for another period than the one the question names."""
+
+    value: Value
+    period: int
+    asked: int
+    asked_cell: str
+
+
+def asked_year(question: str) -> int | None:
+    """The one year the question names ("in FY2021", "for the fiscal year ending January 28, 2023"); None when it
+    names none or several."""
+    years = set(_YEAR.findall(question))
+    return int(years.pop()) if len(years) == 1 else None
+
+
+def _is_heading(line: str) -> bool:
+    """A line written only with dates and the words of periods, naming at least one year or month."""
+    dated = False
+    for token in _TOKEN.findall(line.replace("|", " ")):
+        word = token.lower()
+        if _YEAR.fullmatch(token) or word in _MONTHS:
+            dated = True
+        elif word in _PERIOD_WORDS:
+            continue
+        elif not (token[0].isdigit() and int(re.match(r"\d+", token).group()) <= 53):  # a day, or weeks in a year
+            return False
+    return dated
+
+
+def heading_years(page_text: str, row_start: int) -> list[int]:
+    """The years of the nearest heading of periods above the line starting at `row_start` (its lines joined: a
+    heading is often one date part a line), in their order."""
+    lines = page_text[:row_start].split("\n")[:-1][-HEADING_LINES_ABOVE:]
+    for end in range(len(lines) - 1, -1, -1):
+        if not _is_heading(lines[end]):
+            continue
+        start = end
+        while start > 0 and _is_heading(lines[start - 1]):
+            start -= 1
+        return [int(year) for year in _YEAR.findall(" ".join(lines[start : end + 1]))]
+    return []
+
+
+def row_cells(row: str) -> list[str]:
+    """The row's numbers in order: a Markdown row's cells after its label, or the run of numbers ending a line of
+    text ("Technology and development 650,788 472,321 378,769")."""
+    if row.lstrip().startswith("|"):
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        return [cell for cell in cells[1:] if _CELL_NUMBER.search(cell)]
+    cells: list[str] = []
+    rest = row.rstrip()
+    while match := _TRAILING_NUMBER.search(rest):
+        if match.start() == 0:  # a line of numbers only is no labelled row
+            return []
+        cells.insert(0, match.group().strip())
+        rest = rest[: match.start()]
+    return cells
+
+
+def other_periods(values: Sequence[Value], question: str, page_text: str, at: int) -> list[OtherPeriod]:
+    """The values that the row holding offset `at` of `page_text` states only in the column of another period than
+    the year the question names — when the row has one number per period of its heading, and that year is among
+    them."""
+    asked = asked_year(question)
+    if asked is None:
+        return []
+    start = page_text.rfind("\n", 0, at) + 1
+    end = page_text.find("\n", at)
+    cells = row_cells(page_text[start : end if end >= 0 else len(page_text)])
+    years = heading_years(page_text, start)
+    if len(cells) < 2 or len(years) != len(cells) or len(set(years)) != len(years) or asked not in years:
+        return []
+    numbers = [extract_values(cell, names=False) for cell in cells]
+    found = []
+    for value in values:
+        columns = [i for i, written in enumerate(numbers) if any(same_value(value, w) for w in written)]
+        if columns and all(years[i] != asked for i in columns):
+            found.append(OtherPeriod(value, years[columns[0]], asked, cells[years.index(asked)]))
+    return found

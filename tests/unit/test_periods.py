@@ -1,0 +1,74 @@
+"""Which period a table row's number stands for: the row's numbers in order under the nearest heading above that
+names as many periods, against the one year the question names."""
+
+from __future__ import annotations
+
+from pagegraph.retrievers.periods import asked_year, heading_years, other_periods, row_cells
+from pagegraph.retrievers.values import extract_values
+
+# a balance sheet as a PDF's text layer gives it: the heading one date part a line, then the table
+BALANCE_SHEET = """CONSOLIDATED BALANCE SHEETS
+(amounts in millions, except par value and share data)
+August 29,
+2021
+August 30,
+2020
+ASSETS
+| Total current assets | 29,505 |  | 28,120 |  |
+| Noncontrolling interests | 514 |  | 421 |  |
+| TOTAL EQUITY | 18,078 |  | 18,705 |  |
+"""
+INCOME = """Year ended December 31,
+2015 2014 2013
+Revenues $ 6,779,511 $ 5,504,656 $ 4,374,562
+Technology and development 650,788 472,321 378,769
+"""
+EQUITY_2021 = "What is total equity, including noncontrolling interests, for the company in FY2021?"
+
+
+def at(text: str, row: str) -> int:
+    return text.index(row) + 2
+
+
+def test_the_year_a_question_names() -> None:
+    assert asked_year(EQUITY_2021) == 2021
+    assert asked_year("What goodwill was there for the fiscal year ending January 28, 2023?") == 2023
+    assert asked_year("What was the dividend between 2002 and 2003?") is None  # two years: no one period
+    assert asked_year("What is total equity?") is None
+
+
+def test_a_heading_is_found_above_the_row_and_read_in_order() -> None:
+    assert heading_years(BALANCE_SHEET, BALANCE_SHEET.index("| TOTAL EQUITY")) == [2021, 2020]
+    assert heading_years(INCOME, INCOME.index("Technology")) == [2015, 2014, 2013]
+    markdown = "|  | 52 Weeks Ended August 29, 2021 | 52 Weeks Ended August 30, 2020 |\n| --- | --- | --- |\n| Sales | 1 | 2 |\n"
+    assert heading_years(markdown, markdown.index("| Sales")) == [2021, 2020]
+    assert heading_years("Net sales rose.\nTotal 12 14\n", 16) == []
+
+
+def test_a_row_s_numbers_are_its_cells_after_the_label() -> None:
+    assert row_cells("| TOTAL EQUITY | 18,078 |  | 18,705 |  |") == ["18,078", "18,705"]
+    assert row_cells("| Cash and cash equivalents |  | $11,258 |  | $12,277 |") == ["$11,258", "$12,277"]
+    assert row_cells("Technology and development 650,788 472,321 378,769") == ["650,788", "472,321", "378,769"]
+    assert row_cells("Revenues $ 6,779,511 $ 5,504,656 $ 4,374,562") == ["$ 6,779,511", "$ 5,504,656", "$ 4,374,562"]
+    assert row_cells("2015 2014 2013") == []  # numbers alone: no labelled row
+
+
+def test_a_value_from_another_year_s_column_is_named_with_the_asked_year_s() -> None:
+    (other,) = other_periods(extract_values("$18,705"), EQUITY_2021, BALANCE_SHEET, at(BALANCE_SHEET, "TOTAL EQUITY"))
+    assert (other.value.text, other.period, other.asked, other.asked_cell) == ("$18,705", 2020, 2021, "18,078")
+    assert other_periods(extract_values("$18,078"), EQUITY_2021, BALANCE_SHEET, at(BALANCE_SHEET, "TOTAL EQUITY")) == []
+    question = "What was technology and development expense in FY 2014?"
+    row = INCOME.index("Technology")
+    assert other_periods(extract_values("472,321"), question, INCOME, row) == []
+    assert [o.asked_cell for o in other_periods(extract_values("650,788"), question, INCOME, row)] == ["472,321"]
+
+
+def test_no_period_is_judged_without_a_heading_that_fits_the_row() -> None:
+    row = at(BALANCE_SHEET, "TOTAL EQUITY")
+    assert other_periods(extract_values("$18,705"), "What is total equity?", BALANCE_SHEET, row) == []
+    assert other_periods(extract_values("$18,705"), "What was total equity in 2019?", BALANCE_SHEET, row) == []
+    changes = "2015 2014\nTechnology and development 650,788 472,321 178,467 38%\n"
+    question = "What was technology and development expense in 2015?"
+    assert other_periods(extract_values("472,321"), question, changes, changes.index("Tech")) == []  # 4 numbers, 2 years
+    same = "2021 2020\nShares outstanding 441 441\n"
+    assert other_periods(extract_values("441"), "How many shares in 2021?", same, same.index("Shares")) == []
