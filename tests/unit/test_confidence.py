@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from langchain_core.messages import AIMessage
+from rich.console import Console
 
 from pagegraph import build_graph
+from pagegraph.cli.answer_view import print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.llm.local import TokenLogprobs
@@ -114,6 +116,11 @@ def test_a_value_read_in_another_year_s_column_is_never_supported(balance_sheet)
     assert check.status == "unsupported" and check.missing == []
     assert check.other_period == ["$18,705 is for 2020 in the cited row; for 2021 it reads 18,078"]
     assert "Total equity | 18,078 | 18,705" in check.closest.sentence
+    console = Console(record=True, width=200)
+    print_footer(console, output)
+    shown = console.export_text()
+    assert check.other_period[0] in shown and "the closest evidence" in shown
+    assert "in no sentence the answer cites" not in shown  # the value is there, in the 2020 column
     right = answer(balance_sheet, "The total equity was $18,078 [1].", question=EQUITY)
     assert right["band"] == "supported" and right["value_check"].other_period == []
 

@@ -69,6 +69,8 @@ def test_no_period_is_judged_without_a_heading_that_fits_the_row() -> None:
     assert other_periods(extract_values("$18,705"), "What was total equity in 2019?", BALANCE_SHEET, row) == []
     changes = "2015 2014\nTechnology and development 650,788 472,321 178,467 38%\n"
     question = "What was technology and development expense in 2015?"
-    assert other_periods(extract_values("472,321"), question, changes, changes.index("Tech")) == []  # 4 numbers, 2 years
+    assert (
+        other_periods(extract_values("472,321"), question, changes, changes.index("Tech")) == []
+    )  # 4 numbers, 2 years
     same = "2021 2020\nShares outstanding 441 441\n"
     assert other_periods(extract_values("441"), "How many shares in 2021?", same, same.index("Shares")) == []
