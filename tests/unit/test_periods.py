@@ -55,12 +55,32 @@ def test_a_row_s_numbers_are_its_cells_after_the_label() -> None:
 
 def test_a_value_from_another_year_s_column_is_named_with_the_asked_year_s() -> None:
     (other,) = other_periods(extract_values("$18,705"), EQUITY_2021, BALANCE_SHEET, at(BALANCE_SHEET, "TOTAL EQUITY"))
-    assert (other.value.text, other.period, other.asked, other.asked_cell) == ("$18,705", 2020, 2021, "18,078")
+    assert (other.value.text, other.period, other.asked, other.asked_cells) == ("$18,705", 2020, 2021, ["18,078"])
     assert other_periods(extract_values("$18,078"), EQUITY_2021, BALANCE_SHEET, at(BALANCE_SHEET, "TOTAL EQUITY")) == []
     question = "What was technology and development expense in FY 2014?"
     row = INCOME.index("Technology")
     assert other_periods(extract_values("472,321"), question, INCOME, row) == []
-    assert [o.asked_cell for o in other_periods(extract_values("650,788"), question, INCOME, row)] == ["472,321"]
+    assert [o.asked_cells for o in other_periods(extract_values("650,788"), question, INCOME, row)] == [["472,321"]]
+
+
+def test_a_quarterly_report_s_repeated_years_are_read_column_by_column() -> None:
+    quarter = """Three Months Ended Nine Months Ended
+July 1,
+2023
+June 25,
+2022
+July 1,
+2023
+June 25,
+2022
+| Total net sales | 81,797 |  | 82,959 |  | 282,457 |  | 304,182 |  |
+"""
+    row = at(quarter, "Total net sales")
+    question = "What were Apple's total net sales in the quarter ended July 1, 2023?"
+    (other,) = other_periods(extract_values("$82,959 million"), question, quarter, row)
+    assert (other.period, other.asked_cells) == (2022, ["81,797", "282,457"])
+    assert other_periods(extract_values("$81,797 million"), question, quarter, row) == []
+    assert other_periods(extract_values("$282,457 million"), question, quarter, row) == []
 
 
 def test_no_period_is_judged_without_a_heading_that_fits_the_row() -> None:

@@ -197,7 +197,8 @@ def value_check(
         values=[v.text for v in finding.values],
         missing=[v.text for v in finding.missing],
         other_period=[
-            f"{o.value.text} is for {o.period} in the cited row; for {o.asked} it reads {o.asked_cell}" for o in others
+            f"{o.value.text} is for {o.period} in the cited row; for {o.asked} it reads {' or '.join(o.asked_cells)}"
+            for o in others
         ],
         closest=sentence if doubted else None,
     )

@@ -34,7 +34,7 @@ class OtherPeriod:
     value: Value
     period: int
     asked: int
-    asked_cell: str
+    asked_cells: list[str]
 
 
 def asked_year(question: str) -> int | None:
@@ -89,9 +89,9 @@ def row_cells(row: str) -> list[str]:
 
 
 def other_periods(values: Sequence[Value], question: str, page_text: str, at: int) -> list[OtherPeriod]:
-    """The values that the row holding offset `at` of `page_text` states only in the column of another period than
-    the year the question names — when the row has one number per period of its heading, and that year is among
-    them."""
+    """The values that the row holding offset `at` of `page_text` states only in columns of other years than the one
+    the question names — when the row has one number per period of its heading, and that year is among them (a
+    quarterly report heads the quarter's columns and the year-to-date's with the same two years)."""
     asked = asked_year(question)
     if asked is None:
         return []
@@ -99,12 +99,13 @@ def other_periods(values: Sequence[Value], question: str, page_text: str, at: in
     end = page_text.find("\n", at)
     cells = row_cells(page_text[start : end if end >= 0 else len(page_text)])
     years = heading_years(page_text, start)
-    if len(cells) < 2 or len(years) != len(cells) or len(set(years)) != len(years) or asked not in years:
+    if len(cells) < 2 or len(years) != len(cells) or asked not in years:
         return []
     numbers = [extract_values(cell, names=False) for cell in cells]
+    asked_cells = [cell for cell, year in zip(cells, years) if year == asked]  # a quarter's and the year-to-date's
     found = []
     for value in values:
         columns = [i for i, written in enumerate(numbers) if any(same_value(value, w) for w in written)]
         if columns and all(years[i] != asked for i in columns):
-            found.append(OtherPeriod(value, years[columns[0]], asked, cells[years.index(asked)]))
+            found.append(OtherPeriod(value, years[columns[0]], asked, asked_cells))
     return found
