@@ -9,17 +9,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pagegraph.retrievers.values import Value, extract_values, same_value
+from pagegraph.retrievers.values import MONTHS, Value, extract_values, same_value
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-).split()
 # words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of")
 _PERIOD_WORDS = frozenset(
-    _MONTHS
-    + "fiscal fy year years ended ending end as of at weeks week months month quarter three six nine twelve and the".split()
+    "fiscal fy year years ended ending end as of at weeks week months month quarter three six nine twelve "
+    "and the".split()
 )
 _TOKEN = re.compile(r"[A-Za-z]+|\d+(?:st|nd|rd|th)?")
 _CELL_NUMBER = re.compile(r"\d")
@@ -49,7 +45,7 @@ def _is_heading(line: str) -> bool:
     dated = False
     for token in _TOKEN.findall(line.replace("|", " ")):
         word = token.lower()
-        if _YEAR.fullmatch(token) or word in _MONTHS:
+        if _YEAR.fullmatch(token) or word in MONTHS:
             dated = True
         elif word in _PERIOD_WORDS:
             continue

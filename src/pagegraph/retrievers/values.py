@@ -42,7 +42,7 @@ _SCALES = {
     "lakh": 1e5,
     "crore": 1e7,
 }
-_MONTHS = {
+MONTHS = {
     name: number
     for number, names in enumerate(
         [
@@ -64,7 +64,7 @@ _MONTHS = {
     for name in names
 }
 _CURRENCY = r"(?:US\$|A\$|C\$|HK\$|S\$|R\$|\$|€|£|¥|₹|₩|USD|EUR|GBP|JPY|CNY|RMB|INR|Rs\.?|Rp)"
-_MONTH = r"(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[5-9]\d\d|2[01]\d\d)"
 _DATES = [
@@ -103,7 +103,7 @@ _NAME = re.compile(
 )
 _NOT_NAMES = frozenset(
     {
-        *(m.capitalize() for m in _MONTHS),
+        *(m.capitalize() for m in MONTHS),
         *"I The A An This That These Those It Its They Their He She His Her We Our You Your Yes No Not None".split(),
         *"Page Section Figure Fig Table Chapter Appendix Note Total According However Also And Or But".split(),
     }
@@ -186,7 +186,7 @@ def _dates(text: str) -> list[Value]:
                         readings.append((year, month, day))
             else:
                 month_text = parts["month"].lower().rstrip(".")
-                month = _MONTHS[month_text] if month_text in _MONTHS else int(month_text)
+                month = MONTHS[month_text] if month_text in MONTHS else int(month_text)
                 day = int(re.sub(r"\D", "", parts["day"])) if parts.get("day") else 0
                 readings.append((year, month, day))
             if readings:
