@@ -53,20 +53,20 @@ EQUITY = "What was the total equity in fiscal 2021?"
 CONTEXT = Context()
 
 
+def one_document(factory: pytest.TempPathFactory, name: str, text: str, cache_dir: Path, embedder: Embedder):
+    """An index of the one Markdown document `name`, with the cache folder the graph is built with."""
+    with markdown_library(factory.mktemp(Path(name).stem), {name: text}, cache_dir, embedder) as index:
+        yield index, cache_dir
+
+
 @pytest.fixture(scope="module")
 def governance(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
-    with markdown_library(
-        tmp_path_factory.mktemp("governance"), {"governance.md": GOVERNANCE}, cache_dir, embedder
-    ) as index:
-        yield index, cache_dir
+    yield from one_document(tmp_path_factory, "governance.md", GOVERNANCE, cache_dir, embedder)
 
 
 @pytest.fixture(scope="module")
 def balance_sheet(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
-    with markdown_library(
-        tmp_path_factory.mktemp("balance"), {"annual-report.md": BALANCE_SHEET}, cache_dir, embedder
-    ) as index:
-        yield index, cache_dir
+    yield from one_document(tmp_path_factory, "annual-report.md", BALANCE_SHEET, cache_dir, embedder)
 
 
 def answer(
