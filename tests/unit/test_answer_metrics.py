@@ -178,6 +178,8 @@ def test_calibration_counts_wrong_answers_in_the_top_band_and_the_risk_coverage_
     assert metrics["coverage"] == round(5 / 7, 4)
     # answers by confidence: wrong 0.95, right 0.9, wrong 0.85, right 0.5, wrong 0.2
     assert metrics["aurc"] == round((1 / 1 + 1 / 2 + 2 / 3 + 2 / 4 + 3 / 5) / 5, 4)
+    # the same answers with the two right ones first: the least any confidence could reach
+    assert metrics["best_aurc"] == round((0 + 0 + 1 / 3 + 2 / 4 + 3 / 5) / 5, 4)
     assert aurc([(0.9, True), (0.1, False)]) < aurc([(0.1, True), (0.9, False)])
     assert aurc([(0.5, True), (0.5, False)]) == round((0.5 / 1 + 1 / 2) / 2, 4)  # a tie is not ordered
     assert sum(b["n"] for b in metrics["reliability"]) == 5

@@ -423,6 +423,7 @@ def _print_calibration(run: EvalRun, graphs: list[str]) -> None:
         )
     table.add_row("coverage", *(_cell(p["coverage"]) for p in parts))
     table.add_row("aurc", *(_cell(p["aurc"]) for p in parts))
+    table.add_row("best_aurc", *(_cell(p.get("best_aurc")) for p in parts))
     console.print(table)
 
 

@@ -1,5 +1,6 @@
 """Whether an answer's confidence means something: over scored answer rows, how often the top band is wrong, how
-precise each band is, how much is answered, the area under the risk–coverage curve, and a reliability table.
+precise each band is, how much is answered, the area under the risk–coverage curve (beside the least any confidence
+could reach on the same answers), and a reliability table.
 
 A row is right when it answers an answerable question with the gold value (short answers: score ≥ 0.5) or
 abstains on an unanswerable one; an answered unanswerable row is wrong. A long gold answer (free text, as sec10q's)
@@ -60,13 +61,21 @@ def aurc(scored: Sequence[tuple[float, bool]]) -> float | None:
     return round(area / total, 4)
 
 
+def best_aurc(rights: Sequence[bool]) -> float | None:
+    """The least AURC any confidence could give these answers: the right ones ranked above every wrong one (the
+    optimal AURC of Geifman et al., 2019). It depends on accuracy alone, so it says how far a confidence's AURC can
+    fall before only better answers can lower it."""
+    return aurc([(float(right), right) for right in rights])
+
+
 def calibration_metrics(
     rows: Sequence[dict],
     confidence: Callable[[dict], float] = lambda row: row.get("confidence") or 0.0,
     band: Callable[[dict], str] = row_band,
 ) -> dict:
     """confident_wrong_rate (share of top-band answers that are wrong), precision and share per band, coverage
-    (share of rows answered), AURC of the answers, and a reliability table of the answers by confidence."""
+    (share of rows answered), AURC of the answers and the best AURC they allow, and a reliability table of the
+    answers by confidence."""
     answered = [row for row in rows if not row["abstained"]]
     by_band = {name: [row for row in rows if band(row) == name] for name in BANDS}
     supported = by_band["supported"]
@@ -93,5 +102,6 @@ def calibration_metrics(
         "band_share": {name: round(len(group) / len(rows), 4) if rows else None for name, group in by_band.items()},
         "coverage": round(len(answered) / len(rows), 4) if rows else None,
         "aurc": aurc([(confidence(r), is_right(r)) for r in answered]),
+        "best_aurc": best_aurc([is_right(r) for r in answered]),
         "reliability": bins,
     }
