@@ -555,6 +555,14 @@ class ConfidenceKnobs(BaseModel):
         description="an answer whose confidence reaches this, and none of whose values is missing from the sentences "
         "it cites, is shown as supported; below it, as uncertain (check the evidence)",
     )
+    computed_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="the confidence of an answer to a question that asks for a computed value (a difference, a ratio, "
+        "a change, a sum) is multiplied by this: the judge and the value check confirm values the evidence states, "
+        "not arithmetic",
+    )
     abstain_below: float = Field(
         default=0.0,
         ge=0.0,

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage
 from rich.console import Console
 
 from pagegraph import build_graph
-from pagegraph.cli.answer_view import print_footer
+from pagegraph.cli.answer_view import COMPUTED_NOTE, print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.llm.local import TokenLogprobs
@@ -123,6 +123,23 @@ def test_a_value_read_in_another_year_s_column_is_never_supported(balance_sheet)
     assert "in no sentence the answer cites" not in shown  # the value is there, in the 2020 column
     right = answer(balance_sheet, "The total equity was $18,078 [1].", question=EQUITY)
     assert right["band"] == "supported" and right["value_check"].other_period == []
+
+
+def test_an_answer_to_a_calculation_is_weighed_down_and_says_why(balance_sheet) -> None:
+    question = "What is the ratio of total liabilities to total equity in fiscal 2021?"
+    reply = "The ratio of total liabilities to total equity is 2.28 [1]."
+    output = answer(balance_sheet, reply, question=question)
+    check = output["value_check"]
+    assert check.computed and output["band"] == "uncertain"
+    unweighted = answer(balance_sheet, reply, question=question, context=Context(confidence={"computed_weight": 1.0}))
+    assert output["confidence"] == pytest.approx(
+        unweighted["confidence"] * CONTEXT.confidence.computed_weight, abs=1e-3
+    )
+    console = Console(record=True, width=200)
+    print_footer(console, output)
+    assert COMPUTED_NOTE in console.export_text()
+    stated = answer(balance_sheet, "The total equity was $18,078 [1].", question=EQUITY)
+    assert not stated["value_check"].computed and stated["band"] == "supported"
 
 
 def test_an_answer_the_judge_doubts_is_uncertain_or_with_a_refusal_threshold_not_shown(governance) -> None:

@@ -3,7 +3,14 @@ answer states, looked up in the sentences it cites."""
 
 from __future__ import annotations
 
-from pagegraph.retrievers.values import check_values, extract_values, own_values, same_value, value_in
+from pagegraph.retrievers.values import (
+    asks_computation,
+    check_values,
+    extract_values,
+    own_values,
+    same_value,
+    value_in,
+)
 
 
 def keys(text: str) -> list[str]:
@@ -106,3 +113,22 @@ def test_a_number_is_never_the_same_value_as_a_name() -> None:
     name = next(v for v in written if v.kind == "name")
     assert value_in(one("59,268"), text, written)
     assert not same_value(one("59,268"), name) and not same_value(name, one("59,268"))
+
+
+def test_a_question_asking_for_a_difference_a_ratio_or_a_change_asks_for_a_computation() -> None:
+    for question in (
+        "How much higher is the accuracy of model A compared to model B?",
+        "What is the gap between the two age groups?",
+        "What is the current ratio in FY2021? Round your answer to two decimal places.",
+        "What is the percentage change in revenue from 2019 to 2020?",
+        "How many quizzes are there in units 4, 5 and 6 combined?",
+        "How many times larger is the second data set?",
+    ):
+        assert asks_computation(question), question
+    for question in (
+        "How many meetings of the Board were held during the year?",
+        "What was the total equity in fiscal 2021?",
+        "What are the different models of wheels?",
+        "Which signal has the lowest frequency?",
+    ):
+        assert not asks_computation(question), question

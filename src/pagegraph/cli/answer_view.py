@@ -19,6 +19,9 @@ from pagegraph.prompts.languages import BAND_TEXTS
 from pagegraph.state.answering import Highlight, ValueCheck
 
 ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
+COMPUTED_NOTE = (
+    "A calculation: the checks confirm values the evidence states, not arithmetic. Check it against the evidence."
+)
 
 
 def print_evidence(console: Console, highlights: list[Highlight]) -> None:
@@ -50,6 +53,8 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
     label = output.get("band_label") or BAND_TEXTS["en"][band]  # a thread answered before labels were written
     console.print(f"[{style}]{escape(label)}[/{style}] [dim](confidence {output['confidence']:.2f})[/dim]")
     check: ValueCheck | None = output.get("value_check")
+    if check is not None and check.computed:
+        console.print(f"[yellow]{COMPUTED_NOTE}[/yellow]", highlight=False)
     if check is not None and check.status == "unsupported":
         if check.missing:
             console.print(

@@ -1,7 +1,7 @@
 """How far an answer can be trusted: a probability-like confidence and a band in words, from signals that work for
 any chat model — the judge's closed check of the answer against the evidence (`nodes.judge`; from its token
-probabilities where the model gives them), how much of the answer its cited evidence holds, and the model-free
-value check (`verify`). The thresholds are `Context` knobs chosen on dev rows (`bench/answer_check.py`,
+probabilities where the model gives them), how much of the answer its cited evidence holds, the model-free
+value check (`verify`), and whether the question asks for a value computed from others. The thresholds are `Context` knobs chosen on dev rows (`bench/answer_check.py`,
 docs/asking.md)."""
 
 from __future__ import annotations
@@ -45,9 +45,12 @@ def answer_confidence(
     `Context.confidence.supported` or above when no value of the answer is missing from its cited sentences, else
     uncertain (below `abstain_below` the verifier refuses instead). An output the judge did not check (a
     structured document: `verdict` None) has the overlap alone, and is uncertain; an answer written in another
-    language than its evidence (`overlap` None) has the judge's P(Yes) alone."""
+    language than its evidence (`overlap` None) has the judge's P(Yes) alone. An answer to a question that asks for
+    a computed value (a difference, a ratio) is weighed down by `computed_weight`: both checks confirm values the
+    evidence states, not arithmetic."""
     parts = [verdict.probability] if verdict is not None else []
     parts += [overlap] if overlap is not None else []
+    parts += [context.confidence.computed_weight] if parts and values.computed else []
     value = round(math.prod(parts), 3) if parts else 0.0
     supported = verdict is not None and value >= context.confidence.supported and values.status != "unsupported"
     band: Band = "supported" if supported else "uncertain"

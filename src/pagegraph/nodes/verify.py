@@ -20,7 +20,7 @@ from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.retrievers.highlights import Location
 from pagegraph.retrievers.periods import other_periods
-from pagegraph.retrievers.values import Holding, check_values
+from pagegraph.retrievers.values import Holding, asks_computation, check_values
 from pagegraph.services import Services
 from pagegraph.state.answering import Citation, Evidence, EvidenceSentence, ValueCheck
 from pagegraph.state.graph import RagState
@@ -201,6 +201,7 @@ def value_check(
             for o in others
         ],
         closest=sentence if doubted else None,
+        computed=asks_computation(state["question"]),
     )
     holder = finding.sentence.passage if finding.sentence is not None and not doubted else None
     return check, (None if doubted else sentence), holder

@@ -111,6 +111,13 @@ _NOT_NAMES = frozenset(
 _LIST_MARK = re.compile(r"(?m)^\s*\d{1,2}[.)]\s")
 _DESIGNATION = re.compile(r"-[A-Za-z](?!\w)")  # what follows the number of a form or type: 10-Q, 8-K, 3-D
 _LABEL = re.compile(r"\[[^\[\]\n]{1,300}\]")
+# A question asking for a value computed from others (a difference, ratio, change, sum), which the text need not state.
+_COMPUTATION = re.compile(
+    r"\b(?:differences?|differ|gaps?|ratios?|how\s+(?:much|many)\s+(?:higher|lower|more|less|greater|larger|smaller|"
+    r"fewer|bigger)|how\s+many\s+times|(?:percent(?:age)?|absolute)\s+(?:change|increase|decrease|difference|growth)|"
+    r"round(?:ed)?\s+(?:your|the)\s+answer|round(?:ed)?\s+to|sum\s+of|in\s+total|combined)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -334,6 +341,12 @@ class ValueFinding:
     values: list[Value]
     missing: list[Value]
     sentence: Holding | None
+
+
+def asks_computation(question: str) -> bool:
+    """Whether the question asks for a value computed from others ("how much higher", "the gap between", "a ratio",
+    "round your answer"): a value its evidence need not state, whose arithmetic no check here confirms."""
+    return _COMPUTATION.search(question) is not None
 
 
 def anchors(value: Value, answer: str, question: str) -> set[str]:

@@ -179,6 +179,11 @@ class ValueCheck(BaseModel):
         description="unsupported: the evidence sentence most like the answer (or the row read in another period's "
         "column), to check the value against",
     )
+    computed: bool = Field(
+        default=False,
+        description="the question asks for a value computed from others (a difference, ratio, change, sum): the "
+        "evidence need not state it, and no check confirms the arithmetic",
+    )
 
 
 class Verdict(BaseModel):
