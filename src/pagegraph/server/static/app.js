@@ -462,7 +462,7 @@ function showAnswer(view, values) {
   const label = values.band_label || values.band || "uncertain";
   view.band.textContent = values.abstained ? "" : label.charAt(0).toUpperCase() + label.slice(1);
   const check = values.value_check;
-  if (uncertain && check && check.computed)
+  if (!values.abstained && check && check.computed)
     view.band.append(element("div", {}, "A calculation: the checks confirm values the evidence states, not arithmetic. Check it against the evidence."));
   if (uncertain && check && check.status === "unsupported") {
     if (check.missing.length)
