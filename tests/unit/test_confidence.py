@@ -140,6 +140,13 @@ def test_an_answer_to_a_calculation_is_weighed_down_and_says_why(balance_sheet) 
     assert COMPUTED_NOTE in console.export_text()
     stated = answer(balance_sheet, "The total equity was $18,078 [1].", question=EQUITY)
     assert not stated["value_check"].computed and stated["band"] == "supported"
+    in_words = answer(
+        balance_sheet,
+        "Total liabilities and total equity are separate rows of the consolidated balance sheets [1].",
+        question="How does total equity differ from total liabilities in the consolidated balance sheets?",
+    )
+    assert not in_words["abstained"], in_words["abstain_reason"]
+    assert not in_words["value_check"].computed  # a difference in kind, not a number to compute
 
 
 def test_an_answer_the_judge_doubts_is_uncertain_or_with_a_refusal_threshold_not_shown(governance) -> None:

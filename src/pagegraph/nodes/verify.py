@@ -201,7 +201,8 @@ def value_check(
             for o in others
         ],
         closest=sentence if doubted else None,
-        computed=asks_computation(state["question"]),
+        # a question about a difference answered in words ("how do the plans differ?") asked for no calculation
+        computed=asks_computation(state["question"]) and any(v.kind != "name" for v in finding.values),
     )
     holder = finding.sentence.passage if finding.sentence is not None and not doubted else None
     return check, (None if doubted else sentence), holder

@@ -181,8 +181,8 @@ class ValueCheck(BaseModel):
     )
     computed: bool = Field(
         default=False,
-        description="the question asks for a value computed from others (a difference, ratio, change, sum): the "
-        "evidence need not state it, and no check confirms the arithmetic",
+        description="the question asks for a value computed from others (a difference, ratio, change, sum) and the "
+        "answer states a number: the evidence need not state it, and no check confirms the arithmetic",
     )
 
 
