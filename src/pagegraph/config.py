@@ -559,9 +559,9 @@ class ConfidenceKnobs(BaseModel):
         default=0.5,
         ge=0.0,
         le=1.0,
-        description="the confidence of an answer to a question that asks for a computed value (a difference, a ratio, "
-        "a change, a sum) is multiplied by this: the judge and the value check confirm values the evidence states, "
-        "not arithmetic",
+        description="the confidence of a number answering a question that asks for a computed value (a difference, a "
+        "ratio, a change, a sum) is multiplied by this: the judge and the value check confirm values the evidence "
+        "states, not arithmetic",
     )
     abstain_below: float = Field(
         default=0.0,

@@ -45,9 +45,9 @@ def answer_confidence(
     `Context.confidence.supported` or above when no value of the answer is missing from its cited sentences, else
     uncertain (below `abstain_below` the verifier refuses instead). An output the judge did not check (a
     structured document: `verdict` None) has the overlap alone, and is uncertain; an answer written in another
-    language than its evidence (`overlap` None) has the judge's P(Yes) alone. An answer to a question that asks for
-    a computed value (a difference, a ratio) is weighed down by `computed_weight`: both checks confirm values the
-    evidence states, not arithmetic."""
+    language than its evidence (`overlap` None) has the judge's P(Yes) alone. A number answering a question that
+    asks for a computed value (a difference, a ratio: `values.computed`) is weighed down by `computed_weight`: both
+    checks confirm values the evidence states, not arithmetic."""
     parts = [verdict.probability] if verdict is not None else []
     parts += [overlap] if overlap is not None else []
     parts += [context.confidence.computed_weight] if parts and values.computed else []
