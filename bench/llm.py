@@ -2,10 +2,12 @@
 
 Each round sends a ~1000-token prompt (the sample manual's pages, a different page order each round so that
 llama.cpp's prefix cache cannot reuse the previous round) through pagegraph's chat model, streaming, and times the
-first token (prompt evaluation) and the rest (generation). Medians over the rounds; thread counts side by side so
-that their ratio is measured in the same run.
+first token (prompt evaluation) and the rest (generation). Medians over the rounds; thread counts, llama-server
+builds (`--servers NAME=PATH,...`) and weight repacking (`--repack on,off`) side by side so that their ratios are
+measured in the same run. Each row starts its own model process (the load time includes the check reply).
 
-    .venv/bin/python bench/llm.py [--models local,local-fast] [--threads 1,2] [--rounds 3] [--out FILE]
+    .venv/bin/python bench/llm.py [--models local,local-fast] [--threads 1,2] [--repack on] [--rounds 3]
+        [--servers native=.venv/bin/llama-server,portable=/tmp/portable/llama-server] [--out FILE]
 """
 
 from __future__ import annotations
@@ -32,20 +34,23 @@ def prompts(rounds: int) -> list[str]:
     return texts
 
 
-def measure(spec: str, threads: int, rounds: int) -> dict[str, object]:
+def measure(spec: str, threads: int, rounds: int, server: str, binary: Path | None, repack: bool) -> dict[str, object]:
     from langchain_core.messages import HumanMessage
 
     from pagegraph.config import Settings
     from pagegraph.llm import get_chat_model
     from pagegraph.llm.factory import LOCAL_MODELS
+    from pagegraph.llm.model_process import stop_owned
     from pagegraph.llm.weights import ensure_weights
 
-    settings = Settings(llm_threads=threads)
+    settings = Settings(llm_threads=threads, llm_repack=repack, llama_server=binary)
     ensure_weights(LOCAL_MODELS[spec], settings.cache_dir)
+    stop_owned()  # each row its own process, with its own build and flags
     started = time.perf_counter()
     model = get_chat_model(spec, settings=settings, max_tokens=GENERATED_TOKENS, streaming=True)
-    model.loaded()
+    endpoint = model.endpoint()
     load_s = time.perf_counter() - started
+    assert endpoint.server is not None and endpoint.server.shape.repack == repack, "the process fell back"
     prompt_rates, generation_rates, prompt_sizes = [], [], []
     for text in prompts(rounds):
         first = None
@@ -62,6 +67,8 @@ def measure(spec: str, threads: int, rounds: int) -> dict[str, object]:
         generation_rates.append((usage["output_tokens"] - 1) / (ended - first))
     row = {
         "model": spec,
+        "server": server,
+        "repack": repack,
         "threads": threads,
         "load_s": round(load_s, 2),
         "prompt_tokens": int(statistics.median(prompt_sizes)),
@@ -70,7 +77,7 @@ def measure(spec: str, threads: int, rounds: int) -> dict[str, object]:
         "rounds": rounds,
     }
     print(
-        f"{spec:10s} threads={threads}  load {row['load_s']:5.2f} s  "
+        f"{spec:10s} {server:9s} repack={'on ' if repack else 'off'} threads={threads}  load {row['load_s']:5.2f} s  "
         f"prompt {row['prompt_tok_s']:6.1f} tok/s ({row['prompt_tokens']} tokens)  "
         f"generation {row['generation_tok_s']:5.1f} tok/s",
         flush=True,
@@ -82,12 +89,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default="local,local-fast")
     parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--repack", default="on")
+    parser.add_argument("--servers", default="", help="NAME=PATH of llama-server builds; default: the built one")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    servers = dict(item.split("=", 1) for item in args.servers.split(",") if item) or {"built": ""}
     rows = [
-        measure(spec, int(threads), args.rounds)
+        measure(spec, int(threads), args.rounds, name, Path(path) if path else None, repack == "on")
+        for name, path in servers.items()
         for spec in args.models.split(",")
+        for repack in args.repack.split(",")
         for threads in args.threads.split(",")
     ]
     if args.out:

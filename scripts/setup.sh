@@ -25,8 +25,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         echo "==> installing CPU torch 2.13.0"
         "$VENV/bin/pip" install --quiet --disable-pip-version-check torch==2.13.0 2>&1 | quiet_pip
     fi
-    echo "==> installing pagegraph and its dependencies (a first install compiles llama.cpp: ~7-15 min on 2 cores)"
-    # llama-cpp-python is source-only; its multimodal part is not used. pip caches the built wheel.
-    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$VENV/bin/pip" install --quiet --disable-pip-version-check -e ".[dev]" 2>&1 | quiet_pip
+    echo "==> installing pagegraph and its dependencies"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check -e ".[dev]" 2>&1 | quiet_pip
     echo "$want" > "$stamp"
 fi
+# the embedded model's own process: llama.cpp's server, compiled for this CPU (PAGEGRAPH_LLAMA_BUILD=portable for one
+# binary that runs on any x86-64 with AVX2)
+bash scripts/build_model_server.sh

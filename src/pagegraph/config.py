@@ -145,6 +145,32 @@ class Settings(BaseSettings):
         default=512, ge=8, le=4096, description="prompt tokens the local model evaluates per step"
     )
     llm_max_tokens: int = Field(default=1024, ge=16, description="longest reply a model may write")
+    llm_slots: int = Field(
+        default=2,
+        ge=1,
+        le=16,
+        description="calls the local model's process decodes at once (llama.cpp's parallel slots, each with the "
+        "whole context window); more wait their turn there",
+    )
+    llm_repack: bool = Field(
+        default=True,
+        description="llama.cpp's repacked weight layouts, its faster kernels on CPUs that have them; a model process "
+        "that crashes at its first reply with them is started again without them",
+    )
+    llm_timeout_s: float = Field(
+        default=600.0,
+        gt=0,
+        description="seconds one local model call may take; past that its process is taken as hung, ended and "
+        "started again",
+    )
+    llm_load_timeout_s: float = Field(
+        default=300.0, gt=0, description="seconds the local model's process may take to load and write its first reply"
+    )
+    llama_server: Path | None = Field(
+        default=None,
+        description="llama.cpp's server binary that runs the local models; unset uses the one scripts/setup.sh built "
+        "into the virtual environment",
+    )
     section_min_chars: int = Field(
         default=1500,
         ge=0,
@@ -250,6 +276,10 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return _json_list(value) or [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    def model_process_folder(self) -> Path:
+        """Where the local model's processes publish their address and write their logs."""
+        return self.cache_dir / "model-process"
 
     def local_model_threads(self) -> int:
         return self.llm_threads or len(os.sched_getaffinity(0))

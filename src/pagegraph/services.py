@@ -89,15 +89,16 @@ class Services:
 
     def warm(self, context: Context) -> None:
         """Load what a first question would otherwise wait for: the index and its embedder (one query embedded), and
-        the default chat model — its provider's client library, or the embedded model's weights. A server replica
-        does this at start, so that the first run it takes is as fast as the next."""
+        the default chat model — its provider's client library, or the embedded model's process (started, or found
+        running, and checked with one short reply). A server replica does this at start, so that the first run it
+        takes is as fast as the next."""
         from pagegraph.llm.local import LlamaCppChatModel
 
         if self.has_index(context):
             self.index(context).embedder.embed_queries(["warm"])
         model = self.chat_model(context)
         if isinstance(model, LlamaCppChatModel):
-            model.loaded()
+            model.endpoint()
 
     def close(self) -> None:
         """Close the indexes this object opened (not one it was given), those an ingest replaced included."""

@@ -1,6 +1,7 @@
-"""The embedded local model, for real: offline load, a structured call that validates, usage counted.
+"""The embedded local model, for real, in its llama-server process: offline load, a structured call that
+validates, usage counted, token log-probabilities reported.
 
-Three short calls (~5 s each on 2 cores). The joined weights live in the default cache folder so that a second run
+Short calls (~5 s each on 2 cores). The joined weights live in the default cache folder so that a second run
 reuses them instead of writing another 1.1 GB.
 """
 
@@ -16,6 +17,7 @@ from pagegraph.config import Settings
 from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.summaries import ModelSummarizer, SummarySource
 from pagegraph.llm import get_chat_model, invoke_model, structured_call
+from pagegraph.llm.calls import first_token_alternatives
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.llm.weights import QWEN_CODER_1_5B
 from tests.conftest import SAMPLES
@@ -87,6 +89,19 @@ def test_streaming_reports_the_same_usage_as_a_plain_call() -> None:
         plain_call.prompt_tokens,
         plain_call.completion_tokens,
     )
+
+
+def test_a_reply_cut_at_one_token_reports_its_top_alternatives() -> None:
+    """The judge's closed check: one token, and the likeliest first tokens with their probabilities."""
+    model = get_chat_model("local", settings=Settings(), max_tokens=1)
+    reply, call = invoke_model(
+        model, [HumanMessage(content="Is Paris the capital of France? Answer Yes or No.")], purpose="judge",
+        top_logprobs=5,
+    )
+    alternatives = first_token_alternatives(reply)
+    assert call.completion_tokens == 1 and len(alternatives) == 5
+    assert alternatives[0][0] == "Yes" and 0.5 < alternatives[0][1] <= 1.0
+    assert call.token_probability is not None
 
 
 def test_model_writes_a_document_summary(local_model: LlamaCppChatModel) -> None:

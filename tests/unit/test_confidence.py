@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 from langchain_core.messages import AIMessage
 from rich.console import Console
@@ -16,7 +15,6 @@ from pagegraph import build_graph
 from pagegraph.cli.answer_view import COMPUTED_NOTE, print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
-from pagegraph.llm.local import TokenLogprobs
 from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
 from pagegraph.nodes.judge import read_verdict
 from pagegraph.services import Services
@@ -196,23 +194,6 @@ def test_without_yes_or_no_among_the_alternatives_the_written_word_stands_in() -
     assert read_verdict(reply_with("Yes."), 0.75) == Verdict(probability=0.75, from_logprobs=False)
     assert read_verdict(reply_with("Sure", ("Sure", 0.9)), 0.75) == Verdict(probability=0.25, from_logprobs=False)
     assert read_verdict(reply_with(""), 0.8) == Verdict(probability=0.2, from_logprobs=False)
-
-
-def test_the_embedded_model_reports_the_top_alternatives_of_a_reply_cut_at_one_token() -> None:
-    vocabulary = ["Yes", "No", "Maybe", "!"]
-    recorder = TokenLogprobs(
-        lambda token: vocabulary[token].encode(), lambda text: [vocabulary.index(text.decode())], top=2
-    )
-    scores = np.log(np.array([0.6, 0.3, 0.08, 0.02]))
-    recorder(np.array([7, 8]), scores)  # the one distribution the reply was drawn from; the cap ends it there
-    (first,) = recorder.metadata("Yes")["logprobs"]["content"]
-    assert first["token"] == "Yes" and first["logprob"] == pytest.approx(math.log(0.6), abs=1e-3)
-    assert [t["token"] for t in first["top_logprobs"]] == ["Yes", "No"]
-    assert first["top_logprobs"][1]["logprob"] == pytest.approx(math.log(0.3), abs=1e-3)
-    plain = TokenLogprobs(lambda token: vocabulary[token].encode(), lambda text: [vocabulary.index(text.decode())])
-    plain(np.array([7]), scores)
-    plain(np.array([7, 1]), scores)  # "No" was chosen, then the reply ended (an end-of-text token: not written)
-    assert plain.metadata("No")["logprobs"]["content"] == [{"token": "No", "logprob": round(math.log(0.3), 4)}]
 
 
 def test_a_refusal_in_the_model_s_own_words_is_a_refusal(governance) -> None:

@@ -16,8 +16,12 @@ import typer
 
 import pagegraph
 from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, fail, index_folder
-from pagegraph.config import get_settings
+from pagegraph.config import Settings, get_settings
 from pagegraph.errors import PagegraphError
+from pagegraph.llm import get_chat_model
+from pagegraph.llm.factory import resolve_spec
+from pagegraph.llm.local import LlamaCppChatModel
+from pagegraph.llm.model_process import stop_owned
 from pagegraph.indexing.index import SUMMARIZE_LOG
 from pagegraph.indexing.postgres import redacted
 
@@ -133,6 +137,10 @@ def serve(
         f"https://smith.langchain.com)  API docs: {url}/docs",
         highlight=False,
     )
+    try:
+        console.print(f"model: {_start_model(settings)}", highlight=False)
+    except PagegraphError as exc:
+        raise fail(str(exc)) from None
     summarizer = _start_summarizer(folder, env) if settings.ingest_summaries == "model" else None
     server = subprocess.Popen(command, env=env, cwd=path.parent)
     # `kill`, `docker stop` or systemd stop this process: the server stops too (saving its threads), and this
@@ -147,7 +155,23 @@ def serve(
         if summarizer is not None:
             summarizer.terminate()
             summarizer.wait()
+        stop_owned()
     raise typer.Exit(returncode)
+
+
+def _start_model(settings: Settings) -> str:
+    """Start the embedded model's process before the server, checked with one short reply: a build that cannot run
+    on this CPU stops `serve` with the reason, not the first question. The server's workers and the summarizer find
+    this process (llm.model_process) and share it; it stops with `serve`. Other models are only named here."""
+    model = get_chat_model(None, settings=settings)
+    if not isinstance(model, LlamaCppChatModel):
+        return resolve_spec(None, settings)
+    endpoint = model.endpoint()
+    shape = endpoint.server.shape if endpoint.server is not None else model.shape
+    return (
+        f"{model.model_name} in llama-server pid {endpoint.pid()} ({shape.slots} questions at once; "
+        f"{'its own' if endpoint.owned else 'shared with a process that was running'})"
+    )
 
 
 def _start_summarizer(folder: Path, env: dict[str, str]) -> subprocess.Popen:

@@ -35,11 +35,11 @@ def provider(model: BaseChatModel) -> Literal["ollama", "openai"] | None:
     return None
 
 
-EMBEDDED_LLM_TYPE = "llama-cpp"  # LlamaCppChatModel's `_llm_type`: the model pagegraph runs in-process
+EMBEDDED_LLM_TYPE = "llama-cpp"  # LlamaCppChatModel's `_llm_type`: the model pagegraph runs in its own process
 
 
 def embedded(model: BaseChatModel) -> bool:
-    """Whether `model` is pagegraph's in-process llama.cpp model (llm.local), which takes a JSON-schema grammar
+    """Whether `model` is pagegraph's embedded llama.cpp model (llm.local), which takes a JSON-schema grammar
     and a reply cap per call."""
     return getattr(model, "_llm_type", None) == EMBEDDED_LLM_TYPE
 
@@ -162,6 +162,8 @@ def invoke_model(
     started = perf_counter()
     try:
         reply = model.invoke(list(messages), **kwargs)
+    except ModelUnavailableError:
+        raise
     except Exception as exc:
         explained = explain_model_failure(model, exc)
         if explained is not None:

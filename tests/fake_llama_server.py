@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""A stand-in for llama.cpp's server, for the model process's unit tests: it takes llama-server's command line,
+answers /health, /tokenize and /v1/chat/completions, and fails the way a broken build does, as FAKE_LLAMA_MODE says:
+
+- `ok`: replies "OK";
+- `crash-with-repack`: dies with SIGSEGV at its first reply unless started with --no-repack (AMX's crash);
+- `crash`: dies with SIGSEGV at every first reply;
+- `die-at-load`: exits with status 1 before it answers /health.
+
+FAKE_LLAMA_DELAY_S makes every reply after the first wait that long (a call to cut off).
+
+Each process appends its pid and arguments to FAKE_LLAMA_STARTS (a file), so tests count the starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODE = os.environ.get("FAKE_LLAMA_MODE", "ok")
+ARGS = sys.argv[1:]
+DELAY_S = float(os.environ.get("FAKE_LLAMA_DELAY_S", "0"))
+replies = 0
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _reply(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path == "/health":
+            self._reply(200, {"status": "ok"})
+        elif self.path == "/props":
+            self._reply(200, {"model_path": ARGS[ARGS.index("--model") + 1]})
+        else:
+            self._reply(404, {})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        if self.path == "/tokenize":
+            self._reply(200, {"tokens": list(range(len(body.get("content", "").split())))})
+            return
+        if MODE == "crash" or (MODE == "crash-with-repack" and "--no-repack" not in ARGS):
+            os.kill(os.getpid(), signal.SIGSEGV)
+        global replies
+        replies += 1
+        if replies > 1:
+            time.sleep(DELAY_S)
+        self._reply(
+            200,
+            {
+                "choices": [{"message": {"content": "OK"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+            },
+        )
+
+
+def main() -> None:
+    if starts := os.environ.get("FAKE_LLAMA_STARTS"):
+        with open(starts, "a") as record:
+            record.write(json.dumps({"pid": os.getpid(), "args": ARGS}) + "\n")
+    if MODE == "die-at-load":
+        sys.exit(1)
+    port = int(ARGS[ARGS.index("--port") + 1])
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+if __name__ == "__main__":
+    main()
