@@ -53,10 +53,18 @@ class Settings(BaseSettings):
         "the index in its folder",
     )
     database_pool_size: int = Field(default=4, ge=1, le=64, description="connections one process keeps open")
+    server_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="WARNING", description="the server runtime's log lines shown by `pagegraph serve` (--verbose: INFO)"
+    )
+    server_database_url: str | None = Field(
+        default=None,
+        description="postgresql://... where `pagegraph serve` keeps threads, runs, their queue and crons; unset uses "
+        "database_url, and without either serve starts a PostgreSQL of its own in INDEX/server (pgserver)",
+    )
     redis_url: str | None = Field(
         default=None,
-        description="redis://HOST:PORT of a Redis server: with database_url, `pagegraph serve` runs the team runtime "
-        "(threads, runs and their queue in the database, streams through Redis; several replicas on one database)",
+        description="redis://HOST:PORT of the Redis server that carries `pagegraph serve`'s run streams; replicas on "
+        "one database share one; unset, serve starts one of its own on loopback",
     )
     chroma_url: str | None = Field(
         default=None, description="http://HOST:PORT of a `chroma run` server; unset keeps vectors in the index folder"
@@ -276,6 +284,10 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return _json_list(value) or [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    def runtime_database_url(self) -> str | None:
+        """The database of the server's runtime (threads, runs, queue, crons, checkpoints)."""
+        return self.server_database_url or self.database_url
 
     def model_process_folder(self) -> Path:
         """Where the local model's processes publish their address and write their logs."""

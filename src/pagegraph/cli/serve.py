@@ -1,5 +1,6 @@
-"""`pagegraph serve`: LangGraph server with every graph, auth and durable threads from langgraph.json, offline: on one
-machine `langgraph dev` (no browser); with a database and Redis the team runtime (`pagegraph.server.runtime`)."""
+"""`pagegraph serve`: LangGraph server's production runtime (`pagegraph.server.runtime`) with every graph, auth and
+durable threads from langgraph.json, offline; on one machine with the PostgreSQL and Redis it starts itself
+(`pagegraph.server.embedded`), and the embedded model's process (`pagegraph.llm.model_process`)."""
 
 from __future__ import annotations
 
@@ -8,27 +9,33 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+import urllib.request
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 import pagegraph
-from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, fail, index_folder
+from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, err, fail, index_folder
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import PagegraphError
+from pagegraph.indexing.index import SUMMARIZE_LOG
+from pagegraph.indexing.postgres import redacted
 from pagegraph.llm import get_chat_model
 from pagegraph.llm.factory import resolve_spec
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.llm.model_process import stop_owned
-from pagegraph.indexing.index import SUMMARIZE_LOG
-from pagegraph.indexing.postgres import redacted
+from pagegraph.server.embedded import start_embedded
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1"}
 NO_TRACING = {"LANGSMITH_TRACING": "false"}  # unless the user asked for LangSmith tracing
 SUMMARIZE_EVERY_S = 60
+STOP_GRACE_S = 8.0  # SIGINT or SIGTERM stop everything within 10 s
+READY_TIMEOUT_S = 180.0
+SERVER_FOLDER = "server"  # INDEX/server: the database serve starts when none is configured
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
 
 
@@ -70,37 +77,25 @@ def serve(
     index: IndexOption = None,
     database_url: DatabaseOption = None,
     config: Annotated[Optional[Path], typer.Option(help="langgraph.json to serve (default: the checkout's)")] = None,
-    reload: Annotated[bool, typer.Option(help="restart when the code changes (development)")] = False,
     jobs: Annotated[
         int,
         typer.Option(
             min=1,
             max=64,
-            help="runs the server works on at once (LangGraph's jobs per worker). The local model is loaded once "
-            "and shared: its calls queue, so more jobs mostly let searches and abstentions pass a long answer",
+            help="runs each server process works on at once (LangGraph's jobs per worker). The local model runs "
+            "once per machine and is shared: its calls share its slots (PAGEGRAPH_LLM_SLOTS), so more jobs mostly "
+            "let searches and abstentions pass a long answer",
         ),
     ] = 4,
-    workers: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            max=64,
-            help="server processes on this machine, each with its own jobs and model (team runtime only: "
-            "PAGEGRAPH_DATABASE_URL and PAGEGRAPH_REDIS_URL set)",
-        ),
-    ] = 1,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="server processes on this machine")] = 1,
+    verbose: Annotated[bool, typer.Option(help="show the runtime's own log lines (INFO and up)")] = False,
 ) -> None:
-    """Serve every graph over HTTP (LangGraph server) for the SDK and LangGraph Studio; Ctrl-C stops it. With
-    PAGEGRAPH_DATABASE_URL and PAGEGRAPH_REDIS_URL set, the team runtime: replicas on one database share threads and
-    runs."""
+    """Serve every graph over HTTP (LangGraph server's production runtime) for the SDK, Studio and the web page;
+    Ctrl-C stops it and everything it started. Threads, runs and crons live in PostgreSQL: the one of
+    PAGEGRAPH_SERVER_DATABASE_URL (or PAGEGRAPH_DATABASE_URL), else one it starts in INDEX/server; run streams pass
+    through PAGEGRAPH_REDIS_URL, else a Redis it starts on loopback. Replicas on one database share threads and runs."""
     settings = get_settings()
-    team = bool(settings.database_url and settings.redis_url)
     try:
-        if workers > 1 and not team:
-            raise PagegraphError(
-                f"--workers {workers}: several server processes need the team runtime (PAGEGRAPH_DATABASE_URL and "
-                "PAGEGRAPH_REDIS_URL); the single-machine server keeps its runs in one process"
-            )
         path = find_config(config)
         if host not in LOOPBACK and settings.auth_file is None:
             raise PagegraphError(
@@ -116,47 +111,92 @@ def serve(
         env["PAGEGRAPH_ALLOWED_HOSTS"] = ",".join([*settings.allowed_hosts, host])
     folder = index_folder(index, settings)
     env["PAGEGRAPH_INDEX"] = str(folder)
-    if team:
-        if reload:
-            raise fail("--reload: the team runtime does not reload; use the single-machine server to develop")
-        command = [sys.executable, "-m", "pagegraph.server.runtime", str(path), host, str(port), str(jobs)]
-        command += [str(workers)]
-        where = f"database {redacted(settings.database_url)}, Redis {redacted(settings.redis_url)}"
-    else:
-        command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--host", host]
-        command += ["--port", str(port), "--config", str(path), "--n-jobs-per-worker", str(jobs)]
-        command += [] if reload else ["--no-reload"]
-        where = f"index {folder}"
+    if verbose:
+        env["PAGEGRAPH_SERVER_LOG_LEVEL"] = "INFO"
+    started: list[Callable[[], None]] = []  # what to stop, last started first
+    try:
+        embedded = start_embedded(
+            folder / SERVER_FOLDER, database=not settings.runtime_database_url(), redis=not settings.redis_url
+        )
+        started.append(embedded.stop)
+        if embedded.database_url:
+            env["PAGEGRAPH_SERVER_DATABASE_URL"] = embedded.database_url
+        if embedded.redis_url:
+            env["PAGEGRAPH_REDIS_URL"] = embedded.redis_url
+        model = _start_model(settings)
+        started.append(stop_owned)
+    except PagegraphError as exc:
+        _stop_all(started)
+        raise fail(str(exc)) from None
     url = f"http://{'127.0.0.1' if host in LOOPBACK else host}:{port}"
-    console.print(f"serving {path} at {url} ({where})", highlight=False)
+    log_path = folder / SERVER_FOLDER / "server.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    database = embedded.described[0] if embedded.database_url else redacted(settings.runtime_database_url() or "")
+    streams = "Redis on loopback" if embedded.redis_url else f"Redis {redacted(settings.redis_url or '')}"
+    users = str(settings.auth_file) if settings.auth_file else "none: loopback only, open to this machine's users"
     console.print(
-        f"web page: {url}/  (works offline; sign in with your API key when a users file is set)", highlight=False
-    )
-    console.print(
-        f"Studio: https://smith.langchain.com/studio/?baseUrl={url} (with PAGEGRAPH_ALLOWED_ORIGINS="
-        f"https://smith.langchain.com)  API docs: {url}/docs",
+        f"pagegraph serve {url}\n"
+        f"  web page  {url}/   API docs {url}/docs   MCP {url}/mcp\n"
+        f"  index     {folder}\n"
+        f"  users     {users}\n"
+        f"  model     {model}\n"
+        f"  runtime   langgraph-api (PostgreSQL runtime), {workers} worker(s) × {jobs} jobs; threads in {database}; "
+        f"streams through {streams}\n"
+        f"  log       {'this terminal' if verbose else log_path}",
         highlight=False,
     )
-    try:
-        console.print(f"model: {_start_model(settings)}", highlight=False)
-    except PagegraphError as exc:
-        raise fail(str(exc)) from None
-    summarizer = _start_summarizer(folder, env) if settings.ingest_summaries == "model" else None
-    server = subprocess.Popen(command, env=env, cwd=path.parent)
-    # `kill`, `docker stop` or systemd stop this process: the server stops too (saving its threads), and this
-    # process exits only once it has, so whoever restarts it never finds the port still taken
+    if settings.ingest_summaries == "model":
+        summarizer = _start_summarizer(folder, env)
+        started.append(lambda: _stop_process(summarizer))
+    command = [sys.executable, "-m", "pagegraph.server.runtime", str(path), host, str(port), str(jobs), str(workers)]
+    with log_path.open("a") as log:
+        output = {} if verbose else {"stdout": log, "stderr": subprocess.STDOUT}
+        server = subprocess.Popen(command, env=env, cwd=path.parent, **output)
+    started.append(lambda: _stop_process(server))
+    _report_ready(server, url, log_path, verbose)
+    # `kill`, `docker stop`, systemd or Ctrl-C stop this process: the server stops first (its runs are put back
+    # in the queue), then what it used; this process exits only once they have, so whoever restarts it never finds
+    # the port still taken
     signal.signal(signal.SIGTERM, lambda signum, frame: server.terminate())
     try:
         returncode = server.wait()
-    except KeyboardInterrupt:  # the terminal sent Ctrl-C to the server as well
-        server.wait()
+    except KeyboardInterrupt:  # from a terminal the server has it too; from `kill -INT` only this process does
         returncode = 0
     finally:
-        if summarizer is not None:
-            summarizer.terminate()
-            summarizer.wait()
-        stop_owned()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _stop_all(started)
     raise typer.Exit(returncode)
+
+
+def _report_ready(server: subprocess.Popen, url: str, log_path: Path, verbose: bool) -> None:
+    """'ready' once the server answers /ok; if it exits first, the end of its log, which says why."""
+    started = time.monotonic()
+    while time.monotonic() - started < READY_TIMEOUT_S and server.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/ok", timeout=2) as reply:
+                if reply.status == 200:
+                    console.print(f"ready in {time.monotonic() - started:.1f} s; Ctrl-C stops it", highlight=False)
+                    return
+        except OSError:
+            time.sleep(0.2)
+    if server.poll() is not None and not verbose:
+        lines = log_path.read_text(errors="replace").splitlines()[-20:]
+        err.print("the server stopped while starting; the end of its log:\n" + "\n".join(lines), highlight=False)
+
+
+def _stop_process(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _stop_all(started: list[Callable[[], None]]) -> None:
+    for stop in reversed(started):
+        stop()
 
 
 def _start_model(settings: Settings) -> str:
@@ -169,8 +209,8 @@ def _start_model(settings: Settings) -> str:
     endpoint = model.endpoint()
     shape = endpoint.server.shape if endpoint.server is not None else model.shape
     return (
-        f"{model.model_name} in llama-server pid {endpoint.pid()} ({shape.slots} questions at once; "
-        f"{'its own' if endpoint.owned else 'shared with a process that was running'})"
+        f"{model.model_name}, llama-server pid {endpoint.pid()} ({shape.slots} calls at once; "
+        f"{'started by serve' if endpoint.owned else 'already running, shared'})"
     )
 
 

@@ -1,6 +1,7 @@
-"""The LangGraph server's checkpointer: threads kept in a SQLite file (default INDEX/checkpoints.sqlite), or with
-PAGEGRAPH_DATABASE_URL in the database beside the index (schema `pagegraph_NAME_threads`), so that a restarted
-server finds them again; pagegraph's records are allow-listed for deserialisation."""
+"""The LangGraph server's checkpointer: threads kept in the server's database (`Settings.runtime_database_url`: the one
+`pagegraph serve` started, or the configured one; schema `pagegraph_NAME_threads`), or, for a bare `langgraph dev`
+without one, in a SQLite file (default INDEX/checkpoints.sqlite), so that a restarted server finds them again;
+pagegraph's records are allow-listed for deserialisation."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def create_threads_schema(schema: str) -> sql.Composed:
 @asynccontextmanager
 async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
     settings = get_settings()
-    if settings.database_url:
+    if settings.runtime_database_url():
         async with _database_threads(settings) as saver:
             yield saver
         return
@@ -88,9 +89,11 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
 @asynccontextmanager
 async def _database_threads(settings: Settings) -> AsyncIterator[DatabaseThreadSaver]:
     schema = threads_schema(settings)
+    url = settings.runtime_database_url()
+    assert url is not None
     try:
         connection = await AsyncConnection.connect(
-            settings.database_url,
+            url,
             autocommit=True,
             prepare_threshold=0,
             row_factory=dict_row,
@@ -98,7 +101,7 @@ async def _database_threads(settings: Settings) -> AsyncIterator[DatabaseThreadS
         )
     except Exception as exc:
         raise PagegraphError(
-            f"server threads: cannot connect to the database at {redacted(settings.database_url)} ({type(exc).__name__})"
+            f"server threads: cannot connect to the database at {redacted(url)} ({type(exc).__name__})"
         ) from exc
     async with connection:
         await connection.execute(create_threads_schema(schema))

@@ -1,12 +1,12 @@
-"""The team runtime of `pagegraph serve`: the stock LangGraph server (langgraph-api) on langgraph-runtime-pg, which
-keeps threads, runs, the run queue, crons and the store in PostgreSQL and passes a run's stream between processes
-through Redis. Several replicas on one database and one Redis serve the same users: a run started on one can be
-joined, streamed and cancelled from any other, and a run whose replica died is taken up again by another (at most
-`BG_JOB_MAX_RETRIES` times, then marked failed).
+"""The runtime of `pagegraph serve`, on one machine and for a team alike: the stock LangGraph server (langgraph-api) on
+langgraph-runtime-pg, which keeps threads, runs, the run queue, crons and the store in PostgreSQL and passes a run's
+stream between processes through Redis. Several replicas on one database and one Redis serve the same users: a run
+started on one can be joined, streamed and cancelled from any other, and a run whose replica died is taken up again
+by another (at most `BG_JOB_MAX_RETRIES` times, then marked failed).
 
-`pagegraph serve` runs `python -m pagegraph.server.runtime CONFIG HOST PORT JOBS WORKERS` when both
-PAGEGRAPH_DATABASE_URL and PAGEGRAPH_REDIS_URL are set; the URLs travel in the environment, not in the command
-line, so that no password shows in a process list."""
+`pagegraph serve` runs `python -m pagegraph.server.runtime CONFIG HOST PORT JOBS WORKERS` with the database
+(`Settings.runtime_database_url`) and Redis it was given or started itself (`server.embedded`); the URLs travel in
+the environment, not in the command line, so that no password shows in a process list."""
 
 from __future__ import annotations
 
@@ -63,10 +63,11 @@ def prepare_database(database_url: str, threads_schema_name: str) -> None:
 
 def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> None:
     settings = get_settings()
-    if not (settings.database_url and settings.redis_url):
-        raise PagegraphError("the team runtime needs PAGEGRAPH_DATABASE_URL and PAGEGRAPH_REDIS_URL")
+    database_url = settings.runtime_database_url()
+    if not (database_url and settings.redis_url):
+        raise PagegraphError("the server runtime needs a database and Redis (`pagegraph serve` starts both)")
     config = validate_config_file(config_path)
-    prepare_database(settings.database_url, threads_schema(settings))
+    prepare_database(database_url, threads_schema(settings))
     # migrated above, under the lock: each worker's pool start need not run the migration again
     os.environ["LG_RUNTIME_PG_AUTO_MIGRATE"] = "false"
     run_server(
@@ -81,8 +82,8 @@ def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> N
         http=config.get("http"),
         checkpointer=config.get("checkpointer"),
         runtime_edition=EDITION,
-        server_level="WARNING",
-        __database_uri__=settings.database_url,
+        server_level=settings.server_log_level,
+        __database_uri__=database_url,
         __redis_uri__=settings.redis_url,
         __migrations_path__=None,
         **({"workers": workers} if workers > 1 else {}),
