@@ -19,6 +19,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pagegraph.errors import PagegraphError
 from pagegraph.state.answering import OutputType
 
+SERVER_FOLDER = "server"  # INDEX/server: what `pagegraph serve` keeps beside an index (its database, logs, audit)
+
 
 def data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
@@ -53,6 +55,11 @@ class Settings(BaseSettings):
         "the index in its folder",
     )
     database_pool_size: int = Field(default=4, ge=1, le=64, description="connections one process keeps open")
+    audit_log: Path | None = Field(
+        default=None,
+        description="the server's audit log of refused sign-ins, ingests, declassifications and roles (JSON lines; "
+        "admins read it at /ui/audit); unset: INDEX/server/audit.jsonl",
+    )
     server_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING", description="the server runtime's log lines shown by `pagegraph serve` (--verbose: INFO)"
     )
@@ -284,6 +291,10 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return _json_list(value) or [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    def audit_path(self) -> Path:
+        """The server's audit log (JSON lines): PAGEGRAPH_AUDIT_LOG, else INDEX/server/audit.jsonl."""
+        return (self.audit_log or self.index / SERVER_FOLDER / "audit.jsonl").expanduser()
 
     def runtime_database_url(self) -> str | None:
         """The database of the server's runtime (threads, runs, queue, crons, checkpoints)."""

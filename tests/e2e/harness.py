@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -200,3 +201,37 @@ class ScriptedOpenAI:
     def settings(self) -> dict[str, str]:
         """Server environment that makes this the model of every run."""
         return {"PAGEGRAPH_MODEL": "openai:scripted", "PAGEGRAPH_OPENAI_BASE_URL": self.base_url, "OPENAI_API_KEY": "x"}
+
+
+ROUTE_LISTING = """
+import json, os, sys
+from pathlib import Path
+from langgraph_cli.config import validate_config_file
+from starlette.routing import Mount, Route, WebSocketRoute
+from pagegraph.server.runtime import runtime_environment
+
+os.environ.update(runtime_environment(validate_config_file(Path(sys.argv[1])), "postgresql://unused", "redis://unused", 1))
+from langgraph_api.server import app
+
+def walk(routes, prefix=""):
+    for route in routes:
+        if isinstance(route, Mount):
+            yield from walk(route.routes, prefix + route.path) if route.routes else [(prefix + route.path + "/{path}", ["GET"])]
+        elif isinstance(route, WebSocketRoute):
+            yield prefix + route.path, ["WEBSOCKET"]
+        elif isinstance(route, Route):
+            yield prefix + route.path, sorted(route.methods or [])
+        else:
+            raise SystemExit(f"a route of a kind the sweep does not know: {route!r}")
+
+print(json.dumps(list(walk(app.routes))))
+"""
+
+
+def served_routes(config: Path) -> list[tuple[str, list[str]]]:
+    """Every route of the app `pagegraph serve` runs, read from its ASGI router (langgraph-api's routes, the web
+    page's and their mounts), with the methods each takes; WEBSOCKET for a websocket route."""
+    done = subprocess.run(
+        [sys.executable, "-c", ROUTE_LISTING, str(config)], capture_output=True, text=True, timeout=120, check=True
+    )
+    return [(path, methods) for path, methods in json.loads(done.stdout.splitlines()[-1])]

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from langgraph_sdk import get_client
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 from tests.conftest import REPO
-from tests.e2e.harness import ScriptedOpenAI, Server, add_users, free_port, server_env
+from tests.e2e.harness import ScriptedOpenAI, Server, add_users, free_port, served_routes, server_env
 
 pytestmark = pytest.mark.slow
 USERS = {
@@ -377,3 +381,44 @@ def test_cancelling_an_ingest_stops_it_and_frees_the_index_at_once(site: dict) -
         after = run(ingest(server, root, [uploads / "next.md"], "ops"))
     assert outcomes(after) == {"next.md": ("added", "")}, after
     assert "ledger.md" not in indexed(site) and "next.md" in indexed(site)
+
+
+OPEN_ROUTES = {"/", "/ok", "/favicon.ico", "/ui/static/{path}"}
+
+
+def websocket_refused(url: str) -> bool:
+    """Whether the server refuses to open a websocket at `url` (its handshake answered 401 or 403)."""
+    try:
+        with connect(url.replace("http://", "ws://", 1), open_timeout=10):
+            return False
+    except InvalidStatus as exc:
+        return exc.response.status_code in (401, 403)
+
+
+def test_every_route_but_the_page_shell_and_ok_needs_a_key(site: dict) -> None:
+    """Each route the app serves (its ASGI router, not only the OpenAPI document), called with every method it takes
+    and no key: refused with 401 before it runs, except the page shell, its static files and /ok. The development
+    server's own routes do not exist, for anyone."""
+    server = site["server"]
+    routes = served_routes(server.folder / "langgraph.json")
+    paths = {path for path, _ in routes}
+    assert {"/threads/{thread_id}/commands", "/mcp", "/runs/crons", "/store/items/search"} <= paths, paths
+    assert not any(path.startswith(("/internal", "/deploy")) for path in paths)
+    answered = {}
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        for path, methods in routes:
+            concrete = re.sub(r"\{[^}]+\}", lambda m: "x.png" if m.group(0) == "{page}" else str(uuid.uuid4()), path)
+            for method in methods:
+                if method == "WEBSOCKET":
+                    assert websocket_refused(server.url + concrete), path
+                    continue
+                reply = http.request(method, concrete, json={} if method in ("POST", "PUT", "PATCH") else None)
+                answered[f"{method} {path}"] = reply.status_code
+                if path in OPEN_ROUTES and method in ("GET", "HEAD"):
+                    assert reply.status_code in (200, 404), (method, path, reply.text[:200])
+                else:
+                    assert reply.status_code == 401, (method, path, reply.status_code, reply.text[:200])
+    assert len(answered) > 70
+    with httpx.Client(base_url=server.url, headers={"x-api-key": site["keys"]["root"]}, timeout=30) as http:
+        for path in ("/internal/truncate", "/internal/debug/thread/x", "/deploy"):
+            assert http.post(path, json={}).status_code in (404, 405), path

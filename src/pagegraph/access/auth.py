@@ -44,9 +44,10 @@ def request_key(headers: dict[bytes, bytes]) -> str:
     return key
 
 
-def request_access(headers: dict[bytes, bytes]) -> Access:
+def request_access(headers: dict[bytes, bytes], source: str | None = None) -> Access:
     """Who sent a request: the local owner when no users file is configured, else the user whose key it carries.
-    Raises 401 for a missing or unknown key, 500 for a users file that cannot be read."""
+    Raises 401 for a missing or unknown key, 429 (with Retry-After) past the failed sign-ins one address may make
+    with a key ID, 500 for a users file that cannot be read. `source`: the client's address."""
     settings = get_settings()
     path = settings.auth_file
     if path is None:
@@ -55,7 +56,7 @@ def request_access(headers: dict[bytes, bytes]) -> Access:
     if not key:
         raise Auth.exceptions.HTTPException(status_code=401, detail="missing API key (send the x-api-key header)")
     try:
-        user = user_directory(path.expanduser().resolve(), settings.sign_in_failures_per_minute).find(key)
+        user = user_directory(path.expanduser().resolve(), settings.sign_in_failures_per_minute).find(key, source)
     except SignInLimited as exc:
         raise Auth.exceptions.HTTPException(
             status_code=429, detail=str(exc), headers={"retry-after": str(exc.retry_after)}

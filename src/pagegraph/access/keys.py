@@ -144,8 +144,9 @@ FAILURE_WINDOW_S = 60.0
 
 class UserDirectory:
     """Finds the user an API key belongs to; re-reads the users file when it changes. Failed sign-ins are counted
-    per key ID: past `failures_per_minute` in a minute, that ID is refused without a check until the minute has
-    passed (a wrong key costs a scrypt check; guessing one user's secret is slowed down, and so is a CPU sink)."""
+    per source address and key ID: past `failures_per_minute` in a minute, that pair is refused without a check
+    until the minute has passed (a wrong key costs a scrypt check; guessing one user's secret is slowed down, and so
+    is a CPU sink)."""
 
     def __init__(self, path: Path, failures_per_minute: int = 10) -> None:
         self.path = path
@@ -169,15 +170,19 @@ class UserDirectory:
                 self._stamp = stamp
             return self._users
 
-    def find(self, key: str) -> ApiUser | None:
+    def find(self, key: str, source: str | None = None) -> ApiUser | None:
+        """The user `key` belongs to, or None. Failures are counted per source address and key ID (a key ID that
+        matches no user counts as one ID): guesses from one address slow down that address only, so an attacker
+        cannot lock a user's valid key out from elsewhere."""
         users = self.users()
         seen = hmac.new(_PROCESS_SECRET, key.encode(), hashlib.sha256).digest()
         with self._lock:
             if seen in self._verified:
                 return self._verified[seen]
         key_id = key_id_of(key)
-        self._admit(key_id or "")
         candidates = [u for u in users if u.key_id == key_id] if key_id else [u for u in users if u.key_id is None]
+        counted = f"{source or '-'} {key_id if candidates and key_id else '(no such key ID)'}"
+        self._admit(counted)
         for user in candidates:
             if key_matches(key, user.key_hash):
                 with self._lock:
@@ -186,19 +191,19 @@ class UserDirectory:
         if not candidates:
             key_matches(key, _DUMMY_HASH)
         with self._lock:
-            self._failures[key_id or ""].append(time.monotonic())
+            self._failures[counted].append(time.monotonic())
         return None
 
-    def _admit(self, key_id: str) -> None:
+    def _admit(self, counted: str) -> None:
         with self._lock:
-            failures = self._failures[key_id]
+            failures = self._failures[counted]
             now = time.monotonic()
             while failures and now - failures[0] >= FAILURE_WINDOW_S:
                 failures.popleft()
             if len(failures) >= self.failures_per_minute:
                 wait = int(FAILURE_WINDOW_S - (now - failures[0])) + 1
                 raise SignInLimited(
-                    f"too many failed sign-ins with this key in the last minute; try again in {wait} s "
-                    "(PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE)",
+                    f"too many failed sign-ins from this address with this key in the last minute; try again in "
+                    f"{wait} s (PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE)",
                     wait,
                 )

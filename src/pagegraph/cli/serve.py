@@ -19,7 +19,7 @@ import typer
 
 import pagegraph
 from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, err, fail, index_folder
-from pagegraph.config import Settings, get_settings
+from pagegraph.config import SERVER_FOLDER, Settings, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import SUMMARIZE_LOG
 from pagegraph.indexing.postgres import redacted
@@ -35,7 +35,6 @@ NO_TRACING = {"LANGSMITH_TRACING": "false"}  # unless the user asked for LangSmi
 SUMMARIZE_EVERY_S = 60
 STOP_GRACE_S = 8.0  # SIGINT or SIGTERM stop everything within 10 s
 READY_TIMEOUT_S = 180.0
-SERVER_FOLDER = "server"  # INDEX/server: the database serve starts when none is configured
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
 
 
@@ -157,15 +156,22 @@ def serve(
     # `kill`, `docker stop`, systemd or Ctrl-C stop this process: the server stops first (its runs are put back
     # in the queue), then what it used; this process exits only once they have, so whoever restarts it never finds
     # the port still taken
-    signal.signal(signal.SIGTERM, lambda signum, frame: server.terminate())
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        stopping.append(signum)
+        server.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         returncode = server.wait()
     except KeyboardInterrupt:  # from a terminal the server has it too; from `kill -INT` only this process does
+        stopping.append(signal.SIGINT)
         returncode = 0
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _stop_all(started)
-    raise typer.Exit(returncode)
+    raise typer.Exit(0 if stopping else returncode)  # a stop asked for is a clean exit
 
 
 def _report_ready(server: subprocess.Popen, url: str, log_path: Path, verbose: bool) -> None:

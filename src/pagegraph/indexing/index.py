@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from pagegraph.access.records import RetrievalFilter
-from pagegraph.config import Settings
+from pagegraph.config import SERVER_FOLDER, Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, PagegraphError
 from pagegraph.indexing.bm25 import BM25Index, idf, top_rows, word_counts
 from pagegraph.indexing.catalog import ChunkCatalog
@@ -458,8 +458,9 @@ def _folder_manifest(folder: Path, params: IndexParams | None, write: bool, outd
 
 
 def _may_precede_index(name: str) -> bool:
-    """Files that may sit in an index folder before the index: its lock, the server's threads and summarizer log."""
-    return name in (_LOCK_FILE, SUMMARIZE_LOG) or name.split("-")[0] == THREADS_FILE
+    """Files that may sit in an index folder before the index: its lock, the server's folder, threads and summarizer
+    log."""
+    return name in (_LOCK_FILE, SUMMARIZE_LOG, SERVER_FOLDER) or name.split("-")[0] == THREADS_FILE
 
 
 def delete_index(folder: Path, settings: Settings) -> None:

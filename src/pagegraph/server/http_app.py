@@ -1,7 +1,8 @@
 """The HTTP app LangGraph server mounts beside its API (langgraph.json `http.app`): the web page and its routes
-(`pagegraph.server.page_routes`). Its middleware bounds every request, the API's included: the body size (413; uploads to
-the web page have their own limit), and how many runs one user may have going at once and start per
-minute (429, with the limit named and Retry-After)."""
+(`pagegraph.server.page_routes`). Its middleware guards every request, the API's included: the origin, a known key on
+every route but the page shell, its static files and /ok (`SignedIn`), the body size (413; uploads to the web page
+have their own limit), and how many runs one user may have going at once and start per minute (429, with the limit
+named and Retry-After)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from typing import Any
 from langgraph_sdk import Auth
 from starlette.applications import Starlette
 
-from pagegraph.access.auth import request_access
+from pagegraph.access.audit import audit
+from pagegraph.access.auth import request_access, request_key
+from pagegraph.access.keys import key_id_of
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.nodes.language import question_language
 from pagegraph.server.origins import OriginGuard
@@ -36,9 +39,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # until the run is joined.
 RUN_PATH = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch)?/?$")
 CRON_PATH = re.compile(r"^(/threads/[^/]+)?/runs/crons/?$")
-# What the server is and runs (versions, the API's description, counters): for signed-in users only. `/ok` stays
-# open, the one health check a load balancer needs.
-META_PATHS = frozenset({"/docs", "/openapi.json", "/info", "/metrics", "/redoc"})
+# The routes that answer without a key (GET and HEAD only): the web page's shell and its static files, which sign
+# in from the browser, and /ok, the one health check a load balancer needs. Every other route of the app, the API's
+# and the web page's alike, whatever its entry (runs, commands, MCP, crons, store), needs a known key.
+OPEN_PATHS = frozenset({"/", "/ok", "/favicon.ico"})
+OPEN_PREFIX = "/ui/static/"
 WINDOW_S = 60.0
 log = logging.getLogger(__name__)
 
@@ -88,6 +93,46 @@ async def refuse(send: Send, status: int, detail: str, retry_after: int | None =
     await send({"type": "http.response.body", "body": body})
 
 
+def is_open(scope: Scope) -> bool:
+    path = scope.get("path", "")
+    return scope.get("method") in ("GET", "HEAD") and (path in OPEN_PATHS or path.startswith(OPEN_PREFIX))
+
+
+def client_address(scope: Scope) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
+class SignedIn:
+    """With a users file, the door of every route but the open ones: a request without a known key is refused here
+    (401; 429 with Retry-After past the failed sign-ins an address may make), written to the audit log, and never
+    reaches a route. Without a users file the server is the local owner's, on loopback."""
+
+    def __init__(self, app: ASGIApp, settings: Settings | None = None) -> None:
+        self.app = app
+        self.settings = settings or get_settings()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or self.settings.auth_file is None or is_open(scope):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        try:
+            await asyncio.to_thread(request_access, headers, client_address(scope))
+        except Auth.exceptions.HTTPException as exc:
+            key_id = key_id_of(request_key(headers))
+            who = f"key {key_id}" if key_id else ("a key of no known form" if request_key(headers) else "no key")
+            audit("sign_in_refused", who=who, route=scope.get("path", ""), source=client_address(scope),
+                  reason=str(exc.detail))
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008, "reason": str(exc.detail)[:120]})
+                return
+            retry = (exc.headers or {}).get("retry-after")
+            await refuse(send, exc.status_code, str(exc.detail), int(retry) if retry else None)
+            return
+        await self.app(scope, receive, send)
+
+
 class RequestLimits:
     def __init__(self, app: ASGIApp, settings: Settings | None = None) -> None:
         self.app = app
@@ -100,12 +145,6 @@ class RequestLimits:
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
-        if path.rstrip("/") in META_PATHS and self.settings.auth_file is not None:
-            try:
-                await asyncio.to_thread(request_access, dict(scope.get("headers") or []))
-            except Auth.exceptions.HTTPException as exc:
-                await refuse(send, exc.status_code, str(exc.detail))
-                return
         upload = scope.get("method") == "POST" and path == UPLOAD_PATH
         limit = self.settings.max_upload_bytes if upload else self.settings.max_request_bytes
         knob = "PAGEGRAPH_MAX_UPLOAD_BYTES" if upload else "PAGEGRAPH_MAX_REQUEST_BYTES"
@@ -316,5 +355,6 @@ async def warm_at_start(_: Starlette) -> AsyncIterator[None]:
 
 app = Starlette(routes=routes, lifespan=warm_at_start)
 app.add_middleware(RequestLimits)
+app.add_middleware(SignedIn)
 app.add_middleware(OriginGuard)  # outermost of the checks: before every other one
 app.add_middleware(LifespanToRouter, router=app.router)

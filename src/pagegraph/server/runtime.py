@@ -10,15 +10,17 @@ the environment, not in the command line, so that no password shows in a process
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
+import uvicorn
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.postgres import PostgresStore
-from langgraph_api.cli import run_server
 from langgraph_cli.config import validate_config_file
 from langgraph_runtime_pg.migrate import upgrade_head
 from psycopg import sql
@@ -61,6 +63,52 @@ def prepare_database(database_url: str, threads_schema_name: str) -> None:
         PostgresSaver(conn).setup()
 
 
+def runtime_environment(config: dict[str, Any], database_url: str, redis_url: str, jobs: int) -> dict[str, str]:
+    """The environment langgraph-api's production entry (`langgraph_api.server:app`) reads its configuration from
+    at import: the graphs, auth, HTTP app and checkpointer of langgraph.json, the PostgreSQL runtime's database and
+    Redis, the jobs per worker. No development-only setting: no in-memory runtime (and so none of its `/internal`
+    and `/deploy` routes), no reload, no Studio shortcut."""
+    sections = {
+        "LANGSERVE_GRAPHS": config.get("graphs"),
+        "LANGGRAPH_AUTH": config.get("auth"),
+        "LANGGRAPH_HTTP": config.get("http"),
+        "LANGGRAPH_STORE": config.get("store"),
+        "LANGGRAPH_CHECKPOINTER": config.get("checkpointer"),
+    }
+    return {
+        **{name: json.dumps(value) for name, value in sections.items() if value},
+        "LANGGRAPH_RUNTIME_EDITION": EDITION,
+        "DATABASE_URI": database_url,
+        "REDIS_URI": redis_url,
+        "N_JOBS_PER_WORKER": str(jobs),
+        "LANGGRAPH_ALLOW_BLOCKING": "false",
+        # migrated by prepare_database, under a lock: each worker's pool start need not run the migration again
+        "LG_RUNTIME_PG_AUTO_MIGRATE": "false",
+    }
+
+
+# Loggers whose warnings at every start are about langgraph-api itself, not the server's health: its own OpenAPI
+# docstrings that YAML cannot parse (with a traceback each) and a structlog formatting hint. Shown with --verbose.
+START_NOISE = ("langgraph_api.utils", "py.warnings")
+
+
+def log_config(level: str) -> dict[str, Any]:
+    """langgraph-api's own log format, on standard output, at `level`."""
+    quiet = "ERROR" if level in ("WARNING", "ERROR") else level
+    return {
+        "version": 1,
+        "incremental": False,
+        "disable_existing_loggers": False,
+        "formatters": {"simple": {"class": "langgraph_api.logging.Formatter"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "simple", "stream": "ext://sys.stdout"}},
+        "loggers": {
+            **{name: {"level": level} for name in ("uvicorn", "uvicorn.error", "langgraph_api.server")},
+            **{name: {"level": quiet} for name in START_NOISE},
+        },
+        "root": {"handlers": ["console"], "level": level},
+    }
+
+
 def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> None:
     settings = get_settings()
     database_url = settings.runtime_database_url()
@@ -68,25 +116,17 @@ def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> N
         raise PagegraphError("the server runtime needs a database and Redis (`pagegraph serve` starts both)")
     config = validate_config_file(config_path)
     prepare_database(database_url, threads_schema(settings))
-    # migrated above, under the lock: each worker's pool start need not run the migration again
-    os.environ["LG_RUNTIME_PG_AUTO_MIGRATE"] = "false"
-    run_server(
-        host,
-        port,
-        False,
-        config.get("graphs", {}),
-        n_jobs_per_worker=jobs,
-        env=config.get("env"),
-        store=config.get("store"),
-        auth=config.get("auth"),
-        http=config.get("http"),
-        checkpointer=config.get("checkpointer"),
-        runtime_edition=EDITION,
-        server_level=settings.server_log_level,
-        __database_uri__=database_url,
-        __redis_uri__=settings.redis_url,
-        __migrations_path__=None,
-        **({"workers": workers} if workers > 1 else {}),
+    os.environ.update(runtime_environment(config, database_url, settings.redis_url, jobs))
+    os.environ["LANGGRAPH_API_URL"] = f"http://{host}:{port}"  # the API calls itself here (e.g. the MCP route)
+    env_file = config_path.parent / config["env"] if isinstance(config.get("env"), str) else None
+    uvicorn.run(
+        "langgraph_api.server:app",
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=False,
+        env_file=env_file if env_file and env_file.is_file() else None,
+        log_config=log_config(settings.server_log_level),
     )
 
 
