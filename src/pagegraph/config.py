@@ -168,9 +168,10 @@ class Settings(BaseSettings):
         "whole context window); more wait their turn there",
     )
     llm_repack: bool = Field(
-        default=True,
-        description="llama.cpp's repacked weight layouts, its faster kernels on CPUs that have them; a model process "
-        "that crashes at its first reply with them is started again without them",
+        default=False,
+        description="llama.cpp's repacked weight layouts (and AMX, where the build has it): off by default, as they "
+        "were slower for the embedded Q4_K_M models on the CPU measured (docs/models.md); a model process that "
+        "crashes at its first reply with them is started again without them",
     )
     llm_timeout_s: float = Field(
         default=600.0,

@@ -42,6 +42,7 @@ class Server:
     folder: Path
     env: dict[str, str]
     jobs: int = 4
+    workers: int = 1
     process: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -52,7 +53,7 @@ class Server:
         """`pagegraph serve` started, not waited for."""
         log = (self.folder / "server.log").open("a")
         port = self.url.rsplit(":", 1)[1]
-        command = [str(PAGEGRAPH), "serve", "--port", port, "--jobs", str(self.jobs)]
+        command = [str(PAGEGRAPH), "serve", "--port", port, "--jobs", str(self.jobs), "--workers", str(self.workers)]
         command += ["--config", str(self.folder / "langgraph.json")]
         self.process = subprocess.Popen(
             command, cwd=self.folder, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True

@@ -402,8 +402,10 @@ def test_every_route_but_the_page_shell_and_ok_needs_a_key(site: dict) -> None:
     server = site["server"]
     routes = served_routes(server.folder / "langgraph.json")
     paths = {path for path, _ in routes}
-    assert {"/threads/{thread_id}/commands", "/mcp", "/runs/crons", "/store/items/search"} <= paths, paths
-    assert not any(path.startswith(("/internal", "/deploy")) for path in paths)
+    assert {"/mcp", "/runs/crons", "/runs/batch", "/store/items/search", "/ui/uploads"} <= paths, paths
+    # the development server's routes, and entries that would start runs around the limits, are not served
+    assert not any(path.startswith(("/internal", "/deploy", "/a2a")) for path in paths), paths
+    assert not any(path.endswith(("/commands", "/stream/events")) for path in paths), paths
     answered = {}
     with httpx.Client(base_url=server.url, timeout=30) as http:
         for path, methods in routes:
@@ -422,3 +424,75 @@ def test_every_route_but_the_page_shell_and_ok_needs_a_key(site: dict) -> None:
     with httpx.Client(base_url=server.url, headers={"x-api-key": site["keys"]["root"]}, timeout=30) as http:
         for path in ("/internal/truncate", "/internal/debug/thread/x", "/deploy"):
             assert http.post(path, json={}).status_code in (404, 405), path
+
+
+def test_a_readers_cron_reads_what_the_reader_may_read_and_nothing_more(site: dict) -> None:
+    """A reader's scheduled search runs with the reader's rights, read again at each run: it finds the corp
+    handbook (internal) and never the confidential merger plan, which the same words would match."""
+    server, keys = site["server"], site["keys"]
+    reply = run(ingest(server, keys["root"], [site["uploads"] / "handbook.md"], "corp", "internal"))
+    assert reply["error"] is None, reply
+    question = "When are expenses filed, and what does the merger with Northwind cost a share?"
+
+    async def scheduled() -> list[str]:
+        rita = get_client(url=server.url, api_key=keys["rita"])
+        thread = await rita.threads.create()
+        cron = await rita.crons.create_for_thread(thread["thread_id"], "search", schedule="* * * * *",
+                                                  input={"question": question})
+        try:
+            deadline = time.monotonic() + 150  # the next minute's run, the scheduler's poll and the search
+            while time.monotonic() < deadline:
+                runs = await rita.runs.list(thread["thread_id"])
+                if runs and runs[0]["status"] in ("success", "error"):
+                    assert runs[0]["status"] == "success", runs[0]
+                    state = await rita.threads.get_state(thread["thread_id"])
+                    return [passage["source"] for passage in state["values"]["retrieved"]]
+                await asyncio.sleep(2)
+            raise AssertionError("the cron did not run within 150 s")
+        finally:
+            await rita.crons.delete(cron["cron_id"])
+
+    sources = run(scheduled())
+    assert "handbook.md" in sources, sources
+    assert "merger-plan.md" not in sources, "a cron never reads above its owner's ceiling"
+
+
+def test_every_entry_refuses_an_oversized_question_with_413(site: dict) -> None:
+    """A question past PAGEGRAPH_MAX_QUESTION_CHARS is refused before any run stores it, whichever entry carries
+    it: a run's input, a batch, a command's state update, a cron, an MCP tool call."""
+    server, rita = site["server"], site["keys"]["rita"]
+    long_question = "Which shift starts first? " * 240  # 6,240 characters, under the body limit
+    with httpx.Client(base_url=server.url, headers={"x-api-key": rita}, timeout=60) as http:
+        thread = http.post("/threads", json={}).json()["thread_id"]
+        entries = {
+            "/runs/wait": {"assistant_id": "basic", "input": {"question": long_question}},
+            "/runs/batch": [{"assistant_id": "basic", "input": {"question": "ok"}},
+                            {"assistant_id": "basic", "input": {"question": long_question}}],
+            f"/threads/{thread}/runs/wait": {"assistant_id": "basic", "command": {"update": {"question": long_question}}},
+            "/runs/crons": {"assistant_id": "basic", "schedule": "0 3 1 1 *", "input": {"question": long_question}},
+            "/mcp": {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                     "params": {"name": "basic", "arguments": {"question": long_question}}},
+        }
+        for path, body in entries.items():
+            reply = http.post(path, json=body, headers={"accept": "application/json, text/event-stream"})
+            assert reply.status_code == 413, (path, reply.status_code, reply.text[:300])
+            assert "PAGEGRAPH_MAX_QUESTION_CHARS" in reply.json()["detail"]
+        assert http.get(f"/threads/{thread}/runs").json() == [], "no run stored the question"
+
+
+def test_refusals_are_in_the_audit_log_which_only_admins_read(site: dict) -> None:
+    server, keys = site["server"], site["keys"]
+    guessed = "pg_deadbeef_" + "s3cret" * 4
+    assert httpx.get(f"{server.url}/threads/search", headers={"x-api-key": guessed}).status_code in (401, 405)
+    httpx.post(f"{server.url}/threads/search", json={}, headers={"x-api-key": guessed})
+    refused = run(ingest(server, keys["rita"], [site["uploads"] / "handbook.md"], "corp"))
+    assert "role reader" in (refused["error"] or ""), refused
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        assert http.get("/ui/audit", headers={"x-api-key": keys["rita"]}).status_code == 403
+        entries = http.get("/ui/audit?limit=200", headers={"x-api-key": keys["root"]}).json()["entries"]
+    seen = {(entry["event"], entry["who"]) for entry in entries}
+    assert ("sign_in_refused", "key deadbeef") in seen, entries[-5:]
+    assert ("ingest_refused", "rita") in seen and ("role_refused", "rita") in seen, entries[-5:]
+    assert all("s3cret" not in json.dumps(entry) for entry in entries), "no secret is ever written"
+    log = (server.folder / "index" / "server" / "server.log").read_text()
+    assert "audit sign_in_refused who=key deadbeef" in log

@@ -50,7 +50,7 @@ def wait_until_decoding(url: str, timeout_s: float = 300) -> None:
 
 
 def test_a_crash_mid_answer_fails_the_question_and_the_next_one_is_answered(services: Services) -> None:
-    graph = build_graph("basic", services=services)
+    graph = build_graph("auto", services=services)  # what `pagegraph ask` runs: the extract graph for this model
     model = services.chat_model(Context())
     assert isinstance(model, LlamaCppChatModel)
     endpoint = model.endpoint()
@@ -63,7 +63,7 @@ def test_a_crash_mid_answer_fails_the_question_and_the_next_one_is_answered(serv
         with pytest.raises(ModelUnavailableError) as raised:
             question.result(timeout=300)
     message = str(raised.value)
-    assert message.startswith("answer: "), "the error names the stage the crash cut off"
+    assert message.startswith("read: "), "the error names the stage the crash cut off (the reader's call)"
     assert "died with SIGSEGV" in message and "ask again" in message
     output = graph.invoke({"question": QUESTION}, context=Context())
     assert endpoint.pid() not in (None, crashed), "a new model process answered"

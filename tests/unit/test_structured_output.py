@@ -277,7 +277,9 @@ def test_json_instruction_joins_the_system_message() -> None:
 def test_constrained_decoding_is_requested_from_llama_cpp() -> None:
     model = LlamaCppChatModel(model_path="unused.gguf", model_name="test")
     options = constrained_kwargs(model, Judgement)
-    assert options == {"response_format": {"type": "json_object", "schema": Judgement.model_json_schema()}}
+    # every property required: llama.cpp's grammar writes required ones first, so this keeps the schema's order
+    schema = {**Judgement.model_json_schema(), "required": ["relevant", "facts"]}
+    assert options == {"response_format": {"type": "json_object", "schema": schema}}
     assert constrained_kwargs(ScriptedChatModel(), Judgement) is None
 
 
@@ -291,6 +293,7 @@ def test_string_bounds_stay_out_of_the_grammar_and_long_text_is_cut() -> None:
     schema = grammar["response_format"]["schema"]
     assert "maxLength" not in json.dumps(schema) and "minLength" not in json.dumps(schema)
     assert schema["properties"]["tags"]["maxItems"] == 2, "list bounds are cheap for the grammar and kept"
+    assert schema["required"] == ["title", "tags"], "decoded in the schema's order, optional fields included"
     value, stage, _ = parse_structured('{"title": "A title much longer than twelve", "tags": ["a", "b", "c"]}', Note)
     assert stage == "json" and value == Note(title="A title much", tags=["a", "b"])
 

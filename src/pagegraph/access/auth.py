@@ -14,13 +14,11 @@ which is where `pagegraph serve` binds it.
 from __future__ import annotations
 
 import asyncio
-import functools
-from pathlib import Path
 
 from langgraph_sdk import Auth
 from starlette.authentication import BaseUser
 
-from pagegraph.access.keys import SignInLimited, UserDirectory
+from pagegraph.access.keys import SignInLimited, user_directory
 from pagegraph.access.records import Access
 from pagegraph.access.runs import ACCESS_KEY
 from pagegraph.config import get_settings
@@ -29,11 +27,6 @@ from pagegraph.errors import PagegraphError
 LOCAL_OWNER = "local"
 
 auth = Auth()
-
-
-@functools.cache
-def user_directory(path: Path, failures_per_minute: int) -> UserDirectory:
-    return UserDirectory(path, failures_per_minute)
 
 
 def request_key(headers: dict[bytes, bytes]) -> str:
@@ -56,7 +49,7 @@ def request_access(headers: dict[bytes, bytes], source: str | None = None) -> Ac
     if not key:
         raise Auth.exceptions.HTTPException(status_code=401, detail="missing API key (send the x-api-key header)")
     try:
-        user = user_directory(path.expanduser().resolve(), settings.sign_in_failures_per_minute).find(key, source)
+        user = user_directory(settings).find(key, source)
     except SignInLimited as exc:
         raise Auth.exceptions.HTTPException(
             status_code=429, detail=str(exc), headers={"retry-after": str(exc.retry_after)}

@@ -8,6 +8,7 @@ process-secret HMAC). Keys converted from an old plain-text file have no ID and 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
@@ -22,6 +23,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from pagegraph.access.records import ApiUser
+from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
 
 KEY_PREFIX = "pg_"
@@ -170,6 +172,10 @@ class UserDirectory:
                 self._stamp = stamp
             return self._users
 
+    def named(self, name: str) -> ApiUser | None:
+        """The user called `name` in the file as it is now."""
+        return next((user for user in self.users() if user.name == name), None)
+
     def find(self, key: str, source: str | None = None) -> ApiUser | None:
         """The user `key` belongs to, or None. Failures are counted per source address and key ID (a key ID that
         matches no user counts as one ID): guesses from one address slow down that address only, so an attacker
@@ -207,3 +213,14 @@ class UserDirectory:
                     f"{wait} s (PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE)",
                     wait,
                 )
+
+
+@functools.cache
+def _directory(path: Path, failures_per_minute: int) -> UserDirectory:
+    return UserDirectory(path, failures_per_minute)
+
+
+def user_directory(settings: Settings) -> UserDirectory:
+    """The process's one directory of the configured users file (`settings.auth_file`, which must be set)."""
+    assert settings.auth_file is not None
+    return _directory(settings.auth_file.expanduser().resolve(), settings.sign_in_failures_per_minute)

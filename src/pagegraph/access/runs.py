@@ -6,11 +6,15 @@ ceiling and role under ACCESS_KEY. Outside the server (the CLI, Python) there is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.config import get_config
 
+from pagegraph.access.keys import user_directory
 from pagegraph.access.records import Access, RetrievalFilter
+from pagegraph.config import get_settings
+from pagegraph.errors import PagegraphError
 
 AUTH_USER_KEY = "langgraph_auth_user"
 ACCESS_KEY = "pagegraph_access"
@@ -26,16 +30,31 @@ def caller_access() -> Access | None:
         return None
     if user is None:
         return None
-    identity = str(user.get("identity") or "unknown")
-    granted = user.get(ACCESS_KEY)
+    if isinstance(user, Mapping):
+        identity, granted = str(user.get("identity") or "unknown"), user.get(ACCESS_KEY)
+    else:  # the runtime's own user object: a cron's run names its owner and nothing more
+        identity, granted = str(getattr(user, "identity", None) or getattr(user, "username", "unknown")), None
     if granted is None:
-        return Access(user=identity, projects=[], ceiling="public")
+        return scheduled_access(identity)
     return Access(
         user=identity,
         projects=granted.get("projects"),
         ceiling=granted.get("ceiling"),
         role=granted.get("role") or "reader",
     )
+
+
+def scheduled_access(identity: str) -> Access:
+    """The rights of a user whose run carries their name but not their rights: a run the server starts on its own
+    schedule (a cron) for them. Read from the users file at each run, so the cron reads what its owner may read
+    now; the run of a user no longer in the file fails. A name no users file vouches for reads nothing."""
+    settings = get_settings()
+    if settings.auth_file is None:
+        return Access(user=identity, projects=[], ceiling="public")
+    owner = user_directory(settings).named(identity)
+    if owner is None:
+        raise PagegraphError(f"{identity} is no longer a user of this server: their scheduled run is refused")
+    return owner.access()
 
 
 def readable_filter(filters: RetrievalFilter | dict[str, Any] | None) -> RetrievalFilter | None:

@@ -122,7 +122,7 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Run in the child before exec: the kernel stops it when the thread that started it ends (Linux), so that a
     model process never outlives an owner killed with SIGKILL."""
     try:
@@ -148,7 +148,7 @@ def describe_exit(returncode: int | None) -> str:
 class ModelServer:
     """One llama-server process, kept running by a supervisor thread until `stop`.
 
-    Every start happens on the supervisor thread: the child is tied to it (`_die_with_parent`), and it lives as long
+    Every start happens on the supervisor thread: the child is tied to it (`die_with_parent`), and it lives as long
     as this object. A process that dies is started again at once; one that keeps dying right after its start is
     given up after `RESTART_BACKOFF_S` tries, and the next call reports why."""
 
@@ -198,7 +198,7 @@ class ModelServer:
                     log.warning("model process: %s; starting again without weight repacking", exc)
                     self.shape = replace(self.shape, repack=False)
                     continue
-                self.failure = self._start_failure(str(exc))
+                self.failure = self._start_failure(exc)
                 self._kill()
                 self._ready.set()
                 return
@@ -239,7 +239,7 @@ class ModelServer:
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
+                preexec_fn=die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
                 start_new_session=True,  # Ctrl-C in a terminal reaches the owner, which stops it in order
             )
 
@@ -248,7 +248,7 @@ class ModelServer:
         assert self.process is not None
         while time.monotonic() < deadline and not self._stopping.is_set():
             if self.process.poll() is not None:
-                raise _StartFailed(f"it {describe_exit(self.process.returncode)} while loading the model")
+                raise _StartFailed(f"{describe_exit(self.process.returncode)} while loading the model")
             try:
                 healthy = httpx.get(f"{self.url}/health", timeout=2.0).status_code == 200
             except httpx.HTTPError:
@@ -259,7 +259,7 @@ class ModelServer:
             time.sleep(READY_POLL_S)
         if not self._stopping.is_set():
             self._kill()
-            raise _StartFailed(f"it did not load the model within {self.load_timeout_s:.0f} s")
+            raise _StartFailed(f"did not load the model within {self.load_timeout_s:.0f} s", slow=True)
 
     def _check_identity(self) -> None:
         """The port was free when chosen, but another program may have taken it before llama-server bound it: the
@@ -286,16 +286,22 @@ class ModelServer:
                 self.process.wait(timeout=2.0)
             except subprocess.TimeoutExpired:
                 self._kill()
-                raise _StartFailed(f"its first reply failed ({type(exc).__name__}: {exc})") from exc
-            raise _StartFailed(f"it {describe_exit(self.process.returncode)} at its first reply") from exc
+                slow = isinstance(exc, httpx.TimeoutException)
+                raise _StartFailed(f"gave no first reply ({type(exc).__name__}: {exc})", slow=slow) from exc
+            raise _StartFailed(f"{describe_exit(self.process.returncode)} at its first reply") from exc
 
-    def _start_failure(self, reason: str) -> str:
+    def _start_failure(self, failed: _StartFailed) -> str:
         features = ", ".join(cpu_features()) or "unknown"
+        way_out = (
+            f"A slow or busy machine: give it longer with PAGEGRAPH_LLM_LOAD_TIMEOUT_S (now {self.load_timeout_s:.0f})"
+            if failed.slow
+            else "Rebuild it without CPU-specific code paths: `PAGEGRAPH_LLAMA_BUILD=portable bash "
+            "scripts/build_model_server.sh`"
+        )
         return (
-            f"the embedded model could not start: llama-server {reason} (CPU {platform.machine()} with {features}; "
-            f"{build_info(self.binary)}; log {self.log_path}). Rebuild it without CPU-specific code paths: "
-            "`PAGEGRAPH_LLAMA_BUILD=portable bash scripts/build_model_server.sh`, or point PAGEGRAPH_MODEL at "
-            "another model (ollama:NAME, openai:NAME)"
+            f"the embedded model could not start: llama-server {failed} (CPU {platform.machine()} with {features}; "
+            f"{build_info(self.binary)}; log {self.log_path}). {way_out}; or point PAGEGRAPH_MODEL at another model "
+            "(ollama:NAME, openai:NAME)"
         )
 
     def _publish_ready(self) -> None:
@@ -340,7 +346,9 @@ class ModelServer:
 
 
 class _StartFailed(Exception):
-    pass
+    def __init__(self, reason: str, slow: bool = False) -> None:
+        super().__init__(reason)
+        self.slow = slow  # it did not fail: it took longer than it was given
 
 
 class _PortTaken(Exception):

@@ -88,12 +88,19 @@ _GRAMMAR_UNSAFE_KEYS = {"maxLength", "minLength", "pattern"}
 
 
 def grammar_schema(node: Any) -> Any:
-    """The JSON schema without string length bounds and patterns, for llama.cpp's grammar builder.
+    """The JSON schema for llama.cpp's grammar builder: without string length bounds and patterns, and with every
+    property of an object required.
 
-    It expands `maxLength: 1200` into 1200 nested optional rules, rejects the grammar and then crashes the process;
-    over-long strings are cut to their bound when the reply is validated instead (`coerce_to_schema`)."""
+    The builder expands `maxLength: 1200` into 1200 nested optional rules and rejects the grammar; over-long strings
+    are cut to their bound when the reply is validated instead (`coerce_to_schema`). And it writes required
+    properties before optional ones: a schema that lists its facts (optional, with a default) before its verdict
+    would be decoded verdict first, and a small model decides worse before it has written the facts out. Required,
+    they keep the schema's order; the model writes a default where it has nothing."""
     if isinstance(node, dict):
-        return {k: grammar_schema(v) for k, v in node.items() if k not in _GRAMMAR_UNSAFE_KEYS}
+        cleaned = {k: grammar_schema(v) for k, v in node.items() if k not in _GRAMMAR_UNSAFE_KEYS}
+        if isinstance(cleaned.get("properties"), dict):
+            cleaned["required"] = list(cleaned["properties"])
+        return cleaned
     if isinstance(node, list):
         return [grammar_schema(v) for v in node]
     return node

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
+from pagegraph.access.audit import audit
 from pagegraph.access.runs import caller_access
 from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
@@ -130,13 +131,20 @@ def ingest_files(
             paths = [local_path(item) for item in items]
         else:
             if refusal := access.refuse_tags(tags):
+                audit("ingest_refused", who=access.user, route="graph ingest", reason=refusal)
                 raise PagegraphError(refusal)
             if state.get("declassify") and access.role != "admin":
-                raise PagegraphError(f"{access.user} may not declassify documents (declassify needs the admin role)")
+                refusal = f"{access.user} may not declassify documents (declassify needs the admin role)"
+                audit("declassify_refused", who=access.user, route="graph ingest", reason=refusal)
+                raise PagegraphError(refusal)
             roots = services.settings.ingest_folders(access.user)
             found = {item: resolve_in_roots(item, roots) for item in items}
             paths = [path for path in found.values() if path is not None]
             refused = [FileOutcome(str(local_path(i)), "failed", reason=NOT_FOUND) for i, p in found.items() if not p]
+            if refused:
+                outside = ", ".join(outcome.path for outcome in refused[:5])
+                audit("ingest_refused", who=access.user, route="graph ingest",
+                      reason=f"{len(refused)} path(s) outside the ingest folders: {outside}")
         summary = IngestSummary(outcomes=refused)
         if paths or state.get("prune"):
             with open_index(folder, services.settings, write=True) as index:

@@ -10,6 +10,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from pagegraph.errors import PagegraphError
+from pagegraph.llm.model_process import die_with_parent
 
 READY_TIMEOUT_S = 30.0
 STOP_GRACE_S = 5.0
@@ -108,7 +110,12 @@ def _start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
     command = [str(redis_binary()), "-", "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"]
     command += ["--dir", str(folder), "--logfile", str(folder / "redis.log")]
     process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # Ctrl-C reaches serve, which stops it after the server
+        preexec_fn=die_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
     )
     assert process.stdin is not None
     process.stdin.write(f"requirepass {password}\n".encode())  # from standard input: never on a command line

@@ -39,6 +39,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # until the run is joined.
 RUN_PATH = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch)?/?$")
 CRON_PATH = re.compile(r"^(/threads/[^/]+)?/runs/crons/?$")
+MCP_PATH = "/mcp"  # a `tools/call` runs a graph like a run request and answers when it ends
 # The routes that answer without a key (GET and HEAD only): the web page's shell and its static files, which sign
 # in from the browser, and /ok, the one health check a load balancer needs. Every other route of the app, the API's
 # and the web page's alike, whatever its entry (runs, commands, MCP, crons, store), needs a known key.
@@ -158,11 +159,10 @@ class RequestLimits:
             await refuse(send, 413, too_large(size, limit, knob))
             return
         replay = replayer(body)
-        if scope.get("method") == "POST" and CRON_PATH.match(path):
-            if refusal := await self._cron_refusal(scope, headers):
-                await refuse(send, 429, refusal)
-                return
-        if scope.get("method") != "POST" or not RUN_PATH.match(path):
+        post = scope.get("method") == "POST"
+        mcp_call = post and path.rstrip("/") == MCP_PATH and is_tool_call(body)
+        starts_runs = post and (RUN_PATH.match(path) or CRON_PATH.match(path)) or mcp_call
+        if not starts_runs:
             await self.app(scope, replay, send)
             return
         if (longest := longest_question(body)) > self.settings.max_question_chars:
@@ -170,6 +170,12 @@ class RequestLimits:
             limit = self.settings.max_question_chars
             detail = f"the question has {longest:,} characters; the limit is {limit:,} (PAGEGRAPH_MAX_QUESTION_CHARS)"
             await refuse(send, 413, detail)
+            return
+        if CRON_PATH.match(path):
+            if refusal := await self._cron_refusal(scope, headers):
+                await refuse(send, 429, refusal)
+                return
+            await self.app(scope, replay, send)
             return
         try:
             user = (await asyncio.to_thread(request_access, headers)).user
@@ -180,7 +186,7 @@ class RequestLimits:
         if refusal := self.runs.admit(user, runs):
             await refuse(send, 429, refusal[0], retry_after=refusal[1])
             return
-        if path.endswith(("/wait", "/stream")):
+        if mcp_call or path.endswith(("/wait", "/stream")):  # the answer comes when the run ends
             try:
                 await self.app(scope, replay, send)
             finally:
@@ -276,24 +282,47 @@ def replayer(body: bytes) -> Receive:
     return receive
 
 
+def run_inputs(payload: Any) -> list[dict]:
+    """The graph inputs a request that starts runs carries: a run's `input` and its `command.update` (a batch: of
+    each of its runs; a cron: its `input`), or an MCP tool call's `arguments`."""
+    if isinstance(payload, dict) and payload.get("method") == "tools/call":
+        params = payload.get("params")
+        arguments = params.get("arguments") if isinstance(params, dict) else None
+        return [arguments] if isinstance(arguments, dict) else []
+    inputs = []
+    for run in payload if isinstance(payload, list) else [payload]:
+        if not isinstance(run, dict):
+            continue
+        command = run.get("command")
+        update = command.get("update") if isinstance(command, dict) else None
+        inputs += [given for given in (run.get("input"), update) if isinstance(given, dict)]
+    return inputs
+
+
 def longest_question(body: bytes) -> int:
-    """The longest question a run request carries: its input's `question`, or the text of its last message (a
-    batch: of any of its runs); 0 for a body that is not such JSON."""
+    """The longest question a request that starts runs carries (`run_inputs`): an input's `question`, or the text
+    of its last message; 0 for a body that is not such JSON."""
     try:
         payload = json.loads(body or b"null")
     except ValueError:
         return 0
     longest = 0
-    for run in payload if isinstance(payload, list) else [payload]:
-        given = run.get("input") if isinstance(run, dict) else None
-        if not isinstance(given, dict):
-            continue
+    for given in run_inputs(payload):
         texts = [given.get("question")]
         messages = given.get("messages")
         if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
             texts.append(messages[-1].get("content"))
         longest = max([longest, *(len(text) for text in texts if isinstance(text, str))])
     return longest
+
+
+def is_tool_call(body: bytes) -> bool:
+    """Whether an MCP request is a `tools/call` (which runs a graph and answers when it ends)."""
+    try:
+        payload = json.loads(body or b"null")
+    except ValueError:
+        return False
+    return isinstance(payload, dict) and payload.get("method") == "tools/call"
 
 
 def batch_size(body: bytes) -> int:

@@ -21,6 +21,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from pagegraph import GRAPH_NAMES
+from pagegraph.access.audit import audit, recent
 from pagegraph.access.auth import request_access
 from pagegraph.access.records import Access
 from pagegraph.config import Context, get_settings
@@ -55,7 +56,7 @@ def signed_in(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     @functools.wraps(handler)
     async def route(request: Request) -> Response:
         try:
-            access = await asyncio.to_thread(request_access, dict(request.scope["headers"]))
+            access = await asyncio.to_thread(request_access, dict(request.scope["headers"]), client_of(request))
             return await handler(request, access)
         except Auth.exceptions.HTTPException as exc:
             return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
@@ -146,11 +147,32 @@ async def documents(request: Request, access: Access) -> Response:
     return JSONResponse(await asyncio.to_thread(listed))
 
 
+AUDIT_LIMIT = 1000
+
+
+@signed_in
+async def audit_log(request: Request, access: Access) -> Response:
+    """The newest entries of the server's audit log (`?limit=N`, at most 1000): admins only."""
+    if access.role != "admin":
+        reason = f"{access.user} may not read the audit log: role {access.role} (it needs admin)"
+        audit("role_refused", who=access.user, route=request.url.path, reason=reason, source=client_of(request))
+        raise Refusal(403, reason)
+    limit = max(1, min(AUDIT_LIMIT, _int(request.query_params.get("limit")) or 100))
+    entries = await asyncio.to_thread(recent, get_settings().audit_path(), limit)
+    return JSONResponse({"entries": [entry.model_dump() for entry in entries]})
+
+
+def client_of(request: Request) -> str | None:
+    return request.client.host if request.client else None
+
+
 @signed_in
 async def upload(request: Request, access: Access) -> Response:
     """Files into the user's upload folder, ready for their `ingest` run (which the page starts next)."""
     if not access.may_ingest:
-        raise Refusal(403, f"{access.user} may not upload: role {access.role} (uploads need editor or admin)")
+        reason = f"{access.user} may not upload: role {access.role} (uploads need editor or admin)"
+        audit("ingest_refused", who=access.user, route=request.url.path, reason=reason, source=client_of(request))
+        raise Refusal(403, reason)
     settings = get_settings()
     form = await request.form(max_files=100, max_fields=10)
     files = [item for _, item in form.multi_items() if isinstance(item, UploadFile)]
@@ -280,6 +302,7 @@ routes = [
     Route("/", index_page),
     Route("/favicon.ico", favicon),
     Route("/ui/me", me),
+    Route("/ui/audit", audit_log),
     Route("/ui/documents", documents),
     Route(UPLOAD_PATH, upload, methods=["POST"]),
     Route("/ui/view", view),

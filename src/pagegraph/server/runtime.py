@@ -82,6 +82,9 @@ def runtime_environment(config: dict[str, Any], database_url: str, redis_url: st
         "REDIS_URI": redis_url,
         "N_JOBS_PER_WORKER": str(jobs),
         "LANGGRAPH_ALLOW_BLOCKING": "false",
+        # the v2 event-streaming protocol (`/threads/ID/commands`, `/threads/ID/stream/events`) starts runs outside
+        # the run routes the limits guard; the web page, the SDK and chat clients use those routes
+        "FF_V2_EVENT_STREAMING": "false",
         # migrated by prepare_database, under a lock: each worker's pool start need not run the migration again
         "LG_RUNTIME_PG_AUTO_MIGRATE": "false",
     }
