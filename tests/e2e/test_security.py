@@ -426,37 +426,6 @@ def test_every_route_but_the_page_shell_and_ok_needs_a_key(site: dict) -> None:
             assert http.post(path, json={}).status_code in (404, 405), path
 
 
-def test_a_readers_cron_reads_what_the_reader_may_read_and_nothing_more(site: dict) -> None:
-    """A reader's scheduled search runs with the reader's rights, read again at each run: it finds the corp
-    handbook (internal) and never the confidential merger plan, which the same words would match."""
-    server, keys = site["server"], site["keys"]
-    reply = run(ingest(server, keys["root"], [site["uploads"] / "handbook.md"], "corp", "internal"))
-    assert reply["error"] is None, reply
-    question = "When are expenses filed, and what does the merger with Northwind cost a share?"
-
-    async def scheduled() -> list[str]:
-        rita = get_client(url=server.url, api_key=keys["rita"])
-        thread = await rita.threads.create()
-        cron = await rita.crons.create_for_thread(thread["thread_id"], "search", schedule="* * * * *",
-                                                  input={"question": question})
-        try:
-            deadline = time.monotonic() + 150  # the next minute's run, the scheduler's poll and the search
-            while time.monotonic() < deadline:
-                runs = await rita.runs.list(thread["thread_id"])
-                if runs and runs[0]["status"] in ("success", "error"):
-                    assert runs[0]["status"] == "success", runs[0]
-                    state = await rita.threads.get_state(thread["thread_id"])
-                    return [passage["source"] for passage in state["values"]["retrieved"]]
-                await asyncio.sleep(2)
-            raise AssertionError("the cron did not run within 150 s")
-        finally:
-            await rita.crons.delete(cron["cron_id"])
-
-    sources = run(scheduled())
-    assert "handbook.md" in sources, sources
-    assert "merger-plan.md" not in sources, "a cron never reads above its owner's ceiling"
-
-
 def test_every_entry_refuses_an_oversized_question_with_413(site: dict) -> None:
     """A question past PAGEGRAPH_MAX_QUESTION_CHARS is refused before any run stores it, whichever entry carries
     it: a run's input, a batch, a command's state update, a cron, an MCP tool call."""

@@ -237,3 +237,41 @@ def test_failed_sign_ins_are_limited_per_key_id_without_locking_out_a_verified_k
         assert directory.find("pg_00000000_unknown") is None  # an unknown ID costs a check too, and is counted
     with pytest.raises(SignInLimited):
         directory.find("pg_00000000_unknown")
+
+
+def test_failures_from_one_address_never_lock_a_valid_key_out_from_another(tmp_path: Path) -> None:
+    from pagegraph.access.keys import SignInLimited
+
+    key, key_id = new_key()
+    path = tmp_path / "users.json"
+    write_users(path, [ApiUser(name="ana", key_id=key_id, key_hash=hash_key(key))])
+    directory = UserDirectory(path, failures_per_minute=3)
+    wrong = f"pg_{key_id}_guessed"
+    for _ in range(3):
+        assert directory.find(wrong, "203.0.113.9") is None
+    with pytest.raises(SignInLimited):
+        directory.find(wrong, "203.0.113.9")
+    assert directory.find(key, "198.51.100.4").name == "ana", "ana's first sign-in elsewhere is not refused"
+    for number in range(3):  # random key IDs from one address are counted together
+        assert directory.find(f"pg_{number:08x}_random", "203.0.113.7") is None
+    with pytest.raises(SignInLimited):
+        directory.find("pg_ffffffff_random", "203.0.113.7")
+
+
+def test_a_scheduled_run_reads_with_its_owners_rights_from_the_users_file(tmp_path: Path, monkeypatch) -> None:
+    """A cron's run names its owner and nothing more: the rights come from the users file at each run, and the run
+    of a user who was removed fails."""
+    from starlette.authentication import SimpleUser
+
+    from pagegraph.access import runs
+
+    path = tmp_path / "users.json"
+    write_users(path, [ApiUser(name="rita", key_hash=hash_key("k"), projects=["corp"], ceiling="internal")])
+    monkeypatch.setenv("PAGEGRAPH_AUTH_FILE", str(path))
+    for user in (SimpleUser("rita"), {"identity": "rita"}):
+        monkeypatch.setattr(runs, "get_config", lambda user=user: {"configurable": {AUTH_USER_KEY: user}})
+        access = runs.caller_access()
+        assert access == Access(user="rita", projects=["corp"], ceiling="internal", role="reader")
+    write_users(path, [])
+    with pytest.raises(PagegraphError, match="rita is no longer a user of this server"):
+        runs.caller_access()

@@ -175,7 +175,8 @@ class RequestLimits:
             if refusal := await self._cron_refusal(scope, headers):
                 await refuse(send, 429, refusal)
                 return
-            await self.app(scope, replay, send)
+            owned = await asyncio.to_thread(owned_cron, body, headers)
+            await self.app(with_body(scope, owned), replayer(owned), send)
             return
         try:
             user = (await asyncio.to_thread(request_access, headers)).user
@@ -323,6 +324,27 @@ def is_tool_call(body: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(payload, dict) and payload.get("method") == "tools/call"
+
+
+def owned_cron(body: bytes, headers: dict[bytes, bytes]) -> bytes:
+    """A cron request with its owner in the cron's own metadata. The runtime keeps a cron's metadata from the request
+    (the auth handler's stamp lands in its run payload only), and every later read, search or delete of the cron is
+    filtered by that owner: without it the owner could not find or delete their own cron."""
+    try:
+        payload = json.loads(body or b"null")
+        user = request_access(headers).user
+    except (ValueError, Auth.exceptions.HTTPException):
+        return body  # the API answers a malformed or unsigned request
+    if not isinstance(payload, dict):
+        return body
+    metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+    return json.dumps({**payload, "metadata": {**metadata, "owner": user}}).encode()
+
+
+def with_body(scope: Scope, body: bytes) -> Scope:
+    """`scope` with its content-length set for a replaced body."""
+    headers = [(k, v) for k, v in scope.get("headers") or [] if k != b"content-length"]
+    return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
 
 
 def batch_size(body: bytes) -> int:
