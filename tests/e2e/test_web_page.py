@@ -277,8 +277,17 @@ def test_threads_are_their_owners_alone(site: dict) -> None:
     thread_id, seen_by_pub, seen_by_rita = asyncio.run(scenario())
     assert thread_id in {t["thread_id"] for t in seen_by_rita}
     assert thread_id not in {t["thread_id"] for t in seen_by_pub}
-    state = site["client"].get(f"/threads/{thread_id}/state", headers={"x-api-key": site["keys"]["pub"]})
-    assert state.status_code == 404
+    pub_key = {"x-api-key": site["keys"]["pub"]}
+    for method, part, body in [
+        ("GET", "state", None),
+        ("POST", "state", {"values": {"question": "mine now"}}),
+        ("GET", "history", None),
+        ("POST", "history", {"limit": 5}),
+        ("POST", "copy", {}),
+        ("GET", "runs", None),
+    ]:
+        reply = site["client"].request(method, f"/threads/{thread_id}/{part}", json=body, headers=pub_key)
+        assert reply.status_code == 404, (method, part, reply.status_code, reply.text[:200])
 
 
 def test_chat_clients_send_messages(site: dict) -> None:

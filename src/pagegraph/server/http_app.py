@@ -39,6 +39,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # until the run is joined.
 RUN_PATH = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch)?/?$")
 CRON_PATH = re.compile(r"^(/threads/[^/]+)?/runs/crons/?$")
+THREAD_PART_PATH = re.compile(r"^/threads/([^/]+)/.+")  # a thread's state, history, copy, runs, ...
 MCP_PATH = "/mcp"  # a `tools/call` runs a graph like a run request and answers when it ends
 # The routes that answer without a key (GET and HEAD only): the web page's shell and its static files, which sign
 # in from the browser, and /ok, the one health check a load balancer needs. Every other route of the app, the API's
@@ -159,6 +160,10 @@ class RequestLimits:
             await refuse(send, 413, too_large(size, limit, knob))
             return
         replay = replayer(body)
+        thread = THREAD_PART_PATH.match(path)
+        if thread and self.settings.auth_file is not None and not await self._owns_thread(scope, thread.group(1)):
+            await refuse(send, 404, f"Thread {thread.group(1)} not found")
+            return
         post = scope.get("method") == "POST"
         mcp_call = post and path.rstrip("/") == MCP_PATH and is_tool_call(body)
         starts_runs = post and (RUN_PATH.match(path) or CRON_PATH.match(path)) or mcp_call
@@ -240,15 +245,27 @@ class RequestLimits:
 
     async def _internal(self, scope: Scope, method: str, path: str, payload: Any = None) -> bytes:
         """Ask the API itself, as the user whose request `scope` is, and return the body of its answer."""
+        return (await self._ask(scope, method, path, payload))[1]
+
+    async def _ask(self, scope: Scope, method: str, path: str, payload: Any = None) -> tuple[int, bytes]:
         request = {**scope, "method": method, "path": path, "raw_path": path.encode(), "query_string": b""}
-        body = bytearray()
+        status, body = 0, bytearray()
 
         async def capture(message: Message) -> None:
-            if message["type"] == "http.response.body":
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
                 body.extend(message.get("body", b""))
 
         await self.app(request, replayer(b"" if payload is None else json.dumps(payload).encode()), capture)
-        return bytes(body)
+        return status, bytes(body)
+
+    async def _owns_thread(self, scope: Scope, thread_id: str) -> bool:
+        """Whether the user of `scope` may see the thread: the API's own read of it, which its auth filters by owner.
+        langgraph-runtime-pg answers some routes under a thread (its state, for one) without that filter."""
+        status, _ = await self._ask(scope, "GET", f"/threads/{thread_id}")
+        return status == 200
 
 
 def too_large(size: int, limit: int, knob: str) -> str:
