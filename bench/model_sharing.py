@@ -101,7 +101,12 @@ def measure(workers: int, graph: str, index: Path) -> dict:
     try:
         shutil.copy(REPO / "langgraph.json", folder / "langgraph.json")
         shutil.copytree(index, folder / "index")
-        env = {**os.environ, "PAGEGRAPH_INDEX": str(folder / "index"), "PAGEGRAPH_INGEST_SUMMARIES": "extractive"}
+        env = {
+            **os.environ,
+            "PAGEGRAPH_INDEX": str(folder / "index"),
+            "PAGEGRAPH_INGEST_SUMMARIES": "extractive",
+            "PAGEGRAPH_RUNS_PER_USER": str(len(QUESTIONS)),  # the 4 at once are one user's
+        }
         env.pop("PAGEGRAPH_AUTH_FILE", None)
         server = Server(url=f"http://127.0.0.1:{free_port()}", folder=folder, env=env, workers=workers)
         server.start()

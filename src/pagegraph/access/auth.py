@@ -20,11 +20,9 @@ from starlette.authentication import BaseUser
 
 from pagegraph.access.keys import SignInLimited, user_directory
 from pagegraph.access.records import Access
-from pagegraph.access.runs import ACCESS_KEY
+from pagegraph.access.runs import ACCESS_KEY, LOCAL_OWNER
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
-
-LOCAL_OWNER = "local"
 
 auth = Auth()
 

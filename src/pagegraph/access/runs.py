@@ -6,7 +6,6 @@ ceiling and role under ACCESS_KEY. Outside the server (the CLI, Python) there is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from langgraph.config import get_config
@@ -17,6 +16,7 @@ from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 
 AUTH_USER_KEY = "langgraph_auth_user"
+LOCAL_OWNER = "local"  # who every request is when the server has no users file
 ACCESS_KEY = "pagegraph_access"
 
 
@@ -30,7 +30,7 @@ def caller_access() -> Access | None:
         return None
     if user is None:
         return None
-    if isinstance(user, Mapping):
+    if callable(getattr(user, "get", None)):  # pagegraph's user, or the runtime's proxy of it after storage
         identity, granted = str(user.get("identity") or "unknown"), user.get(ACCESS_KEY)
     else:  # the runtime's own user object: a cron's run names its owner and nothing more
         identity, granted = str(getattr(user, "identity", None) or getattr(user, "username", "unknown")), None
@@ -47,10 +47,11 @@ def caller_access() -> Access | None:
 def scheduled_access(identity: str) -> Access:
     """The rights of a user whose run carries their name but not their rights: a run the server starts on its own
     schedule (a cron) for them. Read from the users file at each run, so the cron reads what its owner may read
-    now; the run of a user no longer in the file fails. A name no users file vouches for reads nothing."""
+    now; the run of a user no longer in the file fails. Without a users file, the local owner's runs read everything
+    and a name nothing vouches for reads nothing."""
     settings = get_settings()
-    if settings.auth_file is None:
-        return Access(user=identity, projects=[], ceiling="public")
+    if settings.auth_file is None:  # no users: the local owner's own runs, as their requests, read everything
+        return Access(user=identity, role="admin") if identity == LOCAL_OWNER else Access(user=identity, projects=[], ceiling="public")
     owner = user_directory(settings).named(identity)
     if owner is None:
         raise PagegraphError(f"{identity} is no longer a user of this server: their scheduled run is refused")
