@@ -48,7 +48,7 @@ def shape(repack: bool = True) -> ServerShape:
 def model(binary: Path, folder: Path, **fields: object) -> LlamaCppChatModel:
     return LlamaCppChatModel(
         model_path="model.gguf", model_name="fake", n_ctx=1024, server_binary=binary, process_folder=folder,
-        load_timeout_s=20, **fields,
+        load_timeout_s=60, **fields,
     )
 
 
@@ -56,7 +56,7 @@ def test_a_process_that_crashes_with_repacking_is_started_without_it(
     fake_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_LLAMA_MODE", "crash-with-repack")
-    server = ModelServer(shape(), fake_binary, tmp_path / "server.log", load_timeout_s=20)
+    server = ModelServer(shape(), fake_binary, tmp_path / "server.log", load_timeout_s=60)
     server.start()
     try:
         assert not server.shape.repack
@@ -69,13 +69,13 @@ def test_a_build_that_cannot_answer_says_which_cpu_build_and_way_out(
     fake_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_LLAMA_MODE", "crash")
-    server = ModelServer(shape(), fake_binary, tmp_path / "server.log", load_timeout_s=20)
+    server = ModelServer(shape(), fake_binary, tmp_path / "server.log", load_timeout_s=60)
     with pytest.raises(LocalModelError) as raised:
         server.start()
     message = str(raised.value)
-    assert "SIGSEGV" in message and "at its first reply" in message
-    assert "PAGEGRAPH_LLAMA_BUILD=portable" in message and str(tmp_path / "server.log") in message
-    assert all(feature in message for feature in cpu_features())
+    assert "SIGSEGV" in message and "at its first reply" in message, message
+    assert "PAGEGRAPH_LLAMA_BUILD=portable" in message and str(tmp_path / "server.log") in message, message
+    assert all(feature in message for feature in cpu_features()), message
     assert server.process is not None and server.process.poll() is not None, "no process is left behind"
 
 
@@ -84,7 +84,7 @@ def test_a_process_that_dies_while_loading_is_reported(
 ) -> None:
     monkeypatch.setenv("FAKE_LLAMA_MODE", "die-at-load")
     with pytest.raises(LocalModelError, match="exited with status 1 while loading the model"):
-        ModelServer(shape(repack=False), fake_binary, tmp_path / "server.log", load_timeout_s=20).start()
+        ModelServer(shape(repack=False), fake_binary, tmp_path / "server.log", load_timeout_s=60).start()
 
 
 def test_a_crash_fails_one_call_and_the_next_is_answered(

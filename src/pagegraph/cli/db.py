@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import warnings
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -14,6 +13,8 @@ import typer
 
 from pagegraph.cli.common import app, console, fail
 from pagegraph.config import data_home
+from pagegraph.errors import PagegraphError
+from pagegraph.server.embedded import import_pgserver
 
 db_app = typer.Typer(
     no_args_is_help=True,
@@ -33,15 +34,9 @@ def _folder(folder: Path | None) -> Path:
 
 def _pgserver() -> Any:
     try:
-        with warnings.catch_warnings():  # platformdirs warns where XDG_RUNTIME_DIR is unset; pgserver copes
-            warnings.simplefilter("ignore")
-            import pgserver
-    except ImportError:
-        raise fail(
-            "pagegraph db needs pgserver (a PostgreSQL with pgvector in a Python wheel): "
-            "pip install 'pgserver==0.1.4', or give pagegraph your own server with --database-url"
-        ) from None
-    return pgserver
+        return import_pgserver()
+    except PagegraphError as exc:
+        raise fail(f"pagegraph db: {exc}") from None
 
 
 @db_app.command("start")

@@ -26,7 +26,7 @@ from pagegraph.indexing.postgres import redacted
 from pagegraph.llm import get_chat_model
 from pagegraph.llm.factory import resolve_spec
 from pagegraph.llm.local import LlamaCppChatModel
-from pagegraph.llm.model_process import stop_owned
+from pagegraph.llm.model_process import stop_owned, stop_process
 from pagegraph.server.embedded import start_embedded
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -146,12 +146,12 @@ def serve(
     )
     if settings.ingest_summaries == "model":
         summarizer = _start_summarizer(folder, env)
-        started.append(lambda: _stop_process(summarizer))
+        started.append(lambda: stop_process(summarizer, STOP_GRACE_S))
     command = [sys.executable, "-m", "pagegraph.server.runtime", str(path), host, str(port), str(jobs), str(workers)]
     with log_path.open("a") as log:
         output = {} if verbose else {"stdout": log, "stderr": subprocess.STDOUT}
         server = subprocess.Popen(command, env=env, cwd=path.parent, **output)
-    started.append(lambda: _stop_process(server))
+    started.append(lambda: stop_process(server, STOP_GRACE_S))
     _report_ready(server, url, log_path, verbose)
     # `kill`, `docker stop`, systemd or Ctrl-C stop this process: the server stops first (its runs are put back
     # in the queue), then what it used; this process exits only once they have, so whoever restarts it never finds
@@ -188,16 +188,6 @@ def _report_ready(server: subprocess.Popen, url: str, log_path: Path, verbose: b
     if server.poll() is not None and not verbose:
         lines = log_path.read_text(errors="replace").splitlines()[-20:]
         err.print("the server stopped while starting; the end of its log:\n" + "\n".join(lines), highlight=False)
-
-
-def _stop_process(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-    try:
-        process.wait(STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def _stop_all(started: list[Callable[[], None]]) -> None:

@@ -131,6 +131,17 @@ def die_with_parent() -> None:
         pass
 
 
+def stop_process(process: subprocess.Popen, grace_s: float) -> None:
+    """SIGTERM, and SIGKILL after `grace_s` seconds if it is still there."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def describe_exit(returncode: int | None) -> str:
     if returncode is None:
         return "is running"
@@ -333,14 +344,8 @@ class ModelServer:
 
     def stop(self) -> None:
         self._stopping.set()
-        process = self.process
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if self.process is not None:
+            stop_process(self.process, STOP_GRACE_S)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(STOP_GRACE_S)
 

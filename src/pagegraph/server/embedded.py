@@ -17,11 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from redis import Redis
-from redis.exceptions import RedisError
-
 from pagegraph.errors import PagegraphError
-from pagegraph.llm.model_process import die_with_parent
+from pagegraph.llm.model_process import die_with_parent, stop_process
 
 READY_TIMEOUT_S = 30.0
 STOP_GRACE_S = 5.0
@@ -58,12 +55,8 @@ class EmbeddedServices:
     described: list[str] = field(default_factory=list)
 
     def stop(self) -> None:
-        if self.redis is not None and self.redis.poll() is None:
-            self.redis.terminate()
-            try:
-                self.redis.wait(STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                self.redis.kill()
+        if self.redis is not None:
+            stop_process(self.redis, STOP_GRACE_S)
         if self.postgres is not None:
             self.postgres.cleanup()
 
@@ -85,16 +78,22 @@ def start_embedded(folder: Path, database: bool, redis: bool) -> EmbeddedService
     return services
 
 
-def _start_postgres(folder: Path) -> Any:
+def import_pgserver() -> Any:
+    """pgserver, a PostgreSQL 16 with pgvector in a wheel (a dependency of pagegraph)."""
     try:
         with warnings.catch_warnings():  # platformdirs warns where XDG_RUNTIME_DIR is unset; pgserver copes
             warnings.simplefilter("ignore")
             import pgserver
     except ImportError:
         raise PagegraphError(
-            "serve needs PostgreSQL for threads and runs: `pip install pgserver==0.1.4` (a dependency of pagegraph) "
-            "or set PAGEGRAPH_SERVER_DATABASE_URL"
+            "pgserver (a PostgreSQL with pgvector in a Python wheel) is not installed: `pip install pgserver==0.1.4`, "
+            "or give pagegraph your own server (PAGEGRAPH_DATABASE_URL, PAGEGRAPH_SERVER_DATABASE_URL)"
         ) from None
+    return pgserver
+
+
+def _start_postgres(folder: Path) -> Any:
+    pgserver = import_pgserver()
     folder.mkdir(parents=True, exist_ok=True)
     try:
         # "stop": PostgreSQL stops when this process exits, as it does at the end of serve
@@ -104,6 +103,9 @@ def _start_postgres(folder: Path) -> Any:
 
 
 def _start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
+    from redis import Redis
+    from redis.exceptions import RedisError
+
     folder.mkdir(parents=True, exist_ok=True)
     port, password = _free_port(), secrets.token_urlsafe(24)
     # streams live as long as their runs: nothing is saved to disk; the password keeps other local users out
