@@ -465,3 +465,13 @@ def test_refusals_are_in_the_audit_log_which_only_admins_read(site: dict) -> Non
     assert all("s3cret" not in json.dumps(entry) for entry in entries), "no secret is ever written"
     log = (server.folder / "index" / "server" / "server.log").read_text()
     assert "audit sign_in_refused who=key deadbeef" in log
+
+
+def test_a_healthy_start_prints_one_screen_without_a_traceback(site: dict) -> None:
+    """What `pagegraph serve` prints on a healthy start: the address, index, users, model, runtime and log, then
+    'ready' — one screen, no traceback (the runtime's own lines go to its log)."""
+    printed = (site["server"].folder / "server.log").read_text()
+    start = printed[: printed.index("Ctrl-C stops it") + len("Ctrl-C stops it")]
+    assert "Traceback" not in start and len(start.splitlines()) <= 16, start
+    for line in ("pagegraph serve http://127.0.0.1:", "  users     ", "  model     ", "  runtime   ", "ready in "):
+        assert line in start, (line, start)
