@@ -1,4 +1,4 @@
-"""LangGraph server end to end: `pagegraph serve` (langgraph dev) on a free loopback port in a temporary folder, driven with
+"""LangGraph server end to end: `pagegraph serve` (the production runtime) on a free loopback port in a temporary folder, driven with
 langgraph_sdk as a user would. Documents go in through the `ingest` graph; questions are answered by the real
 local model.
 

@@ -314,9 +314,6 @@ def test_serve_refuses_an_open_server_off_loopback_and_a_busy_port(
         busy.listen()
         code, out = run("serve", "--port", str(busy.getsockname()[1]))
     assert code == 2 and "is in use" in out
-    monkeypatch.delenv("PAGEGRAPH_REDIS_URL", raising=False)
-    code, out = run("serve", "--workers", "2")
-    assert code == 2 and "--workers 2: several server processes need the team runtime" in " ".join(out.split())
 
 
 def test_the_team_runtime_names_a_database_it_cannot_reach() -> None:
