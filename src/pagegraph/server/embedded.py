@@ -6,8 +6,10 @@ made at each start. Both stop with `serve`; PostgreSQL keeps its files, so threa
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -59,6 +61,7 @@ class EmbeddedServices:
             stop_process(self.redis, STOP_GRACE_S)
         if self.postgres is not None:
             self.postgres.cleanup()
+            stop_postgres(Path(self.postgres.pgdata))
 
 
 def start_embedded(folder: Path, database: bool, redis: bool) -> EmbeddedServices:
@@ -76,6 +79,24 @@ def start_embedded(folder: Path, database: bool, redis: bool) -> EmbeddedService
         services.stop()
         raise
     return services
+
+
+def stop_postgres(folder: Path) -> None:
+    """Stop the PostgreSQL of `folder` if it still runs. pgserver stops a server when the last process that opened
+    it lets go, counting the processes in a file; one that was killed (a SIGKILLed serve) stays counted, and the
+    server it left would otherwise outlive every later serve."""
+    try:
+        pid = int((folder / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGINT)  # PostgreSQL's fast shutdown
+    except (OSError, ValueError, IndexError):
+        return
+    deadline = time.monotonic() + STOP_GRACE_S
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
 
 
 def import_pgserver() -> Any:
