@@ -36,7 +36,7 @@ def check(
         where = ""
         if isinstance(chat, LlamaCppChatModel):
             endpoint = chat.endpoint()
-            shape = endpoint.server.shape if endpoint.server is not None else chat.shape
+            shape = endpoint.shape(chat.shape)
             binary = endpoint.server.binary if endpoint.server is not None else None
             where = (
                 f"  process: llama-server pid {endpoint.pid()} ({'started here' if endpoint.owned else 'shared'}), "

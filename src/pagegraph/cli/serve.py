@@ -203,7 +203,7 @@ def _start_model(settings: Settings) -> str:
     if not isinstance(model, LlamaCppChatModel):
         return resolve_spec(None, settings)
     endpoint = model.endpoint()
-    shape = endpoint.server.shape if endpoint.server is not None else model.shape
+    shape = endpoint.shape(model.shape)
     return (
         f"{model.model_name}, llama-server pid {endpoint.pid()} ({shape.slots} calls at once; "
         f"{'started by serve' if endpoint.owned else 'already running, shared'})"

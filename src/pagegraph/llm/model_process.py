@@ -411,6 +411,13 @@ class Endpoint:
         published = read_published(self.record_path)
         return published is not None and _alive(published.owner_pid)
 
+    def shape(self, asked: ServerShape) -> ServerShape:
+        """What the process runs with: this process's own, or `asked` with the slots its owner published."""
+        if self.server is not None:
+            return self.server.shape
+        published = read_published(self.record_path)
+        return replace(asked, slots=published.slots) if published else asked
+
     def pid(self) -> int | None:
         if self.server is not None:
             return self.server.pid
