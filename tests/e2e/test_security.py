@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import sqlite3
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from langgraph_sdk import get_client
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from tests.conftest import REPO
+from tests.conftest import PAGEGRAPH, REPO
 from tests.e2e.harness import ScriptedOpenAI, Server, add_users, free_port, served_routes, server_env
 
 pytestmark = pytest.mark.slow
@@ -222,6 +223,16 @@ def test_runs_per_user_are_limited_at_once_and_per_minute(site: dict) -> None:
             await ed.runs.create(threads[2]["thread_id"], "basic", input=slow)
         assert refused.value.response.status_code == 429
         assert "PAGEGRAPH_RUNS_PER_USER" in refused.value.response.json()["detail"]
+        async with httpx.AsyncClient(base_url=server.url, headers={"x-api-key": keys["ed"]}, timeout=60) as http:
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "basic", "arguments": slow}}
+            entries = {
+                "/runs/batch": [{"assistant_id": "basic", "input": slow}],
+                "/runs/wait": {"assistant_id": "basic", "input": slow},
+                "/mcp": call,
+            }
+            for path, body in entries.items():
+                reply = await http.post(path, json=body, headers={"accept": "application/json, text/event-stream"})
+                assert reply.status_code == 429 and int(reply.headers["retry-after"]) > 0, (path, reply.text[:300])
         other = await ask(server, keys["rita"], "By which day of the month are expenses filed?")
         assert other["evidence"], "another user's run is not held up by ed's limit"
         for thread, started in zip(threads, running):
@@ -341,6 +352,57 @@ def test_crons_count_against_the_runs_a_user_may_have_at_once(site: dict) -> Non
     run(attempt())
 
 
+def test_a_scheduled_search_reads_what_its_owner_may_read_now(site: dict) -> None:
+    """Crons run as their owner with the owner's rights read at each run: rita's finds the corp rota she may read,
+    never the ops rota (another project) or the confidential plan (above her ceiling); a cron whose owner left the
+    users file stops, and a cron sent with someone else's user in its config still runs as its creator."""
+    server, keys = site["server"], site["keys"]
+    rota = site["uploads"] / "corp-rota.md"
+    rota.write_text("# Corp desk rota\n\nThe night shift of the corp desk starts at 23:00 on Fridays.\n")
+    added = run(ingest(server, keys["root"], [rota], "corp", "internal"))
+    assert [f["status"] for f in added["report"]["files"]] == ["added"], added
+    cora = add_users(server.folder / "users.json", {"cora": USERS["rita"]})["cora"]
+    question = {"question": "When does the night shift start? Merger price?"}
+    forged = {"configurable": {"langgraph_auth_user": {"identity": "root", "pagegraph_access": {"role": "admin"}}}}
+
+    async def schedule_and_wait() -> tuple[str | None, list]:
+        if time.localtime().tm_sec > 50:  # every cron's first run is at the next minute: start well before it
+            await asyncio.sleep(62 - time.localtime().tm_sec)
+        made = {}
+        for name, key in (("rita", keys["rita"]), ("cora", cora)):
+            sdk = get_client(url=server.url, api_key=key)
+            thread = (await sdk.threads.create())["thread_id"]
+            cron = await sdk.crons.create_for_thread(thread, "search", schedule="* * * * *", input=question, config=forged)
+            made[name] = (sdk, thread, cron["cron_id"])
+        remove = [str(PAGEGRAPH), "users", "remove", "cora", "--file", str(server.folder / "users.json")]
+        await asyncio.to_thread(subprocess.run, remove, check=True, capture_output=True)
+        rita, thread, cron_id = made["rita"]
+        try:
+            status, deadline = None, time.monotonic() + 150
+            while status is None and time.monotonic() < deadline:
+                await asyncio.sleep(3)
+                done = [r["status"] for r in await rita.runs.list(thread) if r["status"] in ("success", "error")]
+                status = done[0] if done else None
+            return status, (await rita.threads.get_state(thread))["values"].get("retrieved") or []
+        finally:
+            await rita.crons.delete(cron_id)
+
+    status, retrieved = run(schedule_and_wait())
+    assert status == "success"
+    sources = {passage["source"] for passage in retrieved}
+    assert "corp-rota.md" in sources and not sources & {"ops-notes.md", "merger-plan.md", "retired.md"}, sources
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not refused_scheduled_runs(site, "cora"):
+        time.sleep(1)
+    assert refused_scheduled_runs(site, "cora"), "cora's cron ran after she left the users file"
+
+
+def refused_scheduled_runs(site: dict, user: str) -> list[dict]:
+    with httpx.Client(base_url=site["server"].url, headers={"x-api-key": site["keys"]["root"]}) as http:
+        entries = http.get("/ui/audit?limit=200").json()["entries"]
+    return [e for e in entries if e["event"] == "scheduled_run_refused" and e["who"] == user]
+
+
 def long_text(sentences: int) -> str:
     """A document that takes a while to embed: numbered sections of distinct sentences."""
     lines = []
@@ -447,6 +509,11 @@ def test_every_entry_refuses_an_oversized_question_with_413(site: dict) -> None:
             assert reply.status_code == 413, (path, reply.status_code, reply.text[:300])
             assert "PAGEGRAPH_MAX_QUESTION_CHARS" in reply.json()["detail"]
         assert http.get(f"/threads/{thread}/runs").json() == [], "no run stored the question"
+        cron = http.post("/runs/crons", json={"assistant_id": "basic", "schedule": "0 3 1 1 *", "input": {"question": "ok"}})
+        cron_id = cron.json()["cron_id"]
+        update = http.patch(f"/runs/crons/{cron_id}", json={"input": {"question": long_question}})
+        assert update.status_code == 413, update.text[:300]
+        http.delete(f"/runs/crons/{cron_id}")
 
 
 def test_refusals_are_in_the_audit_log_which_only_admins_read(site: dict) -> None:

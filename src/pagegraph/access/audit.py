@@ -1,7 +1,7 @@
-"""The server's audit log: one line per refused sign-in, refused ingest, declassification attempt and role refusal,
-saying who (user or key ID, never a key), where (route or graph), from where (source address) and why. Each line goes
-to the server's log (logger `pagegraph.audit`) and to a JSON-lines file (`Settings.audit_path`), which admins read
-at `GET /ui/audit`."""
+"""The server's audit log: one line per refused sign-in, refused ingest, declassification attempt, role refusal and
+refused scheduled run (its owner left the users file), saying who (user or key ID, never a key), where (route or
+graph), from where (source address) and why. Each line goes to the server's log (logger `pagegraph.audit`) and to a
+JSON-lines file (`Settings.audit_path`), which admins read at `GET /ui/audit`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from pagegraph.config import get_settings
 
-Event = Literal["sign_in_refused", "ingest_refused", "declassify_refused", "role_refused"]
+Event = Literal["sign_in_refused", "ingest_refused", "declassify_refused", "role_refused", "scheduled_run_refused"]
 log = logging.getLogger("pagegraph.audit")
 _write = threading.Lock()
 

@@ -20,7 +20,7 @@ from starlette.authentication import BaseUser
 
 from pagegraph.access.keys import SignInLimited, user_directory
 from pagegraph.access.records import Access
-from pagegraph.access.runs import ACCESS_KEY, LOCAL_OWNER
+from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY, LOCAL_OWNER
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 
@@ -99,6 +99,24 @@ async def owned(ctx: Auth.types.AuthContext, value: dict) -> dict:
     return _owned(ctx, value)
 
 
+@auth.on.crons.create
+@auth.on.crons.update
+async def scheduled(ctx: Auth.types.AuthContext, value: dict) -> dict:
+    """A cron is its creator's, and its runs start with no request: the server takes the user of each run from the
+    cron's stored run config. Stamp the creator's name there, over anything the request sent (a forged user would
+    run as someone else), and no rights: `caller_access` reads them from the users file at each run, so a revoked
+    user's cron stops. An update that sends no config keeps the stamped one."""
+    payload = value.get("payload") if isinstance(value, dict) else None
+    if isinstance(payload, dict) and (ctx.action == "create" or "config" in payload):
+        config = payload["config"] = payload.get("config") if isinstance(payload.get("config"), dict) else {}
+        configurable = config["configurable"] = (
+            config.get("configurable") if isinstance(config.get("configurable"), dict) else {}
+        )
+        configurable[AUTH_USER_KEY] = {"identity": ctx.user.identity}
+        configurable["langgraph_auth_permissions"] = []
+    return _owned(ctx, value)
+
+
 @auth.on.store
 async def store(ctx: Auth.types.AuthContext, value: dict) -> None:
     """Store items live under the user's own namespace."""
@@ -111,8 +129,25 @@ def _owned(ctx: Auth.types.AuthContext, value: dict) -> dict:
     """Stamp the owner into what is created (in place: the server keeps using the same metadata object) and
     filter everything else by it."""
     owner = {"owner": ctx.user.identity}
+    if ctx.action == "create_run" and isinstance(value, dict):
+        _storable_user(value)
     if isinstance(value, dict) and ctx.action in ("create", "create_run", "update"):
         if value.get("metadata") is None:
             value["metadata"] = {}
         value["metadata"].update(owner)
     return owner
+
+
+def _storable_user(run: dict) -> None:
+    """Make the user in a new run's config (and the context the server copies from it) one the runtime can store.
+    The server rebuilds a cron's user from the cron's stored config as its own wrapper object, which the runtime
+    cannot write as JSON (every scheduled run failed); in place, it becomes a ServerUser with the same name and
+    whatever rights it carried."""
+    kwargs = run.get("kwargs") if isinstance(run.get("kwargs"), dict) else {}
+    config = kwargs.get("config") if isinstance(kwargs.get("config"), dict) else {}
+    for holder in (config.get("configurable"), kwargs.get("context")):
+        user = holder.get(AUTH_USER_KEY) if isinstance(holder, dict) else None
+        if user is None or isinstance(user, dict):
+            continue
+        granted = user.get(ACCESS_KEY) if callable(getattr(user, "get", None)) else None
+        holder[AUTH_USER_KEY] = ServerUser(identity=user.identity, **({ACCESS_KEY: granted} if granted else {}))

@@ -10,6 +10,7 @@ from typing import Any
 
 from langgraph.config import get_config
 
+from pagegraph.access.audit import audit
 from pagegraph.access.keys import user_directory
 from pagegraph.access.records import Access, RetrievalFilter
 from pagegraph.config import get_settings
@@ -54,7 +55,9 @@ def scheduled_access(identity: str) -> Access:
         return Access(user=identity, role="admin") if identity == LOCAL_OWNER else Access(user=identity, projects=[], ceiling="public")
     owner = user_directory(settings).named(identity)
     if owner is None:
-        raise PagegraphError(f"{identity} is no longer a user of this server: their scheduled run is refused")
+        reason = f"{identity} is no longer a user of this server: their scheduled run is refused"
+        audit("scheduled_run_refused", who=identity, route="cron", reason=reason)
+        raise PagegraphError(reason)
     return owner.access()
 
 

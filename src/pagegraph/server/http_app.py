@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+from langgraph.graph.state import CompiledStateGraph
 from langgraph_sdk import Auth
 from starlette.applications import Starlette
 
@@ -25,6 +26,7 @@ from pagegraph.access.auth import request_access, request_key
 from pagegraph.access.keys import key_id_of
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.nodes.language import question_language
+from pagegraph.server.graph_inputs import run_problem, sent_runs, served_graph, served_graph_ids, update_problem
 from pagegraph.server.origins import OriginGuard
 from pagegraph.server.page_routes import UPLOAD_PATH, routes
 from pagegraph.services import default_services
@@ -39,7 +41,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # until the run is joined.
 RUN_PATH = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch)?/?$")
 CRON_PATH = re.compile(r"^(/threads/[^/]+)?/runs/crons/?$")
+CRON_UPDATE_PATH = re.compile(r"^/runs/crons/[^/]+/?$")
 THREAD_PART_PATH = re.compile(r"^/threads/([^/]+)/.+")  # a thread's state, history, copy, runs, ...
+THREAD_STATE_PATH = re.compile(r"^/threads/([^/]+)/state/?$")
 MCP_PATH = "/mcp"  # a `tools/call` runs a graph like a run request and answers when it ends
 # The routes that answer without a key (GET and HEAD only): the web page's shell and its static files, which sign
 # in from the browser, and /ok, the one health check a load balancer needs. Every other route of the app, the API's
@@ -165,8 +169,12 @@ class RequestLimits:
             await refuse(send, 404, f"Thread {thread.group(1)} not found")
             return
         post = scope.get("method") == "POST"
+        if post and (problem := await self._misfit(scope, path, body)):
+            await refuse(send, 422, problem)
+            return
         mcp_call = post and path.rstrip("/") == MCP_PATH and is_tool_call(body)
-        starts_runs = post and (RUN_PATH.match(path) or CRON_PATH.match(path)) or mcp_call
+        cron_update = scope.get("method") == "PATCH" and CRON_UPDATE_PATH.match(path)
+        starts_runs = post and (RUN_PATH.match(path) or CRON_PATH.match(path)) or mcp_call or cron_update
         if not starts_runs:
             await self.app(scope, replay, send)
             return
@@ -175,6 +183,9 @@ class RequestLimits:
             limit = self.settings.max_question_chars
             detail = f"the question has {longest:,} characters; the limit is {limit:,} (PAGEGRAPH_MAX_QUESTION_CHARS)"
             await refuse(send, 413, detail)
+            return
+        if cron_update:  # a cron's new input starts runs later, as the cron's owner
+            await self.app(scope, replay, send)
             return
         if CRON_PATH.match(path):
             if refusal := await self._cron_refusal(scope, headers):
@@ -216,6 +227,38 @@ class RequestLimits:
             task = asyncio.create_task(self._hold_until_done(scope, user, thread_id, run_id))
             self._joins.add(task)
             task.add_done_callback(self._joins.discard)
+
+    async def _misfit(self, scope: Scope, path: str, body: bytes) -> str | None:
+        """Why a run's input or a state update that `body` sends does not fit its graph (`graph_inputs`), or None
+        (also for what is not such a request, or not JSON: the API answers that)."""
+        state = THREAD_STATE_PATH.match(path)
+        if not (state or RUN_PATH.match(path) or CRON_PATH.match(path)):
+            return None
+        try:
+            payload = json.loads(body or b"null")
+        except ValueError:
+            return None
+        if state:
+            values = payload.get("values") if isinstance(payload, dict) else None
+            status, found = await self._ask(scope, "GET", f"/threads/{state.group(1)}")
+            thread = json.loads(found) if status == 200 else {}
+            graph = await self._graph_of(scope, (thread.get("metadata") or {}).get("graph_id"))
+            return update_problem(graph, values) if graph and isinstance(values, dict) else None
+        for run in sent_runs(payload):
+            graph = await self._graph_of(scope, run.get("assistant_id"))
+            if graph and (problem := run_problem(graph, run)):
+                return problem
+        return None
+
+    async def _graph_of(self, scope: Scope, assistant: Any) -> CompiledStateGraph | None:
+        """The served graph an assistant ID or graph name runs; None when the user may not see it (the API answers)."""
+        if not isinstance(assistant, str):
+            return None
+        if assistant in served_graph_ids():
+            return served_graph(assistant)
+        status, found = await self._ask(scope, "GET", f"/assistants/{assistant}")
+        graph_id = json.loads(found).get("graph_id") if status == 200 else None
+        return served_graph(graph_id) if isinstance(graph_id, str) else None
 
     async def _cron_refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> str | None:
         """Why a user may not add a cron: each cron starts runs on its own schedule, so a user has at most
