@@ -1,8 +1,8 @@
 """The HTTP app LangGraph server mounts beside its API (langgraph.json `http.app`): the web page and its routes
 (`pagegraph.server.page_routes`). Its middleware guards every request, the API's included: the origin, a known key on
 every route but the page shell, its static files and /ok (`SignedIn`), the body size (413; uploads to the web page
-have their own limit), and how many runs one user may have going at once and start per minute (429, with the limit
-named and Retry-After)."""
+have their own limit), run inputs and state updates that do not fit their graph (422, `graph_inputs`), and how many
+runs one user may have going at once and start per minute (429, with the limit named and Retry-After)."""
 
 from __future__ import annotations
 
