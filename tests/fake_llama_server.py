@@ -54,6 +54,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if MODE == "crash" or (MODE == "crash-with-repack" and "--no-repack" not in ARGS):
             os.kill(os.getpid(), signal.SIGSEGV)
+            time.sleep(60)  # the signal may reach another thread first: no reply is written before the process dies
         global replies
         replies += 1
         if replies > 1:

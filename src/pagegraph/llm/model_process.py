@@ -348,6 +348,8 @@ class ModelServer:
             stop_process(self.process, STOP_GRACE_S)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(STOP_GRACE_S)
+        if self.process is not None and self.process.poll() is None:
+            stop_process(self.process, STOP_GRACE_S)  # one the supervisor started while this stop began
 
 
 class _StartFailed(Exception):
