@@ -129,9 +129,9 @@ def _owned(ctx: Auth.types.AuthContext, value: dict) -> dict:
     """Stamp the owner into what is created (in place: the server keeps using the same metadata object) and
     filter everything else by it."""
     owner = {"owner": ctx.user.identity}
-    if ctx.action == "create_run" and isinstance(value, dict):
-        _storable_user(value)
     if isinstance(value, dict) and ctx.action in ("create", "create_run", "update"):
+        if ctx.action == "create_run":
+            _storable_user(value)
         if value.get("metadata") is None:
             value["metadata"] = {}
         value["metadata"].update(owner)

@@ -33,7 +33,7 @@ def caller_access() -> Access | None:
         return None
     if callable(getattr(user, "get", None)):  # pagegraph's user, or the runtime's proxy of it after storage
         identity, granted = str(user.get("identity") or "unknown"), user.get(ACCESS_KEY)
-    else:  # the runtime's own user object: a cron's run names its owner and nothing more
+    else:  # a user object without mapping access (the runtime's SimpleUser): its name and nothing more
         identity, granted = str(getattr(user, "identity", None) or getattr(user, "username", "unknown")), None
     if granted is None:
         return scheduled_access(identity)

@@ -128,8 +128,13 @@ class SignedIn:
         except Auth.exceptions.HTTPException as exc:
             key_id = key_id_of(request_key(headers))
             who = f"key {key_id}" if key_id else ("a key of no known form" if request_key(headers) else "no key")
-            audit("sign_in_refused", who=who, route=scope.get("path", ""), source=client_address(scope),
-                  reason=str(exc.detail))
+            audit(
+                "sign_in_refused",
+                who=who,
+                route=scope.get("path", ""),
+                source=client_address(scope),
+                reason=str(exc.detail),
+            )
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008, "reason": str(exc.detail)[:120]})
                 return
@@ -164,21 +169,26 @@ class RequestLimits:
             await refuse(send, 413, too_large(size, limit, knob))
             return
         replay = replayer(body)
-        thread = THREAD_PART_PATH.match(path)
-        if thread and self.settings.auth_file is not None and not await self._owns_thread(scope, thread.group(1)):
-            await refuse(send, 404, f"Thread {thread.group(1)} not found")
-            return
+        payload = json_body(body)
         post = scope.get("method") == "POST"
-        if post and (problem := await self._misfit(scope, path, body)):
+        thread_part = THREAD_PART_PATH.match(path)
+        state_update = post and THREAD_STATE_PATH.match(path)
+        thread = None
+        if thread_part and (self.settings.auth_file is not None or state_update):
+            thread = await self._thread(scope, thread_part.group(1))
+            if thread is None and self.settings.auth_file is not None:
+                await refuse(send, 404, f"Thread {thread_part.group(1)} not found")
+                return
+        if post and (problem := await self._misfit(scope, path, payload, thread)):
             await refuse(send, 422, problem)
             return
-        mcp_call = post and path.rstrip("/") == MCP_PATH and is_tool_call(body)
+        mcp_call = post and path.rstrip("/") == MCP_PATH and is_tool_call(payload)
         cron_update = scope.get("method") == "PATCH" and CRON_UPDATE_PATH.match(path)
         starts_runs = post and (RUN_PATH.match(path) or CRON_PATH.match(path)) or mcp_call or cron_update
         if not starts_runs:
             await self.app(scope, replay, send)
             return
-        if (longest := longest_question(body)) > self.settings.max_question_chars:
+        if (longest := longest_question(payload)) > self.settings.max_question_chars:
             # refused before the runtime stores the run's input: a question past the limit is kept nowhere
             limit = self.settings.max_question_chars
             detail = f"the question has {longest:,} characters; the limit is {limit:,} (PAGEGRAPH_MAX_QUESTION_CHARS)"
@@ -187,19 +197,22 @@ class RequestLimits:
         if cron_update:  # a cron's new input starts runs later, as the cron's owner
             await self.app(scope, replay, send)
             return
-        if CRON_PATH.match(path):
-            if refusal := await self._cron_refusal(scope, headers):
-                await refuse(send, 429, refusal)
-                return
-            owned = await asyncio.to_thread(owned_cron, body, headers)
-            await self.app(with_body(scope, owned), replayer(owned), send)
-            return
         try:
             user = (await asyncio.to_thread(request_access, headers)).user
         except Auth.exceptions.HTTPException:
             await self.app(scope, replay, send)  # the API's auth answers it
             return
-        runs = batch_size(body) if path.endswith("/batch") else 1
+        if CRON_PATH.match(path):
+            if refusal := await self._cron_refusal(scope, user):
+                await refuse(send, 429, refusal)
+                return
+            owned = owned_cron(payload, user)
+            if owned is None:  # the API answers a malformed request
+                await self.app(scope, replay, send)
+            else:
+                await self.app(with_body(scope, owned), replayer(owned), send)
+            return
+        runs = batch_size(payload) if path.endswith("/batch") else 1
         if refusal := self.runs.admit(user, runs):
             await refuse(send, 429, refusal[0], retry_after=refusal[1])
             return
@@ -228,22 +241,16 @@ class RequestLimits:
             self._joins.add(task)
             task.add_done_callback(self._joins.discard)
 
-    async def _misfit(self, scope: Scope, path: str, body: bytes) -> str | None:
-        """Why a run's input or a state update that `body` sends does not fit its graph (`graph_inputs`), or None
-        (also for what is not such a request, or not JSON: the API answers that)."""
-        state = THREAD_STATE_PATH.match(path)
-        if not (state or RUN_PATH.match(path) or CRON_PATH.match(path)):
-            return None
-        try:
-            payload = json.loads(body or b"null")
-        except ValueError:
-            return None
-        if state:
+    async def _misfit(self, scope: Scope, path: str, payload: Any, thread: dict | None) -> str | None:
+        """Why a run's input or a state update that `payload` sends does not fit its graph (`graph_inputs`), or None
+        (also for what is not such a request, or not JSON: the API answers that). `thread`: the thread a state
+        update is for, as the API reads it."""
+        if THREAD_STATE_PATH.match(path):
             values = payload.get("values") if isinstance(payload, dict) else None
-            status, found = await self._ask(scope, "GET", f"/threads/{state.group(1)}")
-            thread = json.loads(found) if status == 200 else {}
-            graph = await self._graph_of(scope, (thread.get("metadata") or {}).get("graph_id"))
+            graph = await self._graph_of(scope, ((thread or {}).get("metadata") or {}).get("graph_id"))
             return update_problem(graph, values) if graph and isinstance(values, dict) else None
+        if not (RUN_PATH.match(path) or CRON_PATH.match(path)):
+            return None
         for run in sent_runs(payload):
             graph = await self._graph_of(scope, run.get("assistant_id"))
             if graph and (problem := run_problem(graph, run)):
@@ -257,21 +264,14 @@ class RequestLimits:
         if assistant in served_graph_ids():
             return served_graph(assistant)
         status, found = await self._ask(scope, "GET", f"/assistants/{assistant}")
-        graph_id = json.loads(found).get("graph_id") if status == 200 else None
+        record = json_body(found) if status == 200 else None
+        graph_id = record.get("graph_id") if isinstance(record, dict) else None
         return served_graph(graph_id) if isinstance(graph_id, str) else None
 
-    async def _cron_refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> str | None:
-        """Why a user may not add a cron: each cron starts runs on its own schedule, so a user has at most
+    async def _cron_refusal(self, scope: Scope, user: str) -> str | None:
+        """Why `user` may not add a cron: each cron starts runs on its own schedule, so a user has at most
         PAGEGRAPH_RUNS_PER_USER of them (their runs would otherwise run past the limit at once)."""
-        try:
-            user = (await asyncio.to_thread(request_access, headers)).user
-        except Auth.exceptions.HTTPException:
-            return None  # the API's auth answers it
-        found = await self._internal(scope, "POST", "/runs/crons/search", {"limit": self.runs.at_once + 1})
-        try:
-            crons = json.loads(found or b"[]")
-        except ValueError:
-            crons = []
+        crons = json_body(await self._internal(scope, "POST", "/runs/crons/search", {"limit": self.runs.at_once + 1}))
         if isinstance(crons, list) and len(crons) >= self.runs.at_once:
             return (
                 f"{user} has {len(crons)} crons; each starts runs of its own, and a user may have "
@@ -304,11 +304,13 @@ class RequestLimits:
         await self.app(request, replayer(b"" if payload is None else json.dumps(payload).encode()), capture)
         return status, bytes(body)
 
-    async def _owns_thread(self, scope: Scope, thread_id: str) -> bool:
-        """Whether the user of `scope` may see the thread: the API's own read of it, which its auth filters by owner.
-        langgraph-runtime-pg answers some routes under a thread (its state, for one) without that filter."""
-        status, _ = await self._ask(scope, "GET", f"/threads/{thread_id}")
-        return status == 200
+    async def _thread(self, scope: Scope, thread_id: str) -> dict | None:
+        """The thread as the API reads it for the user of `scope`, or None where they may not see it: its auth
+        filters the read by owner, while langgraph-runtime-pg answers some routes under a thread (its state, for one)
+        without that filter."""
+        status, found = await self._ask(scope, "GET", f"/threads/{thread_id}")
+        thread = json_body(found) if status == 200 else None
+        return thread if isinstance(thread, dict) else None
 
 
 def too_large(size: int, limit: int, knob: str) -> str:
@@ -360,13 +362,17 @@ def run_inputs(payload: Any) -> list[dict]:
     return inputs
 
 
-def longest_question(body: bytes) -> int:
-    """The longest question a request that starts runs carries (`run_inputs`): an input's `question`, or the text
-    of its last message; 0 for a body that is not such JSON."""
+def json_body(body: bytes) -> Any:
+    """A request's or answer's JSON; None for an empty body or one that is not JSON (the API answers that)."""
     try:
-        payload = json.loads(body or b"null")
+        return json.loads(body or b"null")
     except ValueError:
-        return 0
+        return None
+
+
+def longest_question(payload: Any) -> int:
+    """The longest question a request that starts runs carries (`run_inputs`): an input's `question`, or the text
+    of its last message; 0 for one that carries none."""
     longest = 0
     for given in run_inputs(payload):
         texts = [given.get("question")]
@@ -377,26 +383,18 @@ def longest_question(body: bytes) -> int:
     return longest
 
 
-def is_tool_call(body: bytes) -> bool:
+def is_tool_call(payload: Any) -> bool:
     """Whether an MCP request is a `tools/call` (which runs a graph and answers when it ends)."""
-    try:
-        payload = json.loads(body or b"null")
-    except ValueError:
-        return False
     return isinstance(payload, dict) and payload.get("method") == "tools/call"
 
 
-def owned_cron(body: bytes, headers: dict[bytes, bytes]) -> bytes:
-    """A cron request with its owner in the cron's own metadata. The runtime keeps a cron's metadata from the request
-    (the auth handler's stamp lands in its run payload only), and every later read, search or delete of the cron is
-    filtered by that owner: without it the owner could not find or delete their own cron."""
-    try:
-        payload = json.loads(body or b"null")
-        user = request_access(headers).user
-    except (ValueError, Auth.exceptions.HTTPException):
-        return body  # the API answers a malformed or unsigned request
+def owned_cron(payload: Any, user: str) -> bytes | None:
+    """A cron request's body with its owner in the cron's own metadata; None for a request that is not a JSON
+    object. The runtime keeps a cron's metadata from the request (the auth handler's stamp lands in its run payload
+    only), and every later read, search or delete of the cron is filtered by that owner: without it the owner could
+    not find or delete their own cron."""
     if not isinstance(payload, dict):
-        return body
+        return None
     metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
     return json.dumps({**payload, "metadata": {**metadata, "owner": user}}).encode()
 
@@ -407,20 +405,13 @@ def with_body(scope: Scope, body: bytes) -> Scope:
     return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
 
 
-def batch_size(body: bytes) -> int:
-    try:
-        payload = json.loads(body or b"[]")
-    except ValueError:
-        return 1
+def batch_size(payload: Any) -> int:
     return max(1, len(payload)) if isinstance(payload, list) else 1
 
 
 def created_runs(body: bytes) -> list[tuple[str, str]]:
     """(thread id, run id) of the runs a create call answered with."""
-    try:
-        payload = json.loads(body or b"null")
-    except ValueError:
-        return []
+    payload = json_body(body)
     items = payload if isinstance(payload, list) else [payload]
     return [
         (item["thread_id"], item["run_id"])
