@@ -8,7 +8,12 @@ from pathlib import Path
 import pypdfium2 as pdfium
 from fpdf import FPDF
 
+from pagegraph import build_graph
+from pagegraph.config import Context, Settings
+
 from pagegraph.indexing.chunking import search_text, table_header
+from pagegraph.indexing.embedder import Embedder
+from pagegraph.indexing.index import open_index
 from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.indexing.loaders.pdfium_text import pdfium_text
 from pagegraph.indexing.loaders.tables import _character as pdfium_character
@@ -19,10 +24,14 @@ from pagegraph.indexing.loaders.tables import (
     pages_with_tables,
     place_tables,
     ruled_tables,
+    table_readings,
 )
 from pagegraph.indexing.manifest import IndexParams
+from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.prepare import prepare_document
+from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
+from tests.fakes import ScriptedChatModel
 
 YEARS = ["Item", "2023", "2022"]
 ROWS = [[f"Line item {i}", f"{1000 + i:,}", f"{900 + i}"] for i in range(60)]
@@ -121,3 +130,65 @@ def test_pdfium_text_becomes_plain_text() -> None:
     assert pdfium_text("re-\x02\r\nsult") == "re--\nsult" and pdfium_text("\x02") == "-", "a hyphen at a line break"
     assert [pdfium_text(chr(code)) for code in (0, 1, 0x1F, 0x7F)] == [""] * 4
     assert pdfium_text("\ud835\udc63 = \ud835") == "\U0001d463 = ", "UTF-16 halves joined, a lone one dropped"
+
+
+SPECS = [
+    ["Specification", '27" model', '32" model'],
+    ["Brightness (typ.)", "300 cd/m2", "350 cd/m2"],
+    ["Contrast ratio", "1000:1", "3000:1"],
+    ["Panel height", "336.30 mm", "398.52 mm"],
+    ["Weight", "4.6 kg", "6.2 kg"],
+]
+
+
+def test_a_pdf_table_highlight_reads_with_its_row_label_and_column_heading(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=10)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "Monitor specifications (in millimetres where not stated).", new_x="LMARGIN", new_y="NEXT")
+    with pdf.table() as table:
+        for row in SPECS:
+            table.row(row)
+    pdf.multi_cell(0, 6, "Both models ship with a stand and a power cable.", new_x="LMARGIN", new_y="NEXT")
+    (tmp_path / "docs").mkdir()
+    pdf.output(str(tmp_path / "docs" / "monitors.pdf"))
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run([tmp_path / "docs"]).failed
+        compiled = build_graph("extract", services=Services(settings, chat_model=ScriptedChatModel.replying(), index=index))
+        question = "What is the typical brightness of the 32-inch model?"
+        for _namespace, update in compiled.stream(
+            {"question": question}, context=Context(tree={"use": False}), stream_mode="updates", subgraphs=True
+        ):
+            if "highlight" in update:
+                highlights = update["highlight"]["highlights"]
+                break
+        page = index.pages(index.documents()[0].id)[0]
+    top = highlights[0]
+    assert top.sentence == 'Brightness (typ.) — 27" model: 300 cd/m2; 32" model: 350 cd/m2', highlights
+    assert page.text[top.start : top.end] == "Brightness (typ.) | 300 cd/m2 | 350 cd/m2", "the page's row is marked"
+    assert top.label == "[monitors.pdf, p. 1]"
+
+
+def test_table_readings_carry_headings_spans_label_cells_and_units() -> None:
+    text = (
+        "(Dollars in millions)\n| | Three Months Ended | |\n| --- | --- | --- |\n| | 2023 | 2022 |\n"
+        "| Net income | $1,234 | $987 |\n| Revenue | 5,000 | 4,000 |\nAfter.\n"
+        "| Item | A | B |\n| --- | --- | --- |\n| Brightness | 250 (min.) | 280 (min.) |\n| | 300 (typ.) | 350 (typ.) |"
+    )
+    readable, rows = table_readings(text)
+    assert readable.split("\n") == [
+        "(Dollars in millions)",
+        "Net income — Three Months Ended 2023: $1,234; Three Months Ended 2022: $987 (in millions)",
+        "Revenue — Three Months Ended 2023: 5,000; Three Months Ended 2022: 4,000 (in millions)",
+        "After.",
+        "Brightness — A: 250 (min.); B: 280 (min.)",
+        "Brightness — A: 300 (typ.); B: 350 (typ.)",
+    ]
+    assert rows["Brightness — A: 300 (typ.); B: 350 (typ.)"] == "300 (typ.) | 350 (typ.)"
+    assert all(row in text for row in rows.values()), "each reading's row is found in the text as written"
+    continued, _ = table_readings("| Net income | 1 | 2 |", header="| Item | 2023 | 2022 |")
+    assert continued == "Net income — 2023: 1; 2022: 2", "a chunk inside a table reads with the table's header"
+    assert table_readings("No table here.\n| just a bar") == ("No table here.\n| just a bar", {})

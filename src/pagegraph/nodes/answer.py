@@ -8,6 +8,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
+from pagegraph.indexing.loaders.tables import table_readings
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
@@ -21,7 +22,8 @@ STRUCTURED_OUTPUT_MAX_TEMPERATURE = 0.2
 
 
 def render_evidence(number: int, evidence: Evidence) -> str:
-    return f"[{number}] {evidence.label()}\n{evidence.text}"
+    """A passage as the answer model reads it: its number, its label, its text with tables as readings."""
+    return f"[{number}] {evidence.label()}\n{table_readings(evidence.text, evidence.table_header)[0]}"
 
 
 def answer(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:

@@ -18,7 +18,14 @@ from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.nodes.verify import cited_sentence, is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
 from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
-from pagegraph.retrievers.highlights import answer_shape, content_words, focus_passages, matches, score_sentences
+from pagegraph.retrievers.highlights import (
+    answer_shape,
+    content_words,
+    focus_passages,
+    matches,
+    score_sentences,
+    with_table_readings,
+)
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Reading
 from pagegraph.state.graph import RagState
@@ -93,6 +100,7 @@ def fell_short(reading: Reading, context: Context) -> bool:
 
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
+    passages, _ = with_table_readings(passages)
     scored = score_sentences(state["question"], passages, index.embedder, context.reading.sentence_weights)
     reading = context.reading
     return focus_passages(

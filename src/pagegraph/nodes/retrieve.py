@@ -48,6 +48,7 @@ def passages(index: Index, hits: list[ScoredChunk], step: int) -> list[Evidence]
                 start_time=members[0].start_time,
                 end_time=members[-1].end_time,
                 text=_joined(members),
+                table_header=members[0].table_header,
                 score=scores[hit_id],
                 step=step,
                 rank=rank,

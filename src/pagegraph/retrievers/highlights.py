@@ -2,9 +2,10 @@
 
 Each sentence is scored by its embedding's cosine to the question's (the index's own embedder), the share of the
 question's content words it holds (weighted by how few sentences hold them), and what the answer should look like: a number question prefers sentences
-with numbers and units, a name question capitalised names, a list question enumerations. Sentences are located in
-their page's text, so every highlight carries offsets a viewer can mark, and labelled with the section that holds
-them.
+with numbers and units, a name question capitalised names, a list question enumerations. Table rows are scored and shown as
+readings that carry their row label and column headings (`Brightness — 32": 350 cd/m²`), not as bare cells.
+Sentences are located in their page's text, so every highlight carries offsets a viewer can mark, and labelled with
+the section that holds them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import regex
 
 from pagegraph.config import SentenceWeights
 from pagegraph.indexing.bm25 import tokenize, word_count
+from pagegraph.indexing.loaders.tables import table_readings
 from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
 
@@ -159,6 +161,17 @@ def locate_in_chunks(sentence: str, chunks: Sequence[Chunk], pages: Sequence[Pag
     return None
 
 
+def with_table_readings(passages: Sequence[Evidence]) -> tuple[list[Evidence], dict[str, str]]:
+    """The passages with their tables written as readings (`table_readings`), and each reading's row as its page
+    writes it, by what `sentences` keeps of the reading."""
+    readable, rows = [], {}
+    for passage in passages:
+        text, raw_of = table_readings(passage.text, passage.table_header)
+        readable.append(passage.model_copy(update={"text": text}) if raw_of else passage)
+        rows.update({reading[:MAX_SENTENCE_CHARS]: row for reading, row in raw_of.items()})
+    return readable, rows
+
+
 def score_sentences(
     question: str, passages: Sequence[Evidence], embedder: Embedder, weights: SentenceWeights
 ) -> list[ScoredSentence]:
@@ -197,16 +210,17 @@ def pick_highlights(
     weights: SentenceWeights,
 ) -> list[Highlight]:
     """The `count` sentences of `passages` (best first) most likely to hold the answer, each located by `locate`
-    (sentences it cannot place are passed over)."""
+    (sentences it cannot place are passed over); a table row as its reading, located by its cells."""
     picked: list[Highlight] = []
     seen: set[str] = set()
-    for candidate in sorted(score_sentences(question, passages, embedder, weights), key=lambda c: -c.score):
+    readable, rows = with_table_readings(passages)
+    for candidate in sorted(score_sentences(question, readable, embedder, weights), key=lambda c: -c.score):
         if len(picked) == count:
             break
         passage = passages[candidate.passage]
         if candidate.sentence in seen:
             continue
-        where = locate(candidate.sentence, passage)
+        where = locate(rows.get(candidate.sentence, candidate.sentence), passage)
         if where is None:
             continue
         seen.add(candidate.sentence)

@@ -73,6 +73,9 @@ class Evidence(BaseModel):
     start_time: float | None = None
     end_time: float | None = None
     text: str
+    table_header: str | None = Field(
+        default=None, description="the header row of the Markdown table the text starts inside, if it does"
+    )
     score: float = Field(description="fused retrieval score of the hit")
     step: int = Field(default=0, description="plan step that retrieved it")
     rank: int = Field(default=0, description="rank within its step, 0 = best")

@@ -273,6 +273,89 @@ def plain_rows(text: str) -> str:
     return "\n".join(lines)
 
 
+_UNITS = re.compile(r"\bin\s+(?:thousands|millions|billions)\b", re.IGNORECASE)
+_YEARLIKE = re.compile(r"^(?:\(?[A-Za-z.]*\s*(?:19|20)\d\d\)?|[A-Za-z][^\d]*)$")
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _is_row(line: str) -> bool:
+    stripped = line.strip()
+    return len(stripped) > 1 and stripped.startswith("|") and stripped.endswith("|")
+
+
+def _column_headings(rows: list[list[str]], width: int) -> list[str]:
+    """Each column's heading: its header rows' cells joined top to bottom; a cell of an upper row spans the empty
+    cells to its right ("Three Months Ended" over "2023" and "2022")."""
+    spread = []
+    for depth, row in enumerate(rows):
+        row = row + [""] * (width - len(row))
+        if depth < len(rows) - 1:
+            for i in range(2, width):  # the label column starts no span
+                if not row[i] and row[i - 1]:
+                    row[i] = row[i - 1]
+        spread.append(row)
+    return [" ".join(row[i] for row in spread if row[i]) for i in range(width)]
+
+
+def row_reading(label: str, cells: list[str], headings: list[str], units: str = "") -> str:
+    """A table row as a reader takes it in: `Brightness (typ.) — 27": 300 cd/m²; 32": 350 cd/m²`, the table's units
+    ("in millions") after it."""
+    values = [
+        f"{headings[i]}: {cell}" if i < len(headings) and headings[i] else cell
+        for i, cell in enumerate(cells)
+        if i > 0 and cell
+    ]
+    reading = f"{label} — {'; '.join(values)}" if label and values else label or "; ".join(values)
+    return f"{reading} ({units})" if units and values else reading
+
+
+def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str, str]]:
+    """`text` with each Markdown table's body rows written as readings (`row_reading`) and its header and separator
+    rows left out, and each reading's Markdown row (its cells, as `highlights.sentences` takes a row) to find it again
+    in the page. `header` is the
+    header row of a table `text` starts inside (`Chunk.table_header`). Body rows at a table's top with an empty first
+    cell and only headings in the rest ("| | 2023 | 2022 |") join the header; a row with an empty first cell under
+    a labelled one reads with that label (a label cell spanning rows). A line of units just above a table ("(in
+    millions)") travels with its rows."""
+    lines = text.split("\n")
+    out: list[str] = []
+    raw_of: dict[str, str] = {}
+    headings: list[list[str]] = []
+    units = label = ""
+    in_table = heading_rows_open = False
+    for n, line in enumerate(lines):
+        if not _is_row(line):
+            in_table = False
+            out.append(line)
+            continue
+        if _SEPARATOR_ROW.match(line.strip()):
+            continue
+        cells = _cells(line)
+        if not in_table:
+            in_table, label = True, ""
+            above = next((lines[k] for k in range(n - 1, max(-1, n - 3), -1) if lines[k].strip()), "")
+            found = _UNITS.search(above) or _UNITS.search(line)
+            units = " ".join(found.group().lower().split()) if found else ""
+            next_line = lines[n + 1].strip() if n + 1 < len(lines) else ""
+            if _SEPARATOR_ROW.match(next_line):
+                headings, heading_rows_open = [cells], True
+                continue
+            headings = [_cells(header)] if header and not out else []
+            heading_rows_open = bool(headings)
+        if heading_rows_open and not cells[0] and all(_YEARLIKE.match(c) for c in cells[1:] if c):
+            headings.append(cells)
+            continue
+        heading_rows_open = False
+        label = cells[0] or label
+        reading = row_reading(label, cells, _column_headings(headings, len(cells)), units)
+        raw_of.setdefault(reading, line.strip().strip(" |"))
+        out.append(reading)
+    return "\n".join(out), raw_of
+
+
 def place_tables(text: str, tables: list[list[list[str]]]) -> str:
     """`text` with each table's span replaced by its Markdown; spans that cannot be found, or overlap one already
     placed, are left alone."""
