@@ -372,7 +372,9 @@ def test_a_scheduled_search_reads_what_its_owner_may_read_now(site: dict) -> Non
         for name, key in (("rita", keys["rita"]), ("cora", cora)):
             sdk = get_client(url=server.url, api_key=key)
             thread = (await sdk.threads.create())["thread_id"]
-            cron = await sdk.crons.create_for_thread(thread, "search", schedule="* * * * *", input=question, config=forged)
+            cron = await sdk.crons.create_for_thread(
+                thread, "search", schedule="* * * * *", input=question, config=forged
+            )
             made[name] = (sdk, thread, cron["cron_id"])
         remove = [str(PAGEGRAPH), "users", "remove", "cora", "--file", str(server.folder / "users.json")]
         await asyncio.to_thread(subprocess.run, remove, check=True, capture_output=True)
@@ -497,19 +499,30 @@ def test_every_entry_refuses_an_oversized_question_with_413(site: dict) -> None:
         thread = http.post("/threads", json={}).json()["thread_id"]
         entries = {
             "/runs/wait": {"assistant_id": "basic", "input": {"question": long_question}},
-            "/runs/batch": [{"assistant_id": "basic", "input": {"question": "ok"}},
-                            {"assistant_id": "basic", "input": {"question": long_question}}],
-            f"/threads/{thread}/runs/wait": {"assistant_id": "basic", "command": {"update": {"question": long_question}}},
+            "/runs/batch": [
+                {"assistant_id": "basic", "input": {"question": "ok"}},
+                {"assistant_id": "basic", "input": {"question": long_question}},
+            ],
+            f"/threads/{thread}/runs/wait": {
+                "assistant_id": "basic",
+                "command": {"update": {"question": long_question}},
+            },
             "/runs/crons": {"assistant_id": "basic", "schedule": "0 3 1 1 *", "input": {"question": long_question}},
-            "/mcp": {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                     "params": {"name": "basic", "arguments": {"question": long_question}}},
+            "/mcp": {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "basic", "arguments": {"question": long_question}},
+            },
         }
         for path, body in entries.items():
             reply = http.post(path, json=body, headers={"accept": "application/json, text/event-stream"})
             assert reply.status_code == 413, (path, reply.status_code, reply.text[:300])
             assert "PAGEGRAPH_MAX_QUESTION_CHARS" in reply.json()["detail"]
         assert http.get(f"/threads/{thread}/runs").json() == [], "no run stored the question"
-        cron = http.post("/runs/crons", json={"assistant_id": "basic", "schedule": "0 3 1 1 *", "input": {"question": "ok"}})
+        cron = http.post(
+            "/runs/crons", json={"assistant_id": "basic", "schedule": "0 3 1 1 *", "input": {"question": "ok"}}
+        )
         cron_id = cron.json()["cron_id"]
         update = http.patch(f"/runs/crons/{cron_id}", json={"input": {"question": long_question}})
         assert update.status_code == 413, update.text[:300]

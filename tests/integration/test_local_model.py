@@ -95,7 +95,9 @@ def test_a_reply_cut_at_one_token_reports_its_top_alternatives() -> None:
     """The judge's closed check: one token, and the likeliest first tokens with their probabilities."""
     model = get_chat_model("local", settings=Settings(), max_tokens=1)
     reply, call = invoke_model(
-        model, [HumanMessage(content="Is Paris the capital of France? Answer Yes or No.")], purpose="judge",
+        model,
+        [HumanMessage(content="Is Paris the capital of France? Answer Yes or No.")],
+        purpose="judge",
         top_logprobs=5,
     )
     alternatives = first_token_alternatives(reply)

@@ -29,7 +29,7 @@ FAKE = Path(__file__).resolve().parents[1] / "fake_llama_server.py"
 def fake_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An executable that runs the fake server with this Python; its starts are recorded in `starts.jsonl`."""
     binary = tmp_path / "llama-server"
-    binary.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE} \"$@\"\n")
+    binary.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} "$@"\n')
     binary.chmod(0o755)
     monkeypatch.setenv("FAKE_LLAMA_STARTS", str(tmp_path / "starts.jsonl"))
     yield binary
@@ -47,8 +47,13 @@ def shape(repack: bool = True) -> ServerShape:
 
 def model(binary: Path, folder: Path, **fields: object) -> LlamaCppChatModel:
     return LlamaCppChatModel(
-        model_path="model.gguf", model_name="fake", n_ctx=1024, server_binary=binary, process_folder=folder,
-        load_timeout_s=60, **fields,
+        model_path="model.gguf",
+        model_name="fake",
+        n_ctx=1024,
+        server_binary=binary,
+        process_folder=folder,
+        load_timeout_s=60,
+        **fields,
     )
 
 

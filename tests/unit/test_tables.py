@@ -10,7 +10,6 @@ from fpdf import FPDF
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
-
 from pagegraph.indexing.chunking import search_text, table_header
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index
@@ -157,7 +156,9 @@ def test_a_pdf_table_highlight_reads_with_its_row_label_and_column_heading(
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
     with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         assert not Ingestor(index).run([tmp_path / "docs"]).failed
-        compiled = build_graph("extract", services=Services(settings, chat_model=ScriptedChatModel.replying(), index=index))
+        compiled = build_graph(
+            "extract", services=Services(settings, chat_model=ScriptedChatModel.replying(), index=index)
+        )
         question = "What is the typical brightness of the 32-inch model?"
         for _namespace, update in compiled.stream(
             {"question": question}, context=Context(tree={"use": False}), stream_mode="updates", subgraphs=True

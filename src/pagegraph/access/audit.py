@@ -33,7 +33,11 @@ class AuditEntry(BaseModel):
 
 def audit(event: Event, *, who: str, route: str, reason: str, source: str | None = None) -> None:
     entry = AuditEntry(
-        at=datetime.now(UTC).isoformat(timespec="seconds"), event=event, who=who, route=route, source=source,
+        at=datetime.now(UTC).isoformat(timespec="seconds"),
+        event=event,
+        who=who,
+        route=route,
+        source=source,
         reason=reason,
     )
     log.warning("audit %s who=%s route=%s source=%s: %s", event, who, route, source or "-", reason)

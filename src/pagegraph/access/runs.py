@@ -52,7 +52,11 @@ def scheduled_access(identity: str) -> Access:
     and a name nothing vouches for reads nothing."""
     settings = get_settings()
     if settings.auth_file is None:  # no users: the local owner's own runs, as their requests, read everything
-        return Access(user=identity, role="admin") if identity == LOCAL_OWNER else Access(user=identity, projects=[], ceiling="public")
+        return (
+            Access(user=identity, role="admin")
+            if identity == LOCAL_OWNER
+            else Access(user=identity, projects=[], ceiling="public")
+        )
     owner = user_directory(settings).named(identity)
     if owner is None:
         reason = f"{identity} is no longer a user of this server: their scheduled run is refused"

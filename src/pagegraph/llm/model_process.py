@@ -44,8 +44,23 @@ RESTART_BACKOFF_S = (0.5, 2.0, 5.0)  # between restarts that die again at once; 
 STABLE_AFTER_S = 30.0  # a process that ran this long resets the backoff
 CHECK_PROMPT = "Reply with the word OK."
 # CPU features that decide which llama.cpp code paths run (reported when the model fails at start)
-REPORTED_FEATURES = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16",
-                     "amx_tile", "amx_int8", "amx_bf16", "asimd", "sve", "i8mm", "dotprod")
+REPORTED_FEATURES = (
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512bw",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_tile",
+    "amx_int8",
+    "amx_bf16",
+    "asimd",
+    "sve",
+    "i8mm",
+    "dotprod",
+)
 PR_SET_PDEATHSIG = 1
 
 
@@ -150,8 +165,12 @@ def describe_exit(returncode: int | None) -> str:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
-        cause = {"SIGSEGV": "a crash in llama.cpp", "SIGKILL": "killed, e.g. out of memory", "SIGABRT": "aborted",
-                 "SIGILL": "an instruction this CPU lacks"}.get(name, "stopped by a signal")
+        cause = {
+            "SIGSEGV": "a crash in llama.cpp",
+            "SIGKILL": "killed, e.g. out of memory",
+            "SIGABRT": "aborted",
+            "SIGILL": "an instruction this CPU lacks",
+        }.get(name, "stopped by a signal")
         return f"died with {name} ({cause})"
     return f"exited with status {returncode}"
 
@@ -459,9 +478,7 @@ _endpoints: dict[str, Endpoint] = {}
 _endpoints_lock = threading.Lock()
 
 
-def endpoint_for(
-    shape: ServerShape, binary: Path | None, folder: Path, load_timeout_s: float
-) -> Endpoint:
+def endpoint_for(shape: ServerShape, binary: Path | None, folder: Path, load_timeout_s: float) -> Endpoint:
     """The endpoint for `shape` in this process: a running process published by another owner when there is one
     (same weights and context per call), else one this process starts, publishes and stops when it exits."""
     with _endpoints_lock:

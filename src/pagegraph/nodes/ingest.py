@@ -143,8 +143,12 @@ def ingest_files(
             refused = [FileOutcome(str(local_path(i)), "failed", reason=NOT_FOUND) for i, p in found.items() if not p]
             if refused:
                 outside = ", ".join(outcome.path for outcome in refused[:5])
-                audit("ingest_refused", who=access.user, route="graph ingest",
-                      reason=f"{len(refused)} path(s) outside the ingest folders: {outside}")
+                audit(
+                    "ingest_refused",
+                    who=access.user,
+                    route="graph ingest",
+                    reason=f"{len(refused)} path(s) outside the ingest folders: {outside}",
+                )
         summary = IngestSummary(outcomes=refused)
         if paths or state.get("prune"):
             with open_index(folder, services.settings, write=True) as index:

@@ -103,7 +103,9 @@ def log_config(level: str) -> dict[str, Any]:
         "incremental": False,
         "disable_existing_loggers": False,
         "formatters": {"simple": {"class": "langgraph_api.logging.Formatter"}},
-        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "simple", "stream": "ext://sys.stdout"}},
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "formatter": "simple", "stream": "ext://sys.stdout"}
+        },
         "loggers": {
             **{name: {"level": level} for name in ("uvicorn", "uvicorn.error", "langgraph_api.server")},
             **{name: {"level": quiet} for name in START_NOISE},
