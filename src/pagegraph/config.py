@@ -643,6 +643,26 @@ class ConfidenceKnobs(BaseModel):
         description="the judge's P(Yes) for a model that gives no log-probabilities and writes Yes (writing "
         "anything else: one minus it)",
     )
+    quote: bool = Field(
+        default=True,
+        description="when the answer model refuses or its answer fails the checks, answer with the evidence sentence "
+        "that matches the question strongly, quoted with its citation (band `quoted`), instead of not found",
+    )
+    quote_candidates: int = Field(
+        default=2, ge=1, le=20, description="the question's top highlight sentences a quote may be taken from"
+    )
+    quote_min_score: float = Field(
+        default=0.7,
+        ge=0.0,
+        description="a quoted sentence's highlight score (`SentenceWeights`) is at least this",
+    )
+    quote_min_terms: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="a quoted sentence (with its section and file name) holds at least this share of the question's "
+        "content words",
+    )
 
 
 class SmallModelKnobs(BaseModel):

@@ -87,7 +87,8 @@ def test_a_count_the_cited_sentence_does_not_state_is_never_supported(governance
     output = answer(governance, "10 meetings of the Board took place [1].")
     assert not output["abstained"] and "10 meetings" in output["answer"]
     assert output["band"] == "uncertain" and output["low_confidence"]
-    assert output["confidence"] >= CONTEXT.confidence.supported  # the judge was sure; the value check was not
+    # the judge was sure, the value check was not: the band and the confidence shown both say uncertain
+    assert output["confidence"] < CONTEXT.confidence.supported <= verify_details(output)["verdict"]["probability"]
     check = output["value_check"]
     assert check.status == "unsupported" and check.missing == ["10"]
     assert "five meetings of the Board took place" in check.closest.sentence
@@ -109,7 +110,8 @@ def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_statin
 def test_a_value_read_in_another_year_s_column_is_never_supported(balance_sheet) -> None:
     output = answer(balance_sheet, "The total equity was $18,705 [1].", question=EQUITY)
     assert not output["abstained"] and output["band"] == "uncertain"
-    assert output["confidence"] >= CONTEXT.confidence.supported  # the judge was sure; the row's heading says 2020
+    # the judge was sure; the row's heading says 2020
+    assert output["confidence"] < CONTEXT.confidence.supported <= verify_details(output)["verdict"]["probability"]
     check = output["value_check"]
     assert check.status == "unsupported" and check.missing == []
     assert check.other_period == ["$18,705 is for 2020 in the cited row; for 2021 it reads 18,078"]
@@ -151,7 +153,9 @@ def test_an_answer_the_judge_doubts_is_uncertain_or_with_a_refusal_threshold_not
     doubted = "Five meetings of the Board took place in the year [1]."
     output = answer(governance, doubted, judge_yes=0.2)
     assert not output["abstained"] and output["band"] == "uncertain" and output["confidence"] <= 0.2
-    refusing = Context(confidence={"abstain_below": 0.35})
+    quoting = answer(governance, doubted, judge_yes=0.2, context=Context(confidence={"abstain_below": 0.35}))
+    assert quoting["band"] == "quoted" and "five meetings of the Board took place" in quoting["answer"]
+    refusing = Context(confidence={"abstain_below": 0.35, "quote": False})
     output = answer(governance, doubted, judge_yes=0.2, context=refusing)
     assert output["abstained"] and output["band"] == "not_found" and output["citations"] == []
     assert "did not confirm" in output["abstain_reason"]
@@ -174,7 +178,7 @@ def test_the_confidence_is_the_judge_s_probability_times_the_cited_overlap() -> 
     assert confidence.value == 0.72 and confidence.band == "supported"
     unsupported = ValueCheck(status="unsupported", values=["10"], missing=["10"])
     confidence = answer_confidence(Verdict(probability=1.0, from_logprobs=True), 1.0, unsupported, CONTEXT)
-    assert confidence.value == 1.0 and confidence.band == "uncertain"
+    assert confidence.value == 0.59 and confidence.band == "uncertain", "held below the supported band's 0.6"
     low = answer_confidence(Verdict(probability=0.9, from_logprobs=True), 0.5, supported, CONTEXT)
     assert low.value == 0.45 and low.band == "uncertain"
 

@@ -25,6 +25,7 @@ _REFUSAL_WORDING = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+UNCERTAIN_MARGIN = 0.01
 
 
 def refuses_in_words(answer: str, values: ValueCheck) -> bool:
@@ -47,11 +48,14 @@ def answer_confidence(
     structured document: `verdict` None) has the overlap alone, and is uncertain; an answer written in another
     language than its evidence (`overlap` None) has the judge's P(Yes) alone. A number answering a question that
     asks for a computed value (a difference, a ratio: `values.computed`) is weighed down by `computed_weight`: both
-    checks confirm values the evidence states, not arithmetic."""
+    checks confirm values the evidence states, not arithmetic. An uncertain answer's confidence is held below
+    `supported`, so that a band and its confidence never say two things."""
     parts = [verdict.probability] if verdict is not None else []
     parts += [overlap] if overlap is not None else []
     parts += [context.confidence.computed_weight] if parts and values.computed else []
     value = round(math.prod(parts), 3) if parts else 0.0
     supported = verdict is not None and value >= context.confidence.supported and values.status != "unsupported"
     band: Band = "supported" if supported else "uncertain"
+    if not supported:  # an uncertain answer never shows the confidence of a supported one
+        value = max(0.0, min(value, round(context.confidence.supported - UNCERTAIN_MARGIN, 3)))
     return Confidence(value=value, band=band, verdict=verdict, overlap=overlap, value_check=values)

@@ -202,4 +202,4 @@ def weigh_answer(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         summary = f"confidence {confidence:.2f} ≥ {context.confidence.answer_threshold:.2f}"
         return {"trace": [timer.record(summary, details=signals)]}
-    return {"abstain_reason": reason, "trace": [timer.record(reason, details=signals)]}
+    return {"abstain_reason": reason, "answer_doubted": True, "trace": [timer.record(reason, details=signals)]}

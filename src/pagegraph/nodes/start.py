@@ -85,6 +85,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "trace": None,
         "failure": None,
         "draft": "",
+        "answer_doubted": False,
         "answer": "",
         "citations": [],
         "abstained": False,

@@ -160,16 +160,26 @@ def citation(evidence: Evidence, origin: str) -> Citation:
 def value_check(
     state: RagState, text: str, evidence: list[Evidence], cited: list[int], services: Services, context: Context
 ) -> tuple[ValueCheck, EvidenceSentence | None, int | None]:
-    """The value check of an answer, and the cited sentence that states its values (with the number of the passage
-    holding it), located on its page. A value that sentence, a table row, states only in the column of another
-    period than the year the question names (`retrievers.periods`) is not supported either."""
-    finding = check_values(text, state["question"], [e.text for e in evidence], cited)
+    """The value check of an answer, and the sentence that states its values (with the number of the passage
+    holding it), located on its page. The answer's values are looked up in the passages it cites, and, when some are
+    missing there, in every passage given to the model: a value another passage states is supported by it (the
+    caller cites that passage). A value that sentence, a table row, states only in the column of another period
+    than the year the question names (`retrievers.periods`) is not supported either. Passages are read as retrieved
+    (an excerpt the model read, with its tables as readings, is looked up in its whole passage), so that a sentence
+    is found on its page."""
+    retrieved = {p.id: p for p in state.get("retrieved") or []}
+    passages = [retrieved.get(e.id, e) for e in evidence]
+    texts = [p.text for p in passages]
+    finding = check_values(text, state["question"], texts, cited)
+    if finding.missing and len(cited) < len(passages):
+        anywhere = check_values(text, state["question"], texts, range(1, len(passages) + 1))
+        finding = anywhere if not anywhere.missing else finding
     index = services.index(context) if services.has_index(context) else None
 
     def located(holding: Holding | None) -> tuple[EvidenceSentence | None, Location | None]:
         if holding is None:
             return None, None
-        passage = evidence[holding.passage - 1]
+        passage = passages[holding.passage - 1]
         readable = index is not None and bool(readable_evidence(index, [passage], state))
         where = sentence_locator(index)(holding.sentence, passage) if readable else None
         if where is None:
@@ -216,12 +226,14 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     text, cited, invalid = resolve_citations(draft, evidence)
     if is_refusal(text, cited):
         reason = "the answer model found no answer in the retrieved passages"
-        return {"abstain_reason": reason, "trace": [timer.record(reason)]}
+        return {"abstain_reason": reason, "answer_doubted": True, "trace": [timer.record(reason)]}
     text, attributed = attribute(
         text, evidence, context.reading.attribution_min_tokens, context.reading.attribution_min_overlap
     )
     attributed = [n for n in attributed if n not in cited]
     checked, quote, holder = value_check(state, text, evidence, [*cited, *attributed], services, context)
+    if holder is not None and holder not in cited and holder not in attributed:
+        attributed.append(holder)  # the passage stating the answer's values, though the answer did not cite it
     supporting = " ".join(evidence[n - 1].text for n in [*cited, *attributed])
     language = question_language(state["question"], context.reading)
     # words of an answer written in the question's language are not looked for in evidence in another one
@@ -230,13 +242,13 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     if refuses_in_words(strip_citations(text), checked):
         reason = REFUSED_IN_WORDS
         details = {"overlap": overlap_share, "withheld": text}
-        return {"abstain_reason": reason, "trace": [timer.record(reason, details=details)]}
+        return {"abstain_reason": reason, "answer_doubted": True, "trace": [timer.record(reason, details=details)]}
     verdict = state.get("verdict")
     confidence = answer_confidence(verdict, overlap_share, checked, context)
     if verdict is not None and confidence.value < context.confidence.abstain_below:
         reason = UNCONFIRMED.format(value=confidence.value, threshold=context.confidence.abstain_below)
         details = {**confidence.model_dump(), "withheld": text}
-        return {"abstain_reason": reason, "trace": [timer.record(reason, details=details)]}
+        return {"abstain_reason": reason, "answer_doubted": True, "trace": [timer.record(reason, details=details)]}
     citations = [citation(evidence[n - 1], "model") for n in cited]
     citations += [citation(evidence[n - 1], "attributed") for n in attributed]
     if holder is not None and quote is not None:

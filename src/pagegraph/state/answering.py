@@ -14,7 +14,7 @@ OutputType = Literal["answer", "blueprint", "pdr", "workflow", "build_plan"]
 QuestionKind = Literal["enumeration", "reasoning", "lookup"]
 # How far an answer can be trusted, in words: supported (its values are in the sentences it cites and its confidence
 # clears Context.confidence.supported), uncertain (check the evidence), not_found (the documents do not hold it).
-Band = Literal["supported", "uncertain", "not_found"]
+Band = Literal["supported", "uncertain", "quoted", "not_found"]
 
 
 class DocumentSummary(BaseModel):
@@ -152,9 +152,10 @@ class Citation(BaseModel):
     end_page: int
     chunk_ids: list[str]
     label: str
-    origin: Literal["model", "attributed"] = Field(
+    origin: Literal["model", "attributed", "quoted"] = Field(
         description="model: cited by the answer model; attributed: a sentence that cited nothing took most of its "
-        "words from this evidence"
+        "words from this evidence, or this evidence states the answer's values; quoted: the evidence sentence quoted "
+        "as the answer"
     )
     quote: EvidenceSentence | None = Field(
         default=None, description="the cited passage's sentence that states the answer's values, where one does"
