@@ -5,6 +5,7 @@ value is the one marked. The judge's P(Yes) is read from the top log-probabiliti
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
 from pagegraph.nodes.judge import read_verdict
+from pagegraph.prompts.answer import REFUSAL
 from pagegraph.services import Services
 from pagegraph.state.answering import ValueCheck, Verdict
 from tests.conftest import markdown_library
@@ -201,8 +203,23 @@ def test_without_yes_or_no_among_the_alternatives_the_written_word_stands_in() -
 
 
 def test_a_refusal_in_the_model_s_own_words_is_a_refusal(governance) -> None:
-    output = answer(governance, "The number of Board meetings is not mentioned in the provided excerpts [1].")
+    refusal = "The number of Board meetings is not mentioned in the provided excerpts [1]."
+    output = answer(governance, refusal, context=Context(confidence={"quote": False}))
     assert output["abstained"] and output["band"] == "not_found" and output["citations"] == []
+
+
+def test_a_refusal_with_the_answer_in_the_first_evidence_sentence_becomes_a_quote(governance) -> None:
+    output = answer(governance, "The number of Board meetings is not mentioned in the provided excerpts [1].")
+    assert not output["abstained"] and output["band"] == "quoted" and output["band_label"] == "quoted from the document"
+    assert output["answer"].startswith("The document says: “During the financial year ended 31st March, 2007, five")
+    (citation,) = output["citations"]
+    assert citation.origin == "quoted" and citation.label in output["answer"] and citation.start_page == 1
+    page_text = governance[0].store.pages(governance[0].store.documents()[0].id)[0].text
+    assert page_text[citation.quote.start : citation.quote.end] == citation.quote.sentence
+    unanswerable = answer(
+        governance, "The passages do not say.", question="How many meetings did the Remuneration Committee hold?"
+    )
+    assert unanswerable["abstained"] and unanswerable["band"] == "not_found", "a weaker match is no quote"
 
 
 def test_refusal_wording_needs_a_short_answer_without_values_of_its_own() -> None:
@@ -212,3 +229,33 @@ def test_refusal_wording_needs_a_short_answer_without_values_of_its_own() -> Non
     assert not refuses_in_words("The unit is not shown in red; it is grey.", ValueCheck(status="supported"))
     long = "It covers safety. It covers installation. It covers repairs. Pricing is not provided."
     assert not refuses_in_words(long, none)
+
+
+CHARGING = """# 使用说明
+
+## 充电
+
+充满电大约需要2小时。请使用原装充电器为手表充电。
+
+## 保修
+
+本产品自购买之日起保修一年。
+"""
+
+
+@pytest.fixture(scope="module")
+def charging_note(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
+    yield from one_document(tmp_path_factory, "说明.md", CHARGING, cache_dir, embedder)
+
+
+def test_a_chinese_refusal_with_the_answer_in_the_evidence_is_a_chinese_quote(charging_note) -> None:
+    output = answer(charging_note, REFUSAL, question="充满电需要多长时间？")
+    assert output["band"] == "quoted" and output["band_label"] == "引自文档"
+    assert output["answer"].startswith("文档中写道：“充满电大约需要2小时。") and "[说明.md" in output["answer"]
+    refused = answer(charging_note, REFUSAL, question="手表的防水等级是多少？")  # what is its water resistance?
+    assert refused["abstained"] and refused["band_label"] == "文档中未找到"
+    assert refused["answer"].startswith("无法根据已索引的文档回答这个问题。")
+    assert not re.search(
+        r"[A-Za-z]{3,}",
+        refused["answer"].replace("pagegraph ingest PATH", "").replace("--document NAME", "").replace("说明.md", ""),
+    ), refused["answer"]

@@ -37,9 +37,12 @@ def test_the_answer_request_asks_for_the_questions_language_only_when_it_is_not_
 
 def test_every_abstention_text_fills_in() -> None:
     for language, texts in ABSTAIN_TEXTS.items():
-        message = texts.message.format(reason="R", searched=texts.searched.format(documents="D"), hint=texts.name_hint)
-        assert "R" in message and "D" in message and "--document NAME" in message, language
+        message = texts.message.format(reason="Ř", searched=texts.searched.format(documents="D"), hint=texts.name_hint)
+        assert ("Ř" in message) == (language == "en"), "the English reason is shown in the English message only"
+        assert "D" in message and "--document NAME" in message, language
         assert "pagegraph ingest PATH" in texts.ingest_hint, language
+        quoted = texts.quoted.format(sentence="S", label="[L, p. 1]")
+        assert "S" in quoted and "[L, p. 1]" in quoted and BAND_TEXTS[language]["quoted"], language
 
 
 @pytest.mark.parametrize(("graph", "reads"), [("rag", 1), ("extract", 2)])  # extract reads whole passages again

@@ -35,6 +35,13 @@ _NUMBER_QUESTION = re.compile(
     r"temperature|torque|dimension)\b",
     re.IGNORECASE,
 )
+# Chinese asks for an amount, a duration or a count with these ("多长时间", "多少", "几年"); no word boundary
+# separates them from the words around them.
+_NUMBER_QUESTION_ZH = re.compile(r"多少|多久|多长|多大|多高|多重|多远|几[个年天次岁月号点]")
+# The words Chinese writes a question with, which no answering sentence holds: left out of its content words.
+_QUESTION_PHRASES_ZH = re.compile(
+    r"多长时间|多少|多久|多长|多大|多高|多重|多远|什么|怎么样|怎么|为什么|如何|哪些|哪个|哪里|哪儿|是否|几[个年天次岁月号点]?|吗|呢"
+)
 _LIST_QUESTION = re.compile(r"\b(list|enumerate|what\s+are|which\s+\w+\s+are|name\s+(all|the)|steps)\b", re.IGNORECASE)
 _NAME_QUESTION = re.compile(
     r"^\s*(who|whom|whose)\b|\b(which|what)\s+(company|person|author|organi[sz]ation|name)\b", re.IGNORECASE
@@ -47,6 +54,9 @@ _UNIT = re.compile(
     r"\d\s*(%|percent|kg|g|mm|cm|m|km|kwh|wh|kw|w|v|a|nm|hz|°c|c|h|min|s|years?|months?|days?|hours?|"
     r"million|billion|thousand|\$|usd|eur|dollars?)\b",
     re.IGNORECASE,
+)
+_UNIT_ZH = re.compile(
+    r"\d\s*(?:小时|分钟|秒|天|周|个月|年|岁|元|美元|万|亿|公里|千米|米|厘米|毫米|公斤|千克|克|瓦|伏|度|%)"
 )
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 # Sentence ends: a stop and a space before a capital, a digit, or a letter of a script without capitals; the stops of
@@ -68,7 +78,7 @@ def answer_shape(question: str) -> AnswerShape:
     """What the answer to a question looks like: a number, a list, a name, yes or no, or an explanation."""
     if _YES_NO_QUESTION.search(question):
         return "yes_no"
-    if _NUMBER_QUESTION.search(question):
+    if _NUMBER_QUESTION.search(question) or _NUMBER_QUESTION_ZH.search(question):
         return "number"
     if _NAME_QUESTION.search(question):
         return "name"
@@ -80,7 +90,9 @@ def answer_shape(question: str) -> AnswerShape:
 def shape_fit(sentence: str, shape: AnswerShape) -> float:
     """How well a sentence has the form of the answer, 0..1."""
     if shape == "number":
-        return 1.0 if _UNIT.search(sentence) else 0.6 if _NUMBER.search(sentence) else 0.0
+        if _UNIT.search(sentence) or _UNIT_ZH.search(sentence):
+            return 1.0
+        return 0.6 if _NUMBER.search(sentence) else 0.0
     if shape == "name":
         return min(1.0, len(_CAPITALISED.findall(sentence)) / 2)
     if shape == "list":
@@ -103,9 +115,10 @@ def sentences(text: str) -> list[tuple[int, str]]:
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased content words, plurals made singular ("capacities" → "capacity")."""
+    """Lower-cased content words, plurals made singular ("capacities" → "capacity"); the words a question is asked
+    with are not among them ("how", "多少")."""
     words = set()
-    for word in tokenize(text):
+    for word in tokenize(_QUESTION_PHRASES_ZH.sub(" ", text) if not text.isascii() else text):
         if word in _QUESTION_WORDS:
             continue
         if len(word) > 4 and word.endswith("ies"):

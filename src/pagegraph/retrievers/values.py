@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pagegraph.indexing.bm25 import unspaced
 from pagegraph.retrievers.highlights import content_words, matches, sentences
 
 ValueKind = Literal["number", "percent", "money", "date", "name"]
@@ -215,7 +216,8 @@ def extract_values(text: str, *, names: bool = True) -> list[Value]:
 
     for match in _NUMBER.finditer(text):
         start, end = match.span()
-        if not free(start, end) or (start > 0 and (text[start - 1].isalpha() or text[start - 1] == "_")):
+        before = text[start - 1] if start else ""
+        if not free(start, end) or (before.isalpha() and not unspaced(before)) or before == "_":
             continue
         if _DESIGNATION.match(text, match.end("digits")):
             continue

@@ -112,7 +112,9 @@ class RagState(InputState, OutputState, total=False):
     relevance: Annotated[list[float], extend_or_reset]
     failure: Annotated[Failure | None, first_failure]
     draft: str
-    answer_doubted: bool  # the run abstains on the answer model's reply (a refusal, a failed check): a quote may stand in
+    answer_doubted: (
+        bool  # the run abstains on the answer model's reply (a refusal, a failed check): a quote may stand in
+    )
     verdict: Verdict | None
     graph_choice: str
     search_plan: SearchPlan | None
