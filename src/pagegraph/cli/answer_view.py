@@ -49,9 +49,11 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
             console.print(f"[dim]{ABSTAINED_EVIDENCE}[/dim]")
         return
     band = output.get("band") or "uncertain"
-    style = "bold green" if band == "supported" else "bold yellow"
+    style = {"supported": "bold green", "quoted": "bold cyan"}.get(band, "bold yellow")
     label = output.get("band_label") or BAND_TEXTS["en"][band]  # a thread answered before labels were written
-    console.print(f"[{style}]{escape(label)}[/{style}] [dim](confidence {output['confidence']:.2f})[/dim]")
+    # a quote's figure is how well the sentence matches the question, no confidence in an answer: not shown
+    shown = "" if band == "quoted" else f" [dim](confidence {output['confidence']:.2f})[/dim]"
+    console.print(f"[{style}]{escape(label)}[/{style}]{shown}")
     check: ValueCheck | None = output.get("value_check")
     if check is not None and check.computed:
         console.print(f"[yellow]{COMPUTED_NOTE}[/yellow]", highlight=False)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pagegraph.eval.scoring import strip_labels
 from pagegraph.retrievers.values import extract_values, own_values, value_in
 
-BANDS = ("supported", "uncertain", "not_found")
+BANDS = ("supported", "uncertain", "quoted", "not_found")
 LONG_ANSWER_RIGHT_F1 = 0.5
 RELIABILITY_BINS = 5
 
