@@ -24,11 +24,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
+    from answer_runs import top_highlights
+
     from pagegraph.config import Context, Settings
     from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
     from pagegraph.eval.scoring import score_answer
     from pagegraph.retrievers.quotes import quotable_highlight
-    from answer_runs import top_highlights
 
     questions = load_questions(args.questions)
     if args.rows:
