@@ -88,3 +88,13 @@ def scanned_pdf(path: Path, source: Path, dpi: int = 200, pages: set[int] | None
     with path.open("wb") as out:
         writer.write(out)
     return path
+
+
+def page_labelled_pdf(path: Path, pages: list[tuple[str, str]], front: int) -> Path:
+    """`text_pdf`'s pages, the first `front` labelled i, ii, … and the rest 1, 2, … (the PDF's /PageLabels)."""
+    text_pdf(path, pages)
+    writer = PdfWriter(clone_from=PdfReader(path))
+    writer.set_page_label(0, front - 1, style="/r")
+    writer.set_page_label(front, len(pages) - 1, style="/D", start=1)
+    writer.write(str(path))
+    return path

@@ -74,7 +74,7 @@ def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder:
         "How much does the SB-40 weigh?",
         [passage],
         embedder,
-        lambda sentence, _: locate_in_chunks(sentence, [chunk], [page]),
+        lambda sentence, _: locate_in_chunks(sentence, [chunk], [page], {}),
         count=1,
         weights=SentenceWeights(),
     )

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pagegraph import build_graph
 from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context, PageRules, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index
+from pagegraph.indexing.page_numbers import printed_numbers, printed_offset
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.hybrid import FusedSearch, HybridRetriever
 from pagegraph.retrievers.named_pages import (
@@ -17,11 +19,12 @@ from pagegraph.retrievers.named_pages import (
     absent_references,
     named_pages,
     page_references,
-    printed_offset,
 )
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
+from pagegraph.services import Services
 from pagegraph.state.documents import Page
-from tests.pdf_factory import text_pdf
+from tests.fakes import ScriptedChatModel
+from tests.pdf_factory import page_labelled_pdf, text_pdf
 
 RULES = PageRules()
 
@@ -190,3 +193,33 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         assert first_pages(None, route_documents=2, route_alone=0.0)[0] == 5
         lead = ranked[1].score / ranked[0].score
         assert first_pages(None, route_documents=2, route_alone=lead / 2)[0] == 5
+
+
+def test_printed_numbers_are_the_labels_else_the_printed_offset() -> None:
+    assert printed_numbers(numbered(1, 4, front=2), RULES.printed_offset_support) == {3: "1", 4: "2", 5: "3", 6: "4"}
+    labelled = [Page(number=n, label=label, text="") for n, label in enumerate(["i", "ii", "1", "4"], 1)]
+    assert printed_numbers(labelled, RULES.printed_offset_support) == {1: "i", 2: "ii", 3: "1"}
+    assert printed_numbers(numbered(1, 4, front=0), RULES.printed_offset_support) == {}, "printed as placed"
+
+
+def test_a_page_labelled_pdf_cites_the_printed_number_and_keeps_the_pdf_page(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    (tmp_path / "docs").mkdir()
+    front = [("Cover", "Pump manual, edition 3."), ("Contents", "Operation, maintenance, parts.")]
+    body = [("Operation", "The pump delivers 42 litres per minute at full speed."), ("Parts", "Seals and valves.")]
+    page_labelled_pdf(tmp_path / "docs" / "pump.pdf", front + body, front=2)
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run([tmp_path / "docs"]).failed
+        model = ScriptedChatModel.replying("The pump delivers 42 litres per minute [1].", judge_yes=0.99)
+        graph = build_graph("extract", services=Services(settings, chat_model=model, index=index))
+        output = graph.invoke({"question": "How many litres per minute does the pump deliver?"}, context=Context())
+    (stating,) = [h for h in output["highlights"] if "42 litres per minute" in h.sentence]
+    assert stating.page == 3 and stating.label == "[pump.pdf, Operation, p. 1]", stating
+    assert any(h.label.endswith("p. i]") for h in output["highlights"]), "the cover is printed i"
+    (citation,) = output["citations"]  # the passage (the page before and after in its window), printed ii–2
+    assert citation.label == "[pump.pdf, Operation, p. ii–2]" and citation.label in output["answer"]
+    assert (citation.start_page, citation.end_page) == (2, 4), "the PDF's pages, for the page view and evaluation"
+    quote = citation.quote  # the sentence stating the answer's value: the page view opens the PDF's third page
+    assert quote.page == 3 and quote.label == "[pump.pdf, Operation, p. 1]"

@@ -132,3 +132,8 @@ def test_a_question_asking_for_a_difference_a_ratio_or_a_change_asks_for_a_compu
         "Which signal has the lowest frequency?",
     ):
         assert not asks_computation(question), question
+
+
+def test_a_word_ending_like_a_currency_keeps_the_number_after_it() -> None:
+    assert [v.text for v in extract_values("The pump delivers 42 litres; 991 users, 5 members.")] == ["42", "991", "5"]
+    assert [(v.kind, v.number) for v in extract_values("It costs Rs 42.")] == [("money", 42.0)]

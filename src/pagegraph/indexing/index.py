@@ -33,6 +33,7 @@ from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
+from pagegraph.indexing.page_numbers import printed_numbers
 from pagegraph.indexing.postgres import KeywordScoring, PostgresStore, index_schema, redacted
 from pagegraph.indexing.profiles import DocumentProfiles, chunk_centroids
 from pagegraph.indexing.records import DocumentWrite, RecordStore
@@ -329,6 +330,14 @@ class Index:
 
     def pages(self, document_id: str) -> list[Page]:
         return self.store.pages(document_id)
+
+    def printed_pages(self, document_id: str, min_support: float) -> dict[int, str]:
+        """The numbers printed on the document's pages where they differ from the pages' places
+        (`page_numbers.printed_numbers`), read once per open index."""
+        known = self.__dict__.setdefault("_printed_pages", {})
+        if (document_id, min_support) not in known:
+            known[document_id, min_support] = printed_numbers(self.pages(document_id), min_support)
+        return known[document_id, min_support]
 
     def tree(self, document_id: str) -> list[TreeNode]:
         return self.store.tree(document_id)

@@ -12,6 +12,7 @@ from pagegraph.access.records import RetrievalFilter
 from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
+from pagegraph.nodes.retrieve import with_printed_pages
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree import TreeRetriever, hit_evidence
 from pagegraph.services import Services
@@ -48,7 +49,11 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
         if not all((hit.source, page) in covered for page in range(hit.start_page, hit.end_page + 1))
     ]
     step = 1 + max((e.step for e in retrieved), default=0)
-    evidence = [hit_evidence(hit, step, rank) for rank, hit in enumerate(new)]
+    evidence = with_printed_pages(
+        index,
+        [hit_evidence(hit, step, rank) for rank, hit in enumerate(new)],
+        context.retrieval.page_rules.printed_offset_support,
+    )
     summary = (
         f"{search.judged} sections of {len(outlined)} documents judged, {search.relevant} relevant; "
         f"{len(evidence)} leaf sections added ({len(search.hits) - len(new)} already covered)"

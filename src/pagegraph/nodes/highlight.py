@@ -39,7 +39,7 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
     passages = passages[: context.reading.highlight_passages]
     if not passages:
         return {"highlights": [], "trace": [timer.record("no passage to highlight")]}
-    locate = sentence_locator(index)
+    locate = sentence_locator(index, context.retrieval.page_rules.printed_offset_support)
     picked = pick_highlights(
         state["question"],
         passages,
@@ -52,8 +52,9 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
     return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
 
 
-def sentence_locator(index: Index) -> Callable[[str, Evidence], Location | None]:
-    """Where a sentence of a passage sits on its page (pages and chunks read once per call of the locator)."""
+def sentence_locator(index: Index, min_support: float) -> Callable[[str, Evidence], Location | None]:
+    """Where a sentence of a passage sits on its page (pages and chunks read once per call of the locator), with the
+    number printed on the page (`Index.printed_pages`, `min_support` its printed offset's)."""
 
     @cache
     def document_pages(document_id: str) -> tuple[Page, ...]:
@@ -66,6 +67,9 @@ def sentence_locator(index: Index) -> Callable[[str, Evidence], Location | None]
 
     def locate(sentence: str, evidence: Evidence) -> Location | None:
         chunks = passage_chunks(tuple(evidence.chunk_ids))
-        return locate_in_chunks(sentence, chunks, document_pages(chunks[0].document_id)) if chunks else None
+        if not chunks:
+            return None
+        document = chunks[0].document_id
+        return locate_in_chunks(sentence, chunks, document_pages(document), index.printed_pages(document, min_support))
 
     return locate

@@ -18,6 +18,7 @@ from pagegraph.nodes.common import (
     match_document_names,
     visible_documents,
 )
+from pagegraph.nodes.retrieve import with_printed_pages
 from pagegraph.prompts.pageindex import SELECT_REQUEST, SELECT_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree_nodes import (
@@ -90,10 +91,14 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
     )
     selection = read_selection(result, shown, context.pageindex.nodes_per_file)
     nodes = [node for node_id in selection.ids if (node := get_node_by_id(tree, node_id)) is not None]
-    evidence = [
-        section_evidence(document.name, node, task["step"], rank, context.tree.node_text_chars)
-        for rank, node in enumerate(nodes)
-    ]
+    evidence = with_printed_pages(
+        index,
+        [
+            section_evidence(document.name, node, task["step"], rank, context.tree.node_text_chars)
+            for rank, node in enumerate(nodes)
+        ],
+        context.retrieval.page_rules.printed_offset_support,
+    )
     details = {
         "document": document.name,
         "loaded": True,

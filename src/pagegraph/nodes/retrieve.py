@@ -24,8 +24,9 @@ from pagegraph.state.graph import RagState, StepTask
 GAP_MARK = " … "
 
 
-def passages(index: Index, hits: list[ScoredChunk], step: int) -> list[Evidence]:
-    """One passage per hit: the hit and the window chunks it brought, in document order, overlaps removed."""
+def passages(index: Index, hits: list[ScoredChunk], step: int, min_support: float) -> list[Evidence]:
+    """One passage per hit: the hit and the window chunks it brought, in document order, overlaps removed; with the
+    numbers printed on its pages (`Index.printed_pages`, `min_support` its printed offset's)."""
     chunks = index.chunks_by_id([h.chunk_id for h in hits])
     groups: dict[str, list[Chunk]] = defaultdict(list)
     scores: dict[str, float] = {}
@@ -54,7 +55,20 @@ def passages(index: Index, hits: list[ScoredChunk], step: int) -> list[Evidence]
                 rank=rank,
             )
         )
-    return evidence
+    return with_printed_pages(index, evidence, min_support)
+
+
+def with_printed_pages(index: Index, passages: list[Evidence], min_support: float) -> list[Evidence]:
+    """The passages with the numbers printed on their first and last pages, where those differ from the pages'
+    places (`Index.printed_pages`, `min_support` its printed offset's)."""
+    profiles = index.profiles
+    labelled = []
+    for passage in passages:
+        row = profiles.row_named.get(passage.source)
+        printed = index.printed_pages(profiles.ids[row], min_support) if row is not None else {}
+        update = {"start_label": printed.get(passage.start_page), "end_label": printed.get(passage.end_page)}
+        labelled.append(passage.model_copy(update=update))
+    return labelled
 
 
 def search_details(found: list[Evidence], spelling: dict[str, str]) -> dict[str, Any]:
@@ -87,7 +101,7 @@ def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> d
     flt = base.model_copy(update={"documents": task["documents"] or base.documents})
     retriever = HybridRetriever.for_context(index, context)
     hits, relevance = retriever.search_with_relevance(task["query"], flt)
-    found = passages(index, hits, task["step"])
+    found = passages(index, hits, task["step"], context.retrieval.page_rules.printed_offset_support)
     spelling = retriever.spelling_corrections(task["query"])
     summary = f"{len(found)} passages ({len(hits)} chunks) for {task['query']!r}; best similarity {relevance:.2f}"
     return {
@@ -152,7 +166,7 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     query = f"{state['question']} {' '.join(plan.keywords)}"
     retriever = HybridRetriever.for_context(index, context, max_chunks=context.small_model.map_chunks, window=0)
     hits, relevance = retriever.search_with_relevance(query, flt)
-    found = passages(index, hits, 0)
+    found = passages(index, hits, 0, context.retrieval.page_rules.printed_offset_support)
     where = f"{len(flt.documents or known)} documents"
     if not flt.documents and 0 < context.retrieval.route_documents < len(known):
         where = f"the best-ranked of {len(known)} documents"

@@ -49,9 +49,14 @@ def _cited_label(inside: str, evidence: list[Evidence]) -> list[int]:
     lowered = inside.lower()
     same_file = [n for n, e in enumerate(evidence, 1) if e.source.lower() in lowered]
     page = _PAGE.search(lowered)
-    if page is not None:
+    if page is not None:  # the number printed on the page, as labels show it, or the page's place in the file
         number = int(page.group(1))
-        same_file = [n for n in same_file if evidence[n - 1].start_page <= number <= evidence[n - 1].end_page]
+        same_file = [
+            n
+            for n in same_file
+            if evidence[n - 1].start_page <= number <= evidence[n - 1].end_page
+            or page.group(1) in (evidence[n - 1].start_label, evidence[n - 1].end_label)
+        ]
     return same_file[:1]
 
 
@@ -181,10 +186,12 @@ def value_check(
             return None, None
         passage = passages[holding.passage - 1]
         readable = index is not None and bool(readable_evidence(index, [passage], state))
-        where = sentence_locator(index)(holding.sentence, passage) if readable else None
+        support = context.retrieval.page_rules.printed_offset_support
+        where = sentence_locator(index, support)(holding.sentence, passage) if readable else None
         if where is None:
             return EvidenceSentence(sentence=holding.sentence, label=passage.label(), chunk_ids=passage.chunk_ids), None
         place = {"start_page": where.page, "end_page": where.page, "section": where.section or passage.section}
+        place |= {"start_label": where.printed, "end_label": where.printed}
         label = passage.model_copy(update=place).label()
         sentence = EvidenceSentence(
             sentence=holding.sentence,

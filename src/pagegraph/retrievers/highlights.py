@@ -11,7 +11,7 @@ the section that holds them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -62,10 +62,10 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 # Sentence ends: a stop and a space before a capital, a digit, or a letter of a script without capitals; the stops of
 # Chinese and Japanese (no space after them), of Devanagari and Arabic. And line breaks before the same or a list or
 # table mark (table rows, list items and headings end there): a break before a lower-case word is a wrapped line of
-# the same sentence.
+# the same sentence. And " … ", which joins a passage's chunks where text between them is left out (a page break).
 _STARTS = r"(?:[\"'(\[\d]|(?!\p{Ll})\p{L})"
 _SENTENCE_END = regex.compile(
-    rf"(?<=[.!?])\s+(?={_STARTS})|(?<=[。！？])\s*(?=\S)|(?<=[।॥؟۔])\s+|\n+(?=\s*(?:{_STARTS}|[|•*#-]))"
+    rf"(?<=[.!?])\s+(?={_STARTS})|(?<=[。！？])\s*(?=\S)|(?<=[।॥؟۔])\s+|\n+(?=\s*(?:{_STARTS}|[|•*#-]))| … "
 )
 # Words that shape a question but are not what it is about.
 _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
@@ -151,26 +151,29 @@ class ScoredSentence:
 
 @dataclass
 class Location:
-    """Where a sentence sits: its page, its offsets in that page's text, the section that holds it, and the page's
-    text (what surrounds the sentence: a table row's heading, say)."""
+    """Where a sentence sits: its page (and the number printed on it, where that differs), its offsets in that page's
+    text, the section that holds it, and the page's text (what surrounds the sentence: a table row's heading, say)."""
 
     page: int
     start: int
     end: int
     section: str
     page_text: str
+    printed: str | None = None
 
 
-def locate_in_chunks(sentence: str, chunks: Sequence[Chunk], pages: Sequence[Page]) -> Location | None:
+def locate_in_chunks(
+    sentence: str, chunks: Sequence[Chunk], pages: Sequence[Page], printed: Mapping[int, str]
+) -> Location | None:
     """The first of `chunks` (a passage's, in order) whose text holds the sentence, and the sentence's place in the
-    text of one of that chunk's pages."""
+    text of one of that chunk's pages (`printed`: the numbers printed on the document's pages)."""
     for chunk in chunks:
         if sentence not in chunk.text:
             continue
         for page in pages:
             if chunk.start_page <= page.number <= chunk.end_page and (at := page.text.find(sentence)) >= 0:
                 section = chunk.section_path[-1] if chunk.section_path else ""
-                return Location(page.number, at, at + len(sentence), section, page.text)
+                return Location(page.number, at, at + len(sentence), section, page.text, printed.get(page.number))
     return None
 
 
@@ -238,6 +241,7 @@ def pick_highlights(
             continue
         seen.add(candidate.sentence)
         place = {"start_page": where.page, "end_page": where.page, "section": where.section}
+        place |= {"start_label": where.printed, "end_label": where.printed}
         picked.append(
             Highlight(
                 passage_id=passage.id,

@@ -14,11 +14,11 @@ has no Figure 7. A question naming either cannot be answered from that document 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from pagegraph.config import PageRules
 from pagegraph.indexing.index import Index
+from pagegraph.indexing.page_numbers import printed_numbers
 from pagegraph.state.documents import Page, SourceType
 
 _WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
@@ -36,9 +36,7 @@ _CAPTION_LABELS = {"figure": r"(?:figure|fig\.?)", "table": r"table"}
 _NUMBERED = {
     kind: re.compile(rf"\b{label}\s*(\d{{1,3}})(?!\d)", re.IGNORECASE) for kind, label in _CAPTION_LABELS.items()
 }
-_EDGE_NUMBER = re.compile(r"^\s*(\d{1,4})\b|\b(\d{1,4})\s*$")
 LAST = -1
-_EDGE_LINES = 2
 
 
 @dataclass(frozen=True)
@@ -82,22 +80,6 @@ def page_references(question: str, rules: PageRules) -> PageReferences:
     )
 
 
-def _edge_numbers(text: str) -> set[int]:
-    lines = [line for line in text.splitlines() if line.strip()]
-    edges = lines[:_EDGE_LINES] + lines[-_EDGE_LINES:]
-    return {int(a or b) for line in edges for a, b in _EDGE_NUMBER.findall(line)}
-
-
-def printed_offset(pages: list[Page], min_support: float) -> int | None:
-    """Physical minus printed page number that most pages agree on, from the numbers at the start or end of their
-    first and last lines; None when fewer than `min_support` of the pages (and fewer than 2) agree."""
-    offsets = Counter(page.number - n for page in pages for n in _edge_numbers(page.text) if n <= page.number)
-    if not offsets:
-        return None
-    offset, support = offsets.most_common(1)[0]
-    return offset if support >= max(2, min_support * len(pages)) else None
-
-
 def caption_pages(pages: list[Page], kind: str, number: int) -> list[int]:
     """The pages where a line starts with the caption ("Figure 4", "Fig. 4", "Table 4")."""
     caption = re.compile(rf"^\s*{_CAPTION_LABELS[kind]}\s*{number}\b", re.IGNORECASE | re.MULTILINE)
@@ -106,15 +88,12 @@ def caption_pages(pages: list[Page], kind: str, number: int) -> list[int]:
 
 def named_pages(pages: list[Page], references: PageReferences, rules: PageRules) -> list[int]:
     """The physical pages the references name in a document with these pages, without repeats: each number's
-    physical page, then its printed page (by label, else by the printed offset); then the captions' pages."""
+    physical page, then the page printed with it (`printed_numbers`); then the captions' pages."""
     count = len(pages)
-    by_label = {page.label: page.number for page in pages if page.label}
-    offset = None if by_label else printed_offset(pages, rules.printed_offset_support)
+    by_printed = {label: number for number, label in printed_numbers(pages, rules.printed_offset_support).items()}
     found: list[int] = []
     for n in references.numbers:
-        printed = None
-        if n != LAST:
-            printed = by_label.get(str(n)) if by_label else (n + offset if offset is not None else None)
+        printed = None if n == LAST else by_printed.get(str(n))
         for page in (count if n == LAST else n, printed):
             if page is not None and 1 <= page <= count and page not in found:
                 found.append(page)

@@ -78,7 +78,8 @@ _DATES = [
 ]
 _SCALE_WORDS = "|".join(sorted(_SCALES, key=len, reverse=True))
 _NUMBER = re.compile(
-    rf"(?:(?P<currency>{_CURRENCY})\s?)?(?P<sign>[-−])?(?:(?P<currency2>{_CURRENCY})\s?)?"
+    # a currency starts no word ("delivers 42" holds no "Rs 42")
+    rf"(?:(?<![^\W\d_])(?P<currency>{_CURRENCY})\s?)?(?P<sign>[-−])?(?:(?<![^\W\d_])(?P<currency2>{_CURRENCY})\s?)?"
     # Indian grouping (lakh, crore: "3,02,16,492") before the thousands', which would take its first digit alone
     r"(?P<digits>\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:st|nd|rd|th)?"

@@ -70,6 +70,12 @@ class Evidence(BaseModel):
     section: str = ""
     start_page: int
     end_page: int
+    start_label: str | None = Field(
+        default=None, description="the number printed on its first page, where that differs from `start_page`"
+    )
+    end_label: str | None = Field(
+        default=None, description="the number printed on its last page, where that differs from `end_page`"
+    )
     start_time: float | None = None
     end_time: float | None = None
     text: str
@@ -82,16 +88,17 @@ class Evidence(BaseModel):
 
     def label(self) -> str:
         """The citation label: `[file, section, p. X–Y]`, or `[file, t=MM:SS]` for transcripts; the section only
-        where its title names one (`names_a_section`)."""
+        where its title names one (`names_a_section`); the page numbers printed on the pages where they have them."""
         parts = [self.source]
         if names_a_section(self.section, self.source):
             parts.append(self.section)
+        first, last = self.start_label or str(self.start_page), self.end_label or str(self.end_page)
         if self.start_time is not None:
             parts.append(f"t={_clock(self.start_time)}")
-        elif self.start_page == self.end_page:
-            parts.append(f"p. {self.start_page}")
+        elif first == last:
+            parts.append(f"p. {first}")
         else:
-            parts.append(f"p. {self.start_page}–{self.end_page}")
+            parts.append(f"p. {first}–{last}")
         return "[" + ", ".join(parts) + "]"
 
 
