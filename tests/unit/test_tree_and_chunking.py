@@ -176,3 +176,40 @@ def test_sections_do_not_spill_onto_the_running_header_of_the_next_page() -> Non
     assert pages["3 Installation"] == (4, 4)
     assert pages["3.3 Wiring"] == (4, 4)
     assert pages["8 Warranty"] == (9, 9)
+
+
+def filing_pages() -> list[str]:
+    contents = "Table of Contents\nPART I\nItem 1. Business 3\nItem 1A. Risk Factors 5\nPART II\n"
+    contents += "Item 7. Management's Discussion and Analysis of Financial Condition and Results of Operations 9\n"
+    contents += "Item 8. Financial Statements and Supplementary Data 12\nExhibit index\n"
+    contents += "31.2 Certification of CFO pursuant to Rule 13a-14(a)\n32.1 Section 1350 Certifications"
+    return [
+        contents,
+        f"PART I\nItem 1. Business\n{prose(12, 1)}",
+        f"Item 1A—Risk Factors\n{prose(12, 2)}\nSee Item 8 of this Report.",
+        f"PART II\nITEM 7. MANAGEMENT'S DISCUSSION AND ANALYSIS\n{prose(12, 3)}",
+        f"Item 8: Financial Statements and Supplementary Data\n{prose(12, 4)}",
+        f"Exhibit 31.2\nCERTIFICATION\n{prose(6, 5)}",
+        f"Exhibit 32.1\nCERTIFICATION PURSUANT TO 18 U.S.C. SECTION 1350\n{prose(6, 6)}",
+    ]
+
+
+def test_a_filing_gets_its_parts_items_and_exhibits_as_sections() -> None:
+    doc = make_doc(filing_pages(), title="ACME 10-K")
+    entries, source = section_outline(doc)
+    assert source == "filing"
+    assert [(e.level, e.title) for e in entries] == [
+        (1, "Part I"),
+        (2, "Item 1. Business"),
+        (2, "Item 1A. Risk Factors"),
+        (1, "Part II"),
+        (2, "Item 7. MANAGEMENT'S DISCUSSION AND ANALYSIS"),
+        (2, "Item 8. Financial Statements and Supplementary Data"),
+        (1, "Exhibit 31.2"),
+        (1, "Exhibit 32.1"),
+    ], "the contents list is no section; an item is where its heading starts a line in the body"
+    _, chunks = chunks_of(doc)
+    last = [c for c in chunks if c.start_page == 7]
+    assert last and all(c.section_path[-1] == "Exhibit 32.1" for c in last), [c.section_path for c in last]
+    risks = [c for c in chunks if c.start_page == 3]
+    assert risks and all(c.section_path[1:] == ["Part I", "Item 1A. Risk Factors"] for c in risks)

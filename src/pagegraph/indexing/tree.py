@@ -12,6 +12,17 @@ from pagegraph.state.documents import LoadedDocument, OutlineEntry, SourceType, 
 _NUMBERED_HEADING = re.compile(
     r"^(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+(?P<title>[A-Z][^\n]{1,80})$", re.MULTILINE
 )
+# A filing's parts, items and exhibits (10-K, 10-Q, 20-F): "PART II", "Item 7. Management's…", "Item 1A—Risk
+# Factors", "ITEM 8:"; an exhibit's first line names it alone ("Exhibit 32.1"). A reference inside a sentence ("Item 8
+# of this Report") has no stop or dash after its number.
+_PART = re.compile(r"^[ \t]*PART[ \t]+(?P<part>IV|I{1,3})\b[ \t.:—–-]*(?P<title>[^\n]{0,80})$", re.MULTILINE | re.IGNORECASE)
+_ITEM = re.compile(
+    r"^[ \t]*ITEM[ \t]+(?P<item>\d{1,2}[A-C]?)[ \t]*[.:—–-][ \t]*(?P<title>[A-Z][^\n]{1,200})$", re.MULTILINE | re.IGNORECASE
+)
+_EXHIBIT = re.compile(r"^[ \t]*EXHIBIT[ \t]+(?P<exhibit>\d{1,3}(?:\.\d{1,2})?)[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_TOC_PAGE = re.compile(r"\s\d{1,3}$")  # a contents line ends with its page number
+FILING_TITLE_CHARS = 100
+MIN_FILING_ITEMS = 4
 MIN_DETECTED_HEADINGS = 3
 MAX_PAGE_NODES = 20
 TRANSCRIPT_WINDOW_S = 300
@@ -23,8 +34,11 @@ def section_outline(doc: LoadedDocument) -> tuple[list[OutlineEntry], str]:
     """The headings that shape the tree, and where they came from ("none" when the tree is the root alone)."""
     if doc.outline:
         return doc.outline, doc.outline_source
+    filing = _filing_sections(doc.text) if doc.source_type != SourceType.TRANSCRIPT else []
     if doc.source_type == SourceType.TRANSCRIPT:
         entries, source = _time_windows(doc), "time"
+    elif sum(entry.level == 2 for entry in filing) >= MIN_FILING_ITEMS:
+        entries, source = filing, "filing"
     elif len(detected := _detect_numbered_headings(doc.text)) >= MIN_DETECTED_HEADINGS:
         entries, source = detected, "detected"
     elif len(doc.pages) > 1:
@@ -110,6 +124,33 @@ def _detect_numbered_headings(text: str) -> list[OutlineEntry]:
         level = match.group("number").count(".") + 1
         entries.append(OutlineEntry(title=f"{match.group('number')} {title}", level=level, offset=match.start()))
     return entries
+
+
+def _filing_sections(text: str) -> list[OutlineEntry]:
+    """A filing's parts (level 1), their items (level 2) and its exhibits (level 1). The contents list names every
+    part and item first: each is taken where it last starts a line, which is its heading in the body (an item is
+    known by its part: a 10-Q has an Item 1 in Part I and in Part II)."""
+    found: dict[tuple[str, str], OutlineEntry] = {}
+    part = ""
+    lines = [(m.start(), "part", m) for m in _PART.finditer(text)]
+    lines += [(m.start(), "item", m) for m in _ITEM.finditer(text)]
+    lines += [(m.start(), "exhibit", m) for m in _EXHIBIT.finditer(text)]
+    for offset, kind, match in sorted(lines, key=lambda line: line[0]):
+        if kind == "part":
+            part = match.group("part").upper()
+            title = " ".join(f"Part {part} {match.group('title').strip(' .:—–-')}".split())
+            found["part", part] = OutlineEntry(title=title[:FILING_TITLE_CHARS], level=1, offset=offset)
+        elif kind == "item":
+            title = " ".join(match.group("title").split())
+            if _TOC_PAGE.search(title):
+                continue
+            item = match.group("item").upper()
+            heading = f"Item {item}. {title}"[:FILING_TITLE_CHARS]
+            found[part, item] = OutlineEntry(title=heading, level=2, offset=offset)
+        else:
+            exhibit = match.group("exhibit")
+            found["exhibit", exhibit] = OutlineEntry(title=f"Exhibit {exhibit}", level=1, offset=offset)
+    return sorted(found.values(), key=lambda entry: entry.offset)
 
 
 def _page_groups(doc: LoadedDocument) -> list[OutlineEntry]:
