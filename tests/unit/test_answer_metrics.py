@@ -174,7 +174,12 @@ def test_calibration_counts_wrong_answers_in_the_top_band_and_the_risk_coverage_
     ]
     metrics = calibration_metrics(rows)
     assert metrics["confident_wrong_rate"] == round(2 / 3, 4)
-    assert metrics["band_precision"] == {"supported": round(1 / 3, 4), "uncertain": 0.5, "quoted": None, "not_found": 0.5}
+    assert metrics["band_precision"] == {
+        "supported": round(1 / 3, 4),
+        "uncertain": 0.5,
+        "quoted": None,
+        "not_found": 0.5,
+    }
     assert metrics["coverage"] == round(5 / 7, 4)
     # answers by confidence: wrong 0.95, right 0.9, wrong 0.85, right 0.5, wrong 0.2
     assert metrics["aurc"] == round((1 / 1 + 1 / 2 + 2 / 3 + 2 / 4 + 3 / 5) / 5, 4)

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from pagegraph.indexing.chunking import ChunkingParams, chunk_document, chunk_header, document_label, search_text
+from pagegraph.indexing.document_dates import document_date
 from pagegraph.indexing.loaders import load_document
 from pagegraph.indexing.tree import build_tree, section_outline
 from pagegraph.state.documents import DocumentTags, LoadedDocument, OutlineEntry, Page, SourceType
@@ -213,3 +215,17 @@ def test_a_filing_gets_its_parts_items_and_exhibits_as_sections() -> None:
     assert last and all(c.section_path[-1] == "Exhibit 32.1" for c in last), [c.section_path for c in last]
     risks = [c for c in chunks if c.start_page == 3]
     assert risks and all(c.section_path[1:] == ["Part I", "Item 1A. Risk Factors"] for c in risks)
+
+
+def test_a_document_s_date_comes_from_its_text_before_its_file() -> None:
+    filing = make_doc(["UNITED STATES\nFORM 10-K\nFor the fiscal year ended December 31, 2018\nCommission file 1-3285"])
+    exported = filing.model_copy(update={"created": date(2023, 1, 5)})
+    assert document_date(exported, today=date(2026, 1, 1)) == date(2018, 12, 31)
+    paper = make_doc(["Take a Step Back\narXiv:2310.06117v2 [cs.LG] 12 Mar 2024\nAbstract", "Published May 1, 2024"])
+    assert document_date(paper, today=date(2026, 1, 1)) == date(2024, 3, 12), "the first page's first date"
+    undated = make_doc(["A note without dates.", "Meeting on June 3, 2020."]).model_copy(
+        update={"created": date(2021, 2, 1)}
+    )
+    assert document_date(undated, today=date(2026, 1, 1)) == date(2021, 2, 1), "the file's date when the text has none"
+    future = undated.model_copy(update={"created": date(2031, 2, 1)})
+    assert document_date(future, today=date(2026, 1, 1)) is None, "an implausible file date is no date"

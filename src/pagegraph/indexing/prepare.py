@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pagegraph.errors import DocumentError, IngestCancelled
 from pagegraph.indexing.chunking import chunk_document
+from pagegraph.indexing.document_dates import document_date
 from pagegraph.indexing.loaders import ReadOptions, load_document
 from pagegraph.indexing.manifest import IndexParams
 from pagegraph.indexing.minilm import count_tokens
@@ -44,8 +45,8 @@ def prepare_document(
     path: Path, sha256: str, tags: DocumentTags, params: IndexParams, read: ReadOptions | None = None
 ) -> PreparedDocument:
     loaded = load_document(path, params.heading_pattern, read or ReadOptions())
-    if tags.date is None and loaded.created is not None:
-        tags = tags.model_copy(update={"date": loaded.created})
+    if tags.date is None:
+        tags = tags.model_copy(update={"date": document_date(loaded)})
     doc_id = document_id(str(path), sha256)
     entries, outline_source = section_outline(loaded)
     nodes = build_tree(loaded, doc_id, entries)

@@ -15,9 +15,12 @@ _NUMBERED_HEADING = re.compile(
 # A filing's parts, items and exhibits (10-K, 10-Q, 20-F): "PART II", "Item 7. Management's…", "Item 1A—Risk
 # Factors", "ITEM 8:"; an exhibit's first line names it alone ("Exhibit 32.1"). A reference inside a sentence ("Item 8
 # of this Report") has no stop or dash after its number.
-_PART = re.compile(r"^[ \t]*PART[ \t]+(?P<part>IV|I{1,3})\b[ \t.:—–-]*(?P<title>[^\n]{0,80})$", re.MULTILINE | re.IGNORECASE)
+_PART = re.compile(
+    r"^[ \t]*PART[ \t]+(?P<part>IV|I{1,3})\b[ \t.:—–-]*(?P<title>[^\n]{0,80})$", re.MULTILINE | re.IGNORECASE
+)
 _ITEM = re.compile(
-    r"^[ \t]*ITEM[ \t]+(?P<item>\d{1,2}[A-C]?)[ \t]*[.:—–-][ \t]*(?P<title>[A-Z][^\n]{1,200})$", re.MULTILINE | re.IGNORECASE
+    r"^[ \t]*ITEM[ \t]+(?P<item>\d{1,2}[A-C]?)[ \t]*[.:—–-][ \t]*(?P<title>[A-Z][^\n]{1,200})$",
+    re.MULTILINE | re.IGNORECASE,
 )
 _EXHIBIT = re.compile(r"^[ \t]*EXHIBIT[ \t]+(?P<exhibit>\d{1,3}(?:\.\d{1,2})?)[ \t]*$", re.MULTILINE | re.IGNORECASE)
 _TOC_PAGE = re.compile(r"\s\d{1,3}$")  # a contents line ends with its page number
