@@ -14,7 +14,8 @@ from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index
-from pagegraph.prompts.answer import REFUSAL
+from pagegraph.nodes.verify import SECTIONS
+from pagegraph.prompts.answer import MISSING_SECTION, REFUSAL
 from pagegraph.services import Services
 from pagegraph.state.graph import (
     STATE_RECORD_TYPES,
@@ -197,6 +198,19 @@ def test_output_types_ask_for_their_sections(ask, output_type: str, heading: str
     assert heading in model.requests[0][0][-1].content
     assert output["answer"].startswith("# Title") and heading in output["answer"]
     assert output["citations"]
+    sections = SECTIONS[output_type]
+    assert all(f"{marks} {title}" in output["answer"] for marks, title in sections), "each section is there"
+    assert output["answer"].count(MISSING_SECTION) == len(sections) - 1, "those the model left out say so"
+
+
+def test_a_small_model_s_workflow_is_written_by_rag_with_its_sections(ask) -> None:
+    reply = "# Workflow\n## Steps\n1. Mount the unit on the wall bracket [1]."
+    output, _ = ask("Plan an SB-40 installation.", reply, graph="auto", inputs={"output_type": "workflow"})
+    choice = next(r for r in output["trace"] if r.stage == "auto")
+    assert choice.ids == ["rag"] and "writes the workflow" in choice.summary
+    assert [title for _, title in SECTIONS["workflow"] if f"# {title}" in output["answer"]] == [
+        title for _, title in SECTIONS["workflow"]
+    ]
 
 
 def test_basic_graph_alone(ask) -> None:

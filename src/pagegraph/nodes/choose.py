@@ -1,5 +1,5 @@
 """The auto graph's choice: extract for models marked small in Settings (the embedded ones by default), rag for
-the rest."""
+the rest, and rag for a document with sections (`output_type` other than answer), which only rag writes."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ def graph_for_model(context: Context, settings: Settings) -> tuple[str, str]:
 
 def choose_graph(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("auto")
-    choice, spec = graph_for_model(context_of(runtime), services.settings)
+    context = context_of(runtime)
+    choice, spec = graph_for_model(context, services.settings)
     reason = "is marked small (PAGEGRAPH_SMALL_MODELS)" if choice == "extract" else "is not marked small"
+    output_type = state.get("output_type") or context.output_type
+    if output_type != "answer":
+        choice, reason = "rag", f"writes the {output_type}: extract copies short answers only"
     return {"graph_choice": choice, "trace": [timer.record(f"{choice}: model {spec} {reason}", ids=[choice])]}

@@ -17,7 +17,7 @@ from pagegraph.nodes.common import StageTimer, context_of, finished_turn, readab
 from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
 from pagegraph.nodes.highlight import sentence_locator
 from pagegraph.nodes.language import band_label, question_language
-from pagegraph.prompts.answer import REFUSAL
+from pagegraph.prompts.answer import FORMAT_INSTRUCTIONS, MISSING_SECTION, REFUSAL
 from pagegraph.retrievers.highlights import Location
 from pagegraph.retrievers.periods import other_periods
 from pagegraph.retrievers.values import Holding, asks_computation, check_values
@@ -30,6 +30,9 @@ _NUMBERS = re.compile(r"^\s*\d+(?:\s*(?:,|;|and|-|–)\s*\d+)*\s*$")
 _PAGE = re.compile(r"p{1,2}\.\s*(\d+)")
 _FILE_NAME = re.compile(r"\w\.(?:pdf|md|markdown|txt|docx|vtt|srt|json)\b", re.I)
 _REFUSAL_WORDS = set(tokenize(REFUSAL))
+_HEADING = re.compile(r"^(#+)[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+# the sections each structured document is asked for, as its instructions write them
+SECTIONS = {kind: _HEADING.findall(text) for kind, text in FORMAT_INSTRUCTIONS.items() if kind != "answer"}
 REFUSED_IN_WORDS = "the answer model said the retrieved passages do not hold the answer"
 UNCONFIRMED = "the evidence did not confirm the answer the model wrote (confidence {value:.2f}, below {threshold:.2f})"
 
@@ -150,6 +153,15 @@ def is_refusal(draft: str, cited: list[int]) -> bool:
     return words <= _REFUSAL_WORDS or (not cited and _REFUSAL_WORDS <= words)
 
 
+def with_sections(text: str, output_type: str) -> tuple[str, list[str]]:
+    """A structured document with each section it was asked for and lacks added at the end, saying that the model
+    wrote nothing there; and the names of those added."""
+    written = {" ".join(title.split()).casefold() for _, title in _HEADING.findall(text)}
+    missing = [(marks, title) for marks, title in SECTIONS.get(output_type, []) if title.casefold() not in written]
+    added = "".join(f"\n\n{marks} {title}\n{MISSING_SECTION}" for marks, title in missing)
+    return text + added, [title for _, title in missing]
+
+
 def citation(evidence: Evidence, origin: str) -> Citation:
     return Citation(
         source=evidence.source,
@@ -256,6 +268,7 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
         reason = UNCONFIRMED.format(value=confidence.value, threshold=context.confidence.abstain_below)
         details = {**confidence.model_dump(), "withheld": text}
         return {"abstain_reason": reason, "answer_doubted": True, "trace": [timer.record(reason, details=details)]}
+    text, unwritten = with_sections(text, state.get("output_type") or context.output_type)
     citations = [citation(evidence[n - 1], "model") for n in cited]
     citations += [citation(evidence[n - 1], "attributed") for n in attributed]
     if holder is not None and quote is not None:
@@ -267,7 +280,8 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     values = f"; values {checked.status}" + (f" ({'; '.join(doubts)})" if doubts else "")
     trace = timer.record(
         f"{len(cited)} cited by the model, {len(attributed)} attributed, {invalid} invalid removed{values}; "
-        f"confidence {confidence.value:.2f}, {confidence.band}",
+        f"confidence {confidence.value:.2f}, {confidence.band}"
+        + (f"; sections the model left out: {', '.join(unwritten)}" if unwritten else ""),
         ids=[c.label for c in citations],
         details=confidence.model_dump(),
     )

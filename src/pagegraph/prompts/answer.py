@@ -45,6 +45,9 @@ Number the steps under Steps and cite a passage number like [1] after every step
 Use bullet points under each heading and cite a passage number like [1] after every bullet.""",
 }
 
+# Under a section of a structured document that the model left out (nodes.verify adds its heading).
+MISSING_SECTION = "_The answer model wrote nothing here from the retrieved passages._"
+
 TURN = "Q: {question}\nA: {answer}"
 
 HISTORY = """Earlier in this conversation:
