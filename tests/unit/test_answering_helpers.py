@@ -188,3 +188,12 @@ def test_model_summary_and_its_fallback() -> None:
     assert isinstance(prompt, HumanMessage) and "1 Safety" in prompt.content and "home battery" in prompt.content
     broken = ScriptedChatModel.replying("no idea", "still no idea")
     assert ModelSummarizer(broken).summarize(SOURCE).method == "extractive"
+
+
+def test_page_groups_and_bare_numbers_are_no_topics() -> None:
+    outline = ["Pages 1–8", "  Page 1", "  Page 2", "Pages 9–16", "4.", "10."]
+    text = "The heat pump warms water for the house. The heat pump runs on electricity. Service the pump yearly."
+    source = SummarySource(name="pump.pdf", title="Pump", source_type=SourceType.PDF, outline=outline, text=text)
+    summary = ExtractiveSummarizer().summarize(source)
+    assert not any("Page" in topic or topic.strip(".").isdigit() for topic in summary.key_topics), summary
+    assert "pump" in summary.key_topics and "Pages" not in summary.use_for

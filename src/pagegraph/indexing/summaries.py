@@ -15,7 +15,7 @@ from pagegraph.llm.calls import model_label
 from pagegraph.llm.structured import structured_call
 from pagegraph.prompts.summaries import SUMMARIZE_DOCUMENT, SUMMARIZE_SYSTEM
 from pagegraph.state.answering import DocumentSummary, StoredSummary
-from pagegraph.state.documents import Page, SourceType, TreeNode
+from pagegraph.state.documents import Page, SourceType, TreeNode, names_a_section
 
 SOURCE_TEXT_CHARS = 5000
 OUTLINE_ENTRIES = 40
@@ -59,7 +59,12 @@ class ExtractiveSummarizer:
         sentences = [s.strip() for s in _SENTENCE.split(" ".join(prose.split())) if word_count(s) >= 5]
         summary = " ".join(sentences[:3])[:1000] or source.title
         headings = [(len(line) - len(line.lstrip()), line.strip()) for line in source.outline]
-        headings = [(depth, _SECTION_NUMBER.sub("", title)) for depth, title in headings if title != source.title]
+        # a heading that names nothing ("Pages 1–8", "4.", an identifier) is no topic
+        headings = [
+            (depth, _SECTION_NUMBER.sub("", title))
+            for depth, title in headings
+            if title != source.title and names_a_section(title, source.name)
+        ]
         depths = sorted({depth for depth, _ in headings})
         # the shallowest outline level with at least two headings names the main topics
         level = next((d for d in depths if sum(depth == d for depth, _ in headings) >= 2), None)
