@@ -17,7 +17,7 @@ from pagegraph.llm.structured import StructuredResult
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import DocumentRecord, NodeSummary
 
-STRUCTURED_OUTLINES = ("bookmarks", "headings", "detected")
+STRUCTURED_OUTLINES = ("bookmarks", "headings", "filing", "detected")
 VIEW_SUMMARY_CHARS = 240
 
 
