@@ -259,3 +259,14 @@ def test_a_chinese_refusal_with_the_answer_in_the_evidence_is_a_chinese_quote(ch
         r"[A-Za-z]{3,}",
         refused["answer"].replace("pagegraph ingest PATH", "").replace("--document NAME", "").replace("说明.md", ""),
     ), refused["answer"]
+
+
+def test_a_right_value_in_an_uncited_evidence_sentence_is_not_banded_as_missing(governance) -> None:
+    audit = "How often did the Audit Committee meet in the year?"
+    output = answer(governance, "4", question=audit)
+    check = output["value_check"]
+    assert check.status == "supported" and check.missing == [] and output["band"] == "supported", check
+    (citation,) = output["citations"]  # the passage stating it, though the answer cited none
+    assert citation.origin == "attributed" and "The Audit Committee met 4 times" in citation.quote.sentence
+    wrong = answer(governance, "7", question=audit)  # in no excerpt: the reader's answer fails, the sentence stands
+    assert wrong["band"] == "quoted" and "The Audit Committee met 4 times" in wrong["answer"], wrong["answer"]

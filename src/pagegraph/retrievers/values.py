@@ -386,7 +386,9 @@ def check_values(answer: str, question: str, passages: Sequence[str], cited: Seq
         for i in found:
             held[i] = held.get(i, 0) + 1
     if held:
-        best = max(held, key=lambda i: (held[i], -i))
+        # the sentence holding most of the values; of those, the one sharing most of the question's words
+        asked = content_words(question)
+        best = max(held, key=lambda i: (held[i], len(asked & content_words(candidates[i].sentence)), -i))
         if not missing:
             return ValueFinding(values, [], candidates[best])
     # the sentence most like the answer in words (its values left out), preferring one stating a value of a kind the
