@@ -77,6 +77,7 @@ def test_irrelevant_question_abstains_without_a_model_call(ask) -> None:
     )
     assert output["answer"].startswith("I could not answer this from the indexed documents")
     assert "pagegraph ingest" in output["answer"]
+    assert "--document NAME" not in output["answer"], "every document was searched: naming one would not help"
     assert stages(output) == ["highlight", "route", "plan", "retrieve[0]", "gate", "abstain"]
 
 

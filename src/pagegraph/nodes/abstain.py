@@ -36,7 +36,9 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
         searched = texts.searched.format(documents=", ".join(route.names))
     else:
         searched = texts.passages_from.format(documents=", ".join(sources)) if sources else ""
-    hint = texts.name_hint if sources and not names_documents(state) else texts.ingest_hint
+    # naming a document helps only where the search chose among more than it read
+    searched_all = route is not None and route.method in ("all", "given")
+    hint = texts.name_hint if sources and not names_documents(state) and not searched_all else texts.ingest_hint
     message = texts.message.format(reason=reason, searched=searched, hint=hint)
     return {
         "answer": message,
