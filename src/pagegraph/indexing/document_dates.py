@@ -10,7 +10,7 @@ from datetime import date
 
 from pagegraph.state.documents import LoadedDocument
 
-_MONTHS = {
+MONTHS = {
     name: number
     for number, names in enumerate(
         [
@@ -22,7 +22,7 @@ _MONTHS = {
             ("june", "jun"),
             ("july", "jul"),
             ("august", "aug"),
-            ("september", "sept", "sep"),
+            ("september", "sep", "sept"),
             ("october", "oct"),
             ("november", "nov"),
             ("december", "dec"),
@@ -31,7 +31,7 @@ _MONTHS = {
     )
     for name in names
 }
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _DATES = [
@@ -50,7 +50,7 @@ def _first_date(text: str) -> tuple[int, date] | None:
     for pattern in _DATES:
         for match in pattern.finditer(text):
             month = match.group("month")
-            number = int(month) if month.isdigit() else _MONTHS[month.lower().rstrip(".")]
+            number = int(month) if month.isdigit() else MONTHS[month.lower().rstrip(".")]
             try:
                 found.append((match.start(), date(int(match.group("year")), number, int(match.group("day")))))
             except ValueError:  # February 30th

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pagegraph.indexing.bm25 import unspaced
+from pagegraph.indexing.document_dates import MONTHS
 from pagegraph.retrievers.highlights import content_words, matches, sentences
 
 ValueKind = Literal["number", "percent", "money", "date", "name"]
@@ -42,27 +43,6 @@ _SCALES = {
     "tn": 1e12,
     "lakh": 1e5,
     "crore": 1e7,
-}
-MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
 }
 _CURRENCY = r"(?:US\$|A\$|C\$|HK\$|S\$|R\$|\$|€|£|¥|₹|₩|USD|EUR|GBP|JPY|CNY|RMB|INR|Rs\.?|Rp)"
 _MONTH = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
