@@ -314,12 +314,11 @@ def row_reading(label: str, cells: list[str], headings: list[str], units: str = 
 
 def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str, str]]:
     """`text` with each Markdown table's body rows written as readings (`row_reading`) and its header and separator
-    rows left out, and each reading's Markdown row (its cells, as `highlights.sentences` takes a row) to find it again
-    in the page. `header` is the
-    header row of a table `text` starts inside (`Chunk.table_header`). Body rows at a table's top with an empty first
-    cell and only headings in the rest ("| | 2023 | 2022 |") join the header; a row with an empty first cell under
-    a labelled one reads with that label (a label cell spanning rows). A line of units just above a table ("(in
-    millions)") travels with its rows."""
+    rows left out, and each reading's Markdown row (its cells, as `highlights.sentences` takes a row) to find it
+    again in the page. `header` is the header row of a table `text` starts inside (`Chunk.table_header`). Body rows
+    at a table's top with an empty first cell and only headings in the rest ("| | 2023 | 2022 |") join the header;
+    a row with an empty first cell under a labelled one reads with that label (a label cell spanning rows). A line
+    of units just above a table ("(in millions)") travels with its rows."""
     lines = text.split("\n")
     out: list[str] = []
     raw_of: dict[str, str] = {}
