@@ -185,11 +185,17 @@ def test_table_readings_carry_headings_spans_label_cells_and_units() -> None:
         "Net income — Three Months Ended 2023: $1,234; Three Months Ended 2022: $987 (in millions)",
         "Revenue — Three Months Ended 2023: 5,000; Three Months Ended 2022: 4,000 (in millions)",
         "After.",
-        "Brightness — A: 250 (min.); B: 280 (min.)",
-        "Brightness — A: 300 (typ.); B: 350 (typ.)",
+        "Brightness — A: 250 (min.), 300 (typ.); B: 280 (min.), 350 (typ.)",
     ]
-    assert rows["Brightness — A: 300 (typ.); B: 350 (typ.)"] == "300 (typ.) | 350 (typ.)"
-    assert all(row in text for row in rows.values()), "each reading's row is found in the text as written"
+    brightness = rows["Brightness — A: 250 (min.), 300 (typ.); B: 280 (min.), 350 (typ.)"]
+    assert brightness == "Brightness | 250 (min.) | 280 (min.) |\n| | 300 (typ.) | 350 (typ.)", (
+        "a label cell spans rows"
+    )
+    assert all(row in text for row in rows.values()), "each reading's rows are found in the text as written"
     continued, _ = table_readings("| Net income | 1 | 2 |", header="| Item | 2023 | 2022 |")
     assert continued == "Net income — 2023: 1; 2022: 2", "a chunk inside a table reads with the table's header"
     assert table_readings("No table here.\n| just a bar") == ("No table here.\n| just a bar", {})
+    key_values, _ = table_readings("| AC IN | AC 100 V – 240 V |\n| --- | --- |\n| Weight | Approx. 0.7 kg |")
+    assert key_values == "AC IN — AC 100 V – 240 V\nWeight — Approx. 0.7 kg", "a key and its value head no column"
+    gapped, _ = table_readings("| Item | 2023 |\n| --- | --- |\n| Revenue | 5 | … | Cost | 3 |")
+    assert gapped.split("\n") == ["Revenue — 2023: 5", "…", "Cost — 3"], "a row after a passage's gap is a row"

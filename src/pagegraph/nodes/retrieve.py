@@ -17,11 +17,9 @@ from pagegraph.retrievers.fusion import question_kind
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.services import Services
-from pagegraph.state.answering import Evidence
+from pagegraph.state.answering import GAP_MARK, Evidence
 from pagegraph.state.documents import Chunk
 from pagegraph.state.graph import RagState, StepTask
-
-GAP_MARK = " … "
 
 
 def passages(index: Index, hits: list[ScoredChunk], step: int, min_support: float) -> list[Evidence]:

@@ -21,7 +21,7 @@ import regex
 from pagegraph.config import SentenceWeights
 from pagegraph.indexing.bm25 import tokenize, word_count
 from pagegraph.indexing.loaders.tables import table_readings
-from pagegraph.state.answering import Evidence, Highlight
+from pagegraph.state.answering import GAP_MARK, Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 # the same sentence. And " … ", which joins a passage's chunks where text between them is left out (a page break).
 _STARTS = r"(?:[\"'(\[\d]|(?!\p{Ll})\p{L})"
 _SENTENCE_END = regex.compile(
-    rf"(?<=[.!?])\s+(?={_STARTS})|(?<=[。！？])\s*(?=\S)|(?<=[।॥؟۔])\s+|\n+(?=\s*(?:{_STARTS}|[|•*#-]))| … "
+    rf"(?<=[.!?])\s+(?={_STARTS})|(?<=[。！？])\s*(?=\S)|(?<=[।॥؟۔])\s+|\n+(?=\s*(?:{_STARTS}|[|•*#-]))|{GAP_MARK}"
 )
 # Words that shape a question but are not what it is about.
 _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})

@@ -61,6 +61,10 @@ class RetrievalPlan(BaseModel):
     method: Literal["model", "rule", "fallback"] = "rule"
 
 
+# joins a passage's chunks where the text between them is left out (a page break, a skipped chunk)
+GAP_MARK = " … "
+
+
 class Evidence(BaseModel):
     """A passage handed to the answer model: one hit with its window, merged where neighbours overlap."""
 

@@ -21,6 +21,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_raw
 
 from pagegraph.indexing.loaders.pdfium_text import pdfium_text
+from pagegraph.state.answering import GAP_MARK
 
 log = logging.getLogger(__name__)
 
@@ -312,21 +313,42 @@ def row_reading(label: str, cells: list[str], headings: list[str], units: str = 
     return f"{reading} ({units})" if units and values else reading
 
 
+def _data_like(header: list[str]) -> bool:
+    """A two-column table's first row that is a key and its value ("AC IN | AC 100 V – 240 V 50 Hz"), not a header."""
+    return len(header) == 2 and bool(re.search(r"\d", header[1])) and len(header[1].split()) >= 3
+
+
 def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str, str]]:
     """`text` with each Markdown table's body rows written as readings (`row_reading`) and its header and separator
-    rows left out, and each reading's Markdown row (its cells, as `highlights.sentences` takes a row) to find it
-    again in the page. `header` is the header row of a table `text` starts inside (`Chunk.table_header`). Body rows
-    at a table's top with an empty first cell and only headings in the rest ("| | 2023 | 2022 |") join the header;
-    a row with an empty first cell under a labelled one reads with that label (a label cell spanning rows). A line
-    of units just above a table ("(in millions)") travels with its rows."""
-    lines = text.split("\n")
+    rows left out, and each reading's Markdown rows (from its first cell to its last, as `highlights.sentences`
+    takes a row) to find it again in the page. `header` is the header row of a table `text` starts inside
+    (`Chunk.table_header`). Body rows at a table's top with an empty first cell and only headings in the rest
+    ("| | 2023 | 2022 |") join the header; rows with an empty first cell under a labelled one continue it (a label
+    cell spanning rows: "Brightness — 27": 250 (min.), 300 (typ.)"). A line of units just above a table ("(in
+    millions)") travels with its rows. A passage's gap marks (`GAP_MARK`) stand on lines of their own."""
+    lines = text.replace(GAP_MARK, f"\n{GAP_MARK.strip()}\n").split("\n")
     out: list[str] = []
     raw_of: dict[str, str] = {}
     headings: list[list[str]] = []
-    units = label = ""
+    group: list[list[str]] = []  # the rows of the labelled row being read, and its continuations
+    group_lines: list[str] = []
+    units = ""
     in_table = heading_rows_open = False
+
+    def flush() -> None:
+        if not group:
+            return
+        width = max(map(len, group))
+        merged = [", ".join(row[i] for row in group if i < len(row) and row[i]) for i in range(width)]
+        reading = row_reading(merged[0], merged, _column_headings(headings, width), units)
+        raw_of.setdefault(reading, "\n".join(line.strip() for line in group_lines).strip(" |"))
+        out.append(reading)
+        group.clear()
+        group_lines.clear()
+
     for n, line in enumerate(lines):
         if not _is_row(line):
+            flush()
             in_table = False
             out.append(line)
             continue
@@ -334,24 +356,25 @@ def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str,
             continue
         cells = _cells(line)
         if not in_table:
-            in_table, label = True, ""
+            in_table = True
             above = next((lines[k] for k in range(n - 1, max(-1, n - 3), -1) if lines[k].strip()), "")
             found = _UNITS.search(above) or _UNITS.search(line)
             units = " ".join(found.group().lower().split()) if found else ""
             next_line = lines[n + 1].strip() if n + 1 < len(lines) else ""
-            if _SEPARATOR_ROW.match(next_line):
+            if _SEPARATOR_ROW.match(next_line) and not _data_like(cells):
                 headings, heading_rows_open = [cells], True
                 continue
-            headings = [_cells(header)] if header and not out else []
+            headings = [_cells(header)] if header and not out and not _data_like(_cells(header)) else []
             heading_rows_open = bool(headings)
         if heading_rows_open and not cells[0] and all(_YEARLIKE.match(c) for c in cells[1:] if c):
             headings.append(cells)
             continue
         heading_rows_open = False
-        label = cells[0] or label
-        reading = row_reading(label, cells, _column_headings(headings, len(cells)), units)
-        raw_of.setdefault(reading, line.strip().strip(" |"))
-        out.append(reading)
+        if cells[0] or not group:
+            flush()
+        group.append(cells)
+        group_lines.append(line)
+    flush()
     return "\n".join(out), raw_of
 
 
