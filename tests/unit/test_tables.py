@@ -195,6 +195,15 @@ def test_table_readings_carry_headings_spans_label_cells_and_units() -> None:
     continued, _ = table_readings("| Net income | 1 | 2 |", header="| Item | 2023 | 2022 |")
     assert continued == "Net income — 2023: 1; 2022: 2", "a chunk inside a table reads with the table's header"
     assert table_readings("No table here.\n| just a bar") == ("No table here.\n| just a bar", {})
+    centred = '| | 27" | 32" |\n| --- | --- | --- |\n| Response Time | 12 ms | 12 ms |\n| | 300 cd/m² (typ.) | 350 cd/m² (typ.) |'
+    centred += (
+        "\n| Light Intensity | | |\n| | Optional 700 cd/m² | Optional 700 cd/m² |\n| Contrast | 1000:1 | 1000:1 |"
+    )
+    assert table_readings(centred)[0].split("\n") == [
+        'Response Time — 27": 12 ms; 32": 12 ms',
+        'Light Intensity — 27": 300 cd/m² (typ.), Optional 700 cd/m²; 32": 350 cd/m² (typ.), Optional 700 cd/m²',
+        'Contrast — 27": 1000:1; 32": 1000:1',
+    ], "a label centred in the rows its cell spans reads with all of them"
     key_values, _ = table_readings("| AC IN | AC 100 V – 240 V |\n| --- | --- |\n| Weight | Approx. 0.7 kg |")
     assert key_values == "AC IN — AC 100 V – 240 V\nWeight — Approx. 0.7 kg", "a key and its value head no column"
     gapped, _ = table_readings("| Item | 2023 |\n| --- | --- |\n| Revenue | 5 | … | Cost | 3 |")

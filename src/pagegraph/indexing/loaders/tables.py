@@ -323,8 +323,9 @@ def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str,
     rows left out, and each reading's Markdown rows (from its first cell to its last, as `highlights.sentences`
     takes a row) to find it again in the page. `header` is the header row of a table `text` starts inside
     (`Chunk.table_header`). Body rows at a table's top with an empty first cell and only headings in the rest
-    ("| | 2023 | 2022 |") join the header; rows with an empty first cell under a labelled one continue it (a label
-    cell spanning rows: "Brightness — 27": 250 (min.), 300 (typ.)"). A line of units just above a table ("(in
+    ("| | 2023 | 2022 |") join the header; rows with an empty first cell continue the labelled row above them, or
+    belong to the next when that one's label stands alone on its row (a label cell spanning rows, its text
+    centred: "Brightness — 27": 250 (min.), 300 (typ.)"); rows before a table's first label are that label's. A line of units just above a table ("(in
     millions)") travels with its rows. A passage's gap marks (`GAP_MARK`) stand on lines of their own."""
     lines = text.replace(GAP_MARK, f"\n{GAP_MARK.strip()}\n").split("\n")
     out: list[str] = []
@@ -340,6 +341,7 @@ def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str,
             return
         width = max(map(len, group))
         merged = [", ".join(row[i] for row in group if i < len(row) and row[i]) for i in range(width)]
+        merged[0] = next((row[0] for row in group if row[0]), "")
         reading = row_reading(merged[0], merged, _column_headings(headings, width), units)
         raw_of.setdefault(reading, "\n".join(line.strip() for line in group_lines).strip(" |"))
         out.append(reading)
@@ -370,8 +372,15 @@ def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str,
             headings.append(cells)
             continue
         heading_rows_open = False
-        if cells[0] or not group:
+        if cells[0] and any(row[0] for row in group):
+            # a label alone on its row sits in the middle of the rows its cell spans: the unlabelled rows just
+            # above it are its own
+            labelled = max(i for i, row in enumerate(group) if row[0])
+            carried = (group[labelled + 1 :], group_lines[labelled + 1 :]) if not any(cells[1:]) else ([], [])
+            del group[len(group) - len(carried[0]) :], group_lines[len(group_lines) - len(carried[1]) :]
             flush()
+            group.extend(carried[0])
+            group_lines.extend(carried[1])
         group.append(cells)
         group_lines.append(line)
     flush()
