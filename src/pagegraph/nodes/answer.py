@@ -22,8 +22,10 @@ STRUCTURED_OUTPUT_MAX_TEMPERATURE = 0.2
 
 
 def render_evidence(number: int, evidence: Evidence) -> str:
-    """A passage as the answer model reads it: its number, its label, its text with tables as readings."""
-    return f"[{number}] {evidence.label()}\n{table_readings(evidence.text, evidence.table_header)[0]}"
+    """A passage as the answer model reads it: its number, its label, its text with tables as readings (a passage
+    without a table as it is)."""
+    readable, rows = table_readings(evidence.text, evidence.table_header)
+    return f"[{number}] {evidence.label()}\n{readable if rows else evidence.text}"
 
 
 def answer(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
