@@ -37,10 +37,11 @@ _NUMBER_QUESTION = re.compile(
 )
 # Chinese asks for an amount, a duration or a count with these ("多长时间", "多少", "几年"); no word boundary
 # separates them from the words around them.
-_NUMBER_QUESTION_ZH = re.compile(r"多少|多久|多长|多大|多高|多重|多远|几[个年天次岁月号点]")
+_AMOUNT_ZH = r"多少|多久|多长|多大|多高|多重|多远|几[个年天次岁月号点]"
+_NUMBER_QUESTION_ZH = re.compile(_AMOUNT_ZH)
 # The words Chinese writes a question with, which no answering sentence holds: left out of its content words.
 _QUESTION_PHRASES_ZH = re.compile(
-    r"多长时间|多少|多久|多长|多大|多高|多重|多远|什么|怎么样|怎么|为什么|如何|哪些|哪个|哪里|哪儿|是否|几[个年天次岁月号点]?|吗|呢"
+    rf"多长时间|{_AMOUNT_ZH}|什么|怎么样|怎么|为什么|如何|哪些|哪个|哪里|哪儿|是否|几|吗|呢"
 )
 _LIST_QUESTION = re.compile(r"\b(list|enumerate|what\s+are|which\s+\w+\s+are|name\s+(all|the)|steps)\b", re.IGNORECASE)
 _NAME_QUESTION = re.compile(
