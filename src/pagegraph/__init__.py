@@ -12,9 +12,11 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
     from langgraph.types import Checkpointer
 
+    from pagegraph.access.records import RetrievalFilter
     from pagegraph.services import Services
+    from pagegraph.tools.retriever import PagegraphRetriever
 
-__all__ = ["GRAPHS", "GRAPH_NAMES", "GraphSpec", "__version__", "build_graph"]
+__all__ = ["GRAPHS", "GRAPH_NAMES", "GraphSpec", "__version__", "as_retriever", "build_graph"]
 
 
 @dataclass(frozen=True)
@@ -82,3 +84,18 @@ def build_graph(
     if name not in GRAPHS:
         raise ValueError(f"unknown graph {name!r}: choose from {', '.join(GRAPH_NAMES)}")
     return GRAPHS[name].build(services, checkpointer)
+
+
+def as_retriever(
+    index: str | None = None,
+    *,
+    filters: RetrievalFilter | dict | None = None,
+    k: int = 5,
+    services: Services | None = None,
+) -> PagegraphRetriever:
+    """pagegraph's search as a LangChain retriever (`pagegraph.tools.retriever.as_retriever`): the `k` best passages
+    of the index at `index` (default: $PAGEGRAPH_INDEX) under `filters`, each a Document whose metadata carries its
+    source, section, pages, citation label and highlighted sentences."""
+    from pagegraph.tools.retriever import as_retriever as build
+
+    return build(index, filters=filters, k=k, services=services)

@@ -224,14 +224,12 @@ def test_runs_per_user_are_limited_at_once_and_per_minute(site: dict) -> None:
         assert refused.value.response.status_code == 429
         assert "PAGEGRAPH_RUNS_PER_USER" in refused.value.response.json()["detail"]
         async with httpx.AsyncClient(base_url=server.url, headers={"x-api-key": keys["ed"]}, timeout=60) as http:
-            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "basic", "arguments": slow}}
             entries = {
                 "/runs/batch": [{"assistant_id": "basic", "input": slow}],
                 "/runs/wait": {"assistant_id": "basic", "input": slow},
-                "/mcp": call,
             }
             for path, body in entries.items():
-                reply = await http.post(path, json=body, headers={"accept": "application/json, text/event-stream"})
+                reply = await http.post(path, json=body)
                 assert reply.status_code == 429 and int(reply.headers["retry-after"]) > 0, (path, reply.text[:300])
         other = await ask(server, keys["rita"], "By which day of the month are expenses filed?")
         assert other["evidence"], "another user's run is not held up by ed's limit"
@@ -492,7 +490,8 @@ def test_every_route_but_the_page_shell_and_ok_needs_a_key(site: dict) -> None:
 
 def test_every_entry_refuses_an_oversized_question_with_413(site: dict) -> None:
     """A question past PAGEGRAPH_MAX_QUESTION_CHARS is refused before any run stores it, whichever entry carries
-    it: a run's input, a batch, a command's state update, a cron, an MCP tool call."""
+    it: a run's input, a batch, a command's state update, a cron (an MCP tool call answers a tool error:
+    tests/e2e/test_mcp.py)."""
     server, rita = site["server"], site["keys"]["rita"]
     long_question = "Which shift starts first? " * 240  # 6,240 characters, under the body limit
     with httpx.Client(base_url=server.url, headers={"x-api-key": rita}, timeout=60) as http:
@@ -508,15 +507,9 @@ def test_every_entry_refuses_an_oversized_question_with_413(site: dict) -> None:
                 "command": {"update": {"question": long_question}},
             },
             "/runs/crons": {"assistant_id": "basic", "schedule": "0 3 1 1 *", "input": {"question": long_question}},
-            "/mcp": {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "basic", "arguments": {"question": long_question}},
-            },
         }
         for path, body in entries.items():
-            reply = http.post(path, json=body, headers={"accept": "application/json, text/event-stream"})
+            reply = http.post(path, json=body)
             assert reply.status_code == 413, (path, reply.status_code, reply.text[:300])
             assert "PAGEGRAPH_MAX_QUESTION_CHARS" in reply.json()["detail"]
         assert http.get(f"/threads/{thread}/runs").json() == [], "no run stored the question"

@@ -31,6 +31,7 @@ LAYERS = {
     "graphs": 6,
     "__init__": 7,  # the front door builds graphs
     "eval": 7,
+    "tools": 7,  # other agents' faces on the graphs: MCP tools, a LangChain retriever
     "cli": 8,
     "server": 8,
 }

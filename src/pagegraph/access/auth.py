@@ -20,7 +20,7 @@ from starlette.authentication import BaseUser
 
 from pagegraph.access.keys import SignInLimited, user_directory
 from pagegraph.access.records import Access
-from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY, LOCAL_OWNER
+from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY, LOCAL_OWNER, run_user
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
 
@@ -79,9 +79,7 @@ class ServerUser(dict, BaseUser):
 
 @auth.authenticate
 async def authenticate(headers: dict[bytes, bytes]) -> ServerUser:
-    access = await asyncio.to_thread(request_access, headers)
-    granted = {"projects": access.projects, "ceiling": access.ceiling, "role": access.role}
-    return ServerUser(identity=access.user, **{ACCESS_KEY: granted})
+    return ServerUser(run_user(await asyncio.to_thread(request_access, headers)))
 
 
 @auth.on.assistants

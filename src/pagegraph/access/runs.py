@@ -21,6 +21,15 @@ LOCAL_OWNER = "local"  # who every request is when the server has no users file
 ACCESS_KEY = "pagegraph_access"
 
 
+def run_user(access: Access) -> dict[str, Any]:
+    """The user a graph run carries in its config (under AUTH_USER_KEY): their name and rights, as `caller_access`
+    reads them back."""
+    return {
+        "identity": access.user,
+        ACCESS_KEY: {"projects": access.projects, "ceiling": access.ceiling, "role": access.role},
+    }
+
+
 def caller_access() -> Access | None:
     """What the LangGraph server user running this graph may read, from the run's config; None outside the server
     (CLI, Python), where the caller owns the index. A server user that pagegraph's auth handler did not vouch for

@@ -1,12 +1,15 @@
 """The HTTP app LangGraph server mounts beside its API (langgraph.json `http.app`): the web page and its routes
-(`pagegraph.server.page_routes`). Its middleware guards every request, the API's included: the origin, a known key on
+(`pagegraph.server.page_routes`), and pagegraph's MCP tools at /mcp (`pagegraph.tools.mcp`, as the caller's key
+allows; langgraph.json switches off the API's own graph-per-tool MCP). Its middleware guards every request, the API's included: the origin, a known key on
 every route but the page shell, its static files and /ok (`SignedIn`), the body size (413; uploads to the web page
 have their own limit), run inputs and state updates that do not fit their graph (422, `graph_inputs`), and how many
-runs one user may have going at once and start per minute (429, with the limit named and Retry-After)."""
+runs one user may have going at once and start per minute (429, with the limit named and Retry-After; an MCP tool
+call counts too, and over the limit gets a tool error with the time to wait)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -27,6 +30,7 @@ from pagegraph.access.keys import key_id_of
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.nodes.language import question_language
 from pagegraph.server.graph_inputs import run_problem, sent_runs, served_graph, served_graph_ids, update_problem
+from pagegraph.server.mcp_endpoint import mcp_endpoint
 from pagegraph.server.origins import OriginGuard
 from pagegraph.server.page_routes import UPLOAD_PATH, routes
 from pagegraph.services import default_services
@@ -44,7 +48,6 @@ CRON_PATH = re.compile(r"^(/threads/[^/]+)?/runs/crons/?$")
 CRON_UPDATE_PATH = re.compile(r"^/runs/crons/[^/]+/?$")
 THREAD_PART_PATH = re.compile(r"^/threads/([^/]+)/.+")  # a thread's state, history, copy, runs, ...
 THREAD_STATE_PATH = re.compile(r"^/threads/([^/]+)/state/?$")
-MCP_PATH = "/mcp"  # a `tools/call` runs a graph like a run request and answers when it ends
 # The routes that answer without a key (GET and HEAD only): the web page's shell and its static files, which sign
 # in from the browser, and /ok, the one health check a load balancer needs. Every other route of the app, the API's
 # and the web page's alike, whatever its entry (runs, commands, MCP, crons, store), needs a known key.
@@ -62,6 +65,10 @@ class RunLimits:
         self.per_minute = per_minute
         self.running: dict[str, int] = defaultdict(int)
         self.started: dict[str, deque[float]] = defaultdict(deque)
+
+    @classmethod
+    def of(cls, settings: Settings) -> RunLimits:
+        return cls(settings.runs_per_user, settings.runs_per_user_per_minute)
 
     def admit(self, user: str, runs: int = 1) -> tuple[str, int] | None:
         """Take `runs` slots for `user`; or say why not, with the seconds to wait."""
@@ -88,6 +95,12 @@ class RunLimits:
 
     def release(self, user: str, runs: int = 1) -> None:
         self.running[user] = max(0, self.running[user] - runs)
+
+
+@functools.cache
+def user_run_limits() -> RunLimits:
+    """This process's per-user run limits, which the API's run routes and the MCP tools share."""
+    return RunLimits.of(get_settings())
 
 
 async def refuse(send: Send, status: int, detail: str, retry_after: int | None = None) -> None:
@@ -148,7 +161,7 @@ class RequestLimits:
     def __init__(self, app: ASGIApp, settings: Settings | None = None) -> None:
         self.app = app
         self.settings = settings or get_settings()
-        self.runs = RunLimits(self.settings.runs_per_user, self.settings.runs_per_user_per_minute)
+        self.runs = user_run_limits() if settings is None else RunLimits.of(settings)
         self._joins: set[asyncio.Task] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -182,9 +195,8 @@ class RequestLimits:
         if post and (problem := await self._misfit(scope, path, payload, thread)):
             await refuse(send, 422, problem)
             return
-        mcp_call = post and path.rstrip("/") == MCP_PATH and is_tool_call(payload)
         cron_update = scope.get("method") == "PATCH" and CRON_UPDATE_PATH.match(path)
-        starts_runs = post and (RUN_PATH.match(path) or CRON_PATH.match(path)) or mcp_call or cron_update
+        starts_runs = post and (RUN_PATH.match(path) or CRON_PATH.match(path)) or cron_update
         if not starts_runs:
             await self.app(scope, replay, send)
             return
@@ -216,7 +228,7 @@ class RequestLimits:
         if refusal := self.runs.admit(user, runs):
             await refuse(send, 429, refusal[0], retry_after=refusal[1])
             return
-        if mcp_call or path.endswith(("/wait", "/stream")):  # the answer comes when the run ends
+        if path.endswith(("/wait", "/stream")):  # the answer comes when the run ends
             try:
                 await self.app(scope, replay, send)
             finally:
@@ -347,11 +359,7 @@ def replayer(body: bytes) -> Receive:
 
 def run_inputs(payload: Any) -> list[dict]:
     """The graph inputs a request that starts runs carries: a run's `input` and its `command.update` (a batch: of
-    each of its runs; a cron: its `input`), or an MCP tool call's `arguments`."""
-    if isinstance(payload, dict) and payload.get("method") == "tools/call":
-        params = payload.get("params")
-        arguments = params.get("arguments") if isinstance(params, dict) else None
-        return [arguments] if isinstance(arguments, dict) else []
+    each of its runs; a cron: its `input`)."""
     inputs = []
     for run in payload if isinstance(payload, list) else [payload]:
         if not isinstance(run, dict):
@@ -381,11 +389,6 @@ def longest_question(payload: Any) -> int:
             texts.append(messages[-1].get("content"))
         longest = max([longest, *(len(text) for text in texts if isinstance(text, str))])
     return longest
-
-
-def is_tool_call(payload: Any) -> bool:
-    """Whether an MCP request is a `tools/call` (which runs a graph and answers when it ends)."""
-    return isinstance(payload, dict) and payload.get("method") == "tools/call"
 
 
 def owned_cron(payload: Any, user: str) -> bytes | None:
@@ -447,15 +450,19 @@ def warm_replica() -> None:
     log.info("pagegraph: index, embedder, model and language identifier loaded in %.1f s", time.monotonic() - started)
 
 
+MCP_ROUTE, MCP_SESSIONS = mcp_endpoint(user_run_limits())
+
+
 @asynccontextmanager
 async def warm_at_start(_: Starlette) -> AsyncIterator[None]:
     """At startup, in the background: the server answers health checks at once, and a run that comes before the
-    warm-up ends waits on the same loads."""
+    warm-up ends waits on the same loads. The MCP route's session manager runs while the app does."""
     threading.Thread(target=warm_replica, name="pagegraph-warm-up", daemon=True).start()
-    yield
+    async with MCP_SESSIONS.run():
+        yield
 
 
-app = Starlette(routes=routes, lifespan=warm_at_start)
+app = Starlette(routes=[*routes, MCP_ROUTE], lifespan=warm_at_start)
 app.add_middleware(RequestLimits)
 app.add_middleware(SignedIn)
 app.add_middleware(OriginGuard)  # outermost of the checks: before every other one

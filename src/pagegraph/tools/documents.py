@@ -1,0 +1,301 @@
+"""What another agent may do with the documents, as plain calls on one index: search them, ask them a question,
+list them, add to them. The MCP tools (`pagegraph.tools.mcp`) and the LangChain retriever (`pagegraph.tools.retriever`)
+are thin faces on these; each call runs the graph the CLI and the server run, as the user it is given, so the same
+rights narrow every read (`Access`; None: the index's owner, as on the command line)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import date
+from typing import Any, Literal
+
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import BaseModel, Field
+
+from pagegraph import GRAPH_NAMES, GRAPHS
+from pagegraph.access.records import Access, RetrievalFilter
+from pagegraph.access.runs import AUTH_USER_KEY, run_user
+from pagegraph.config import Context
+from pagegraph.errors import PagegraphError
+from pagegraph.graphs.ingest import build_ingest_graph
+from pagegraph.graphs.search import build_search_graph
+from pagegraph.nodes.start import length_refusal
+from pagegraph.services import Services
+from pagegraph.state.answering import Evidence, Highlight
+from pagegraph.state.documents import Confidentiality
+from pagegraph.state.ingest import IngestReport, Status
+
+PASSAGE_CHARS = 1500  # of a passage's text in an answer's evidence: its sentences come first, whole
+QuestionGraph = Literal[GRAPH_NAMES]  # type: ignore[valid-type]
+
+
+class ToolRefusal(PagegraphError):
+    """A call that is not run, or ran and could not be done: the reason, said to the caller."""
+
+
+class FoundSentence(BaseModel):
+    """A sentence of a passage most likely to answer the query, with its place on the page."""
+
+    sentence: str
+    label: str = Field(description="citation of its page: [file, section, p. N]")
+    page: int = Field(description="the page (of the file) it is on, 1-based")
+    start: int = Field(description="character offset of the sentence in that page's text")
+    end: int
+
+
+class FoundPassage(BaseModel):
+    """A passage a search found, best first."""
+
+    label: str = Field(description="citation: [file, section, p. N] with the page number printed on the page")
+    source: str = Field(description="file name")
+    section: str
+    start_page: int = Field(description="first page (of the file, 1-based)")
+    end_page: int
+    score: float
+    text: str
+    sentences: list[FoundSentence] = Field(description="its sentences most likely to answer, best first")
+
+
+class SearchResult(BaseModel):
+    query: str
+    passages: list[FoundPassage]
+
+
+class CitedSource(BaseModel):
+    label: str = Field(description="[file, section, p. N]")
+    source: str
+    section: str
+    start_page: int
+    end_page: int
+    quote: str | None = Field(description="the sentence that states the cited value, where the answer checked one")
+
+
+class Answer(BaseModel):
+    """An answer with what it rests on. `band` says how far to trust it: supported, uncertain, quoted (a sentence
+    of the documents stands in for the model's answer), or abstained (the documents do not answer it)."""
+
+    question: str
+    answer: str
+    band: str
+    band_label: str
+    confidence: float
+    abstained: bool
+    abstain_reason: str | None
+    citations: list[CitedSource]
+    evidence: list[FoundSentence] = Field(description="the sentences most likely to answer, shown before the answer")
+    passages: list[FoundPassage] = Field(description="what the answer model read, each clipped to its start")
+
+
+class ListedDocument(BaseModel):
+    name: str
+    title: str
+    type: str
+    pages: int
+    project: str | None
+    confidentiality: Confidentiality
+    date: date | None
+    summary: str
+
+
+class DocumentList(BaseModel):
+    documents: list[ListedDocument]
+
+
+class IngestedFileResult(BaseModel):
+    path: str
+    status: Status
+    pages: int
+    chunks: int
+    reason: str
+
+
+class IngestResult(BaseModel):
+    files: list[IngestedFileResult]
+    seconds: float
+
+
+def found_sentences(highlights: list[Highlight]) -> list[FoundSentence]:
+    return [
+        FoundSentence(sentence=" ".join(h.sentence.split()), label=h.label, page=h.page, start=h.start, end=h.end)
+        for h in highlights
+    ]
+
+
+def found_passage(passage: Evidence, highlights: list[Highlight], chars: int | None = None) -> FoundPassage:
+    text = passage.text if chars is None or len(passage.text) <= chars else passage.text[: chars - 1].rstrip() + "…"
+    return FoundPassage(
+        label=passage.label(),
+        source=passage.source,
+        section=passage.section,
+        start_page=passage.start_page,
+        end_page=passage.end_page,
+        score=round(passage.score, 4),
+        text=text,
+        sentences=found_sentences([h for h in highlights if h.passage_id == passage.id]),
+    )
+
+
+def best_found(found: dict[str, Any], k: int) -> tuple[list[Evidence], list[Highlight]]:
+    """A search's `k` best passages and the highlighted sentences in them."""
+    passages = found["retrieved"][:k]
+    kept = {p.id for p in passages}
+    return passages, [h for h in found["highlights"] if h.passage_id in kept]
+
+
+def search_filter(
+    documents: list[str] | None = None,
+    projects: list[str] | None = None,
+    source_types: list[str] | None = None,
+    since: date | None = None,
+    until: date | None = None,
+) -> RetrievalFilter:
+    if since and until and since > until:
+        raise ToolRefusal(f"since {since} is after until {until}")
+    return RetrievalFilter(
+        documents=documents or None,
+        projects=projects or None,
+        source_types=source_types or None,
+        date_from=since,
+        date_to=until,
+    )
+
+
+class DocumentTools:
+    """Search, ask, list and ingest over one index (`context.index`, else the configured one)."""
+
+    def __init__(self, services: Services, context: Context | None = None) -> None:
+        self.services = services
+        self.context = context or Context()
+        self._graphs: dict[str, CompiledStateGraph] = {}
+        self._lock = threading.Lock()
+
+    def graph(self, name: str) -> CompiledStateGraph:
+        with self._lock:
+            if name not in self._graphs:
+                builders = {"search": build_search_graph, "ingest": build_ingest_graph}
+                build = builders.get(name) or GRAPHS[name].build
+                self._graphs[name] = build(self.services)
+            return self._graphs[name]
+
+    def config(self, access: Access | None) -> dict[str, Any]:
+        """The run config that makes `access` the user of a graph run (none: the owner)."""
+        return {"configurable": {AUTH_USER_KEY: run_user(access)}} if access is not None else {}
+
+    def _need_index(self) -> None:
+        if not self.services.has_index(self.context):
+            raise ToolRefusal(
+                f"no index at {self.services.index_folder(self.context)}: ingest documents first "
+                "(`pagegraph ingest FOLDER`, or the ingest tool)"
+            )
+
+    def _inputs(self, question: str, flt: RetrievalFilter | None, what: str) -> dict[str, Any]:
+        """A graph's input for `question` (`what`: a question or a search): refused when it is empty or too long,
+        or when there is no index yet."""
+        question = question.strip()
+        if refusal := length_refusal(question, self.services.settings, what):
+            raise ToolRefusal(refusal)
+        self._need_index()
+        return {"question": question, **({"filters": flt} if flt is not None and flt.restricts else {})}
+
+    def find(
+        self, query: str, flt: RetrievalFilter | None = None, k: int = 5, access: Access | None = None
+    ) -> tuple[list[Evidence], list[Highlight]]:
+        """The `k` best passages for `query` and their best sentences: the `search` graph's hybrid search, no model."""
+        found = self.graph("search").invoke(
+            self._inputs(query, flt, "search"), self.config(access), context=self.context
+        )
+        return best_found(found, k)
+
+    async def afind(
+        self, query: str, flt: RetrievalFilter | None = None, k: int = 5, access: Access | None = None
+    ) -> tuple[list[Evidence], list[Highlight]]:
+        inputs = self._inputs(query, flt, "search")
+        found = await self.graph("search").ainvoke(inputs, self.config(access), context=self.context)
+        return best_found(found, k)
+
+    async def search(
+        self, query: str, flt: RetrievalFilter | None = None, k: int = 5, access: Access | None = None
+    ) -> SearchResult:
+        passages, highlights = await self.afind(query, flt, k, access)
+        return SearchResult(query=query, passages=[found_passage(p, highlights) for p in passages])
+
+    async def ask(
+        self,
+        question: str,
+        flt: RetrievalFilter | None = None,
+        graph: QuestionGraph = "auto",
+        access: Access | None = None,
+    ) -> Answer:
+        inputs = self._inputs(question, flt, "question")
+        output = await self.graph(graph).ainvoke(inputs, self.config(access), context=self.context)
+        highlights = output.get("highlights") or []
+        return Answer(
+            question=inputs["question"],
+            answer=output["answer"],
+            band=output["band"],
+            band_label=output["band_label"],
+            confidence=round(output["confidence"], 3),
+            abstained=output["abstained"],
+            abstain_reason=output.get("abstain_reason"),
+            citations=[
+                CitedSource(
+                    label=c.label,
+                    source=c.source,
+                    section=c.section,
+                    start_page=c.start_page,
+                    end_page=c.end_page,
+                    quote=c.quote.sentence if c.quote else None,
+                )
+                for c in output.get("citations") or []
+            ],
+            evidence=found_sentences(highlights),
+            passages=[found_passage(p, highlights, PASSAGE_CHARS) for p in output.get("evidence") or []],
+        )
+
+    def documents(self, access: Access | None = None) -> DocumentList:
+        """The documents `access` may read (the index is read here: call it off the event loop)."""
+        if not self.services.has_index(self.context):
+            return DocumentList(documents=[])
+        index = self.services.index(self.context)
+        summaries = index.summaries()
+        listed = []
+        for document in index.documents():
+            if access is not None and not access.may_read(document.tags):
+                continue
+            summary = summaries.get(document.id)
+            listed.append(
+                ListedDocument(
+                    name=document.name,
+                    title=document.title,
+                    type=document.source_type,
+                    pages=document.n_pages,
+                    project=document.tags.project,
+                    confidentiality=document.tags.confidentiality,
+                    date=document.tags.date,
+                    summary=summary.summary if summary else "",
+                )
+            )
+        return DocumentList(documents=listed)
+
+    async def ingest(
+        self,
+        paths: list[str],
+        project: str | None = None,
+        confidentiality: Confidentiality | None = None,
+        source_type: str | None = None,
+        access: Access | None = None,
+    ) -> IngestResult:
+        inputs: dict[str, Any] = {"paths": paths, "project": project, "source_type": source_type}
+        if confidentiality is not None:
+            inputs["confidentiality"] = confidentiality
+        output = await self.graph("ingest").ainvoke(inputs, self.config(access), context=self.context)
+        if output.get("error"):
+            raise ToolRefusal(output["error"])
+        report: IngestReport = output["report"]
+        return IngestResult(
+            files=[
+                IngestedFileResult(path=f.path, status=f.status, pages=f.pages, chunks=f.chunks, reason=f.reason)
+                for f in report.files
+            ],
+            seconds=round(report.seconds, 1),
+        )
