@@ -27,7 +27,8 @@ pytestmark = pytest.mark.slow
 PUBLIC = "# Visitor guide\n\nVisitors sign in at the front desk and wear a badge at all times.\n"
 CONFIDENTIAL = "# Board minutes\n\nThe board approved the badge contract with Acme for 380,000 dollars.\n"
 SECRET_WORDS = ("Acme", "380,000", "Board minutes")
-USERS = {"root": ["--role", "admin"], "guest": ["--role", "reader", "--ceiling", "public"]}
+PUBLIC_READER = ["--role", "reader", "--ceiling", "public"]
+USERS = {"root": ["--role", "admin"], "guest": PUBLIC_READER, "visitor": PUBLIC_READER}  # visitor: the docs' examples
 PER_MINUTE = 8
 TOOLS = {"search", "ask", "list_documents", "ingest"}
 
@@ -144,7 +145,8 @@ def test_over_http_a_public_reader_reads_only_public_text_and_may_not_ingest(sit
             listed = await mcp.call_tool("list_documents", {})
             found = await mcp.call_tool("search", {"query": "Who got the badge contract and for how much?", "k": 5})
             answer = await mcp.call_tool("ask", {"question": "Who got the badge contract and for how much?"})
-            ingest = await mcp.call_tool("ingest", {"paths": [str(site["documents"] / "public")]})
+            again = {"paths": [str(site["documents"] / "public")], "confidentiality": "public"}
+            ingest = await mcp.call_tool("ingest", again)
             return {"listed": listed, "found": found, "answer": answer, "ingest": ingest}
 
     guest = asyncio.run(session(keys["guest"]))
@@ -159,6 +161,7 @@ def test_over_http_a_public_reader_reads_only_public_text_and_may_not_ingest(sit
     names = {d["name"] for d in root["listed"].structured_content["documents"]}
     assert names == {"visitors.md", "minutes.md"}, "the admin reads both, so the guest's view was narrowed"
     assert any("Acme" in p["text"] for p in root["found"].structured_content["passages"])
+    assert [f["status"] for f in root["ingest"].structured_content["files"]] == ["unchanged"]
 
 
 def test_over_http_calls_past_the_rate_limit_get_a_tool_error_with_the_wait(site: dict) -> None:
@@ -236,12 +239,12 @@ def test_the_configurations_in_docs_tools_parse_and_run(
         else:
             assert entry["url"] == f"{DOC_URL}/mcp" and entry.get("type", "http") == "http"
             headers = {
-                name: site["keys"]["guest"] if value == DOC_KEY else value for name, value in entry["headers"].items()
+                name: site["keys"]["visitor"] if value == DOC_KEY else value for name, value in entry["headers"].items()
             }
             url = entry["url"].replace(DOC_URL, site["server"].url)
             assert asyncio.run(over_http(url, headers)) == TOOLS, entry
     client_example, agent_example = doc_blocks("python")
-    client_example = client_example.replace(DOC_URL, site["server"].url).replace(DOC_KEY, site["keys"]["guest"])
+    client_example = client_example.replace(DOC_URL, site["server"].url).replace(DOC_KEY, site["keys"]["visitor"])
     done = subprocess.run([sys.executable, "-c", client_example], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "[visitors.md" in done.stdout, done.stderr[-2000:]
     assert DOC_MODEL in agent_example
