@@ -151,6 +151,45 @@ def test_auto_reads_with_extract_for_small_models(ask) -> None:
     assert output["trace"][1].ids == ["rag"] and output["trace"][3].stage == "route"
 
 
+def test_auto_searches_a_question_once_and_answers_as_extract_does(ask, monkeypatch) -> None:
+    """auto's search for the highlights it shows first is the one extract reads: the hybrid search and the
+    highlight stage run once, and the answer, evidence and highlights are those of extract run alone."""
+    from pagegraph.retrievers.hybrid import HybridRetriever
+
+    searches = []
+    search = HybridRetriever.search_with_relevance
+
+    def counted(self, query, *args, **kwargs):
+        searches.append(query)
+        return search(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(HybridRetriever, "search_with_relevance", counted)
+    alone, _ = ask(WEIGHT, "98 kg [1]", graph="extract", model="local-fast")
+    assert searches == [WEIGHT]
+    auto, _ = ask(WEIGHT, "98 kg [1]", graph="auto", model="local-fast")
+    assert searches == [WEIGHT, WEIGHT], "one search for auto's question, none again in extract"
+    for key in ("answer", "citations", "evidence", "highlights", "confidence", "band"):
+        assert auto[key] == alone[key], key
+    reused = [r.summary for r in auto["trace"] if r.stage in ("retrieve[0]", "highlight")]
+    assert "already run" in reused[1] and "already run" in reused[2], reused
+
+
+def test_a_handed_over_search_of_another_question_documents_filter_or_route_is_not_reused() -> None:
+    from pagegraph.access.records import RetrievalFilter
+    from pagegraph.nodes.retrieve import handed_search
+    from pagegraph.state.answering import Presearch, RoutedDocument, RouteDecision
+
+    state = {"question": WEIGHT, "documents": [], "filters": None, "route": None}
+    found = Presearch(question=WEIGHT, documents=[], filters=None, retrieved=[], relevance=0.5, highlights=[])
+    assert handed_search({**state, "presearch": found}) is found
+    assert handed_search(state) is None
+    assert handed_search({**state, "question": "Who makes it?", "presearch": found}) is None
+    assert handed_search({**state, "documents": ["sb40-user-manual.pdf"], "presearch": found}) is None
+    assert handed_search({**state, "filters": RetrievalFilter(projects=["x"]), "presearch": found}) is None
+    routed = RouteDecision(documents=[RoutedDocument(name="sb40-user-manual.pdf")], method="ranking")
+    assert handed_search({**state, "route": routed, "presearch": found}) is None
+
+
 def test_a_failing_read_falls_back_to_basic(ask) -> None:
     output, _ = ask(WEIGHT, RuntimeError("model crashed"), citing("98 kg", "98 kg [{n}]."), graph="extract")
     assert any(r.stage == "read" and r.error == "RuntimeError: model crashed" for r in output["trace"])

@@ -25,7 +25,7 @@ def question_graph(services: Services, *, nested: bool, then: str) -> StateGraph
         input_schema=HandOver if nested else InputState,
         output_schema=HandBack if nested else OutputState,
     )
-    builder.add_node("start", partial(start, services=services))
+    builder.add_node("start", partial(start, services=services, nested=nested))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node(ABSTAIN, abstain)
     builder.add_edge(START, "start")

@@ -14,42 +14,69 @@ from langgraph.runtime import Runtime
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence
-from pagegraph.nodes.retrieve import search_question
+from pagegraph.nodes.retrieve import handed_search, search_question, searched_for
 from pagegraph.retrievers.highlights import Location, answer_shape, locate_in_chunks, pick_highlights
 from pagegraph.services import Services
-from pagegraph.state.answering import Evidence
+from pagegraph.state.answering import Evidence, Presearch
 from pagegraph.state.documents import Chunk, Page
 from pagegraph.state.graph import RagState
 
 
 def highlight(state: RagState, runtime: Runtime[Context], services: Services, search: bool) -> dict[str, Any]:
     """Highlights from the passages the graph retrieved, or with `search` (wired before a graph's own retrieval)
-    from a model-free search of the question."""
+    from a model-free search of the question, kept as the run's `presearch` for the graph it hands the question
+    to. Passages that are a handed-over search's keep that search's highlights."""
     timer = StageTimer("highlight")
     context = context_of(runtime)
     if not services.has_index(context):
-        return {"highlights": [], "trace": [timer.record("no index to search")]}
+        return {
+            "highlights": [],
+            "trace": [timer.record("no index to search")],
+            **({"presearch": None} if search else {}),
+        }
     passages = state.get("retrieved") or []
-    searched = ""
+    presearch = handed_search(state)
+    if not search and presearch is not None and [p.id for p in passages] == [p.id for p in presearch.retrieved]:
+        kept = {p.id for p in passages}
+        picked = [h for h in presearch.highlights if h.passage_id in kept]
+        summary = f"{len(picked)} sentences, as the search already run of the question found them"
+        return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
+    searched: dict[str, Any] = {}
     if search:
-        passages = search_question(state, runtime, services)["retrieved"]
-        searched = " (from a search of the question)"
+        searched = search_question({**state, "presearch": None}, runtime, services)
+        passages = searched["retrieved"]
     index = services.index(context)
-    passages = sorted(readable_evidence(index, passages, state), key=lambda e: (e.step, e.rank))
-    passages = passages[: context.reading.highlight_passages]
-    if not passages:
-        return {"highlights": [], "trace": [timer.record("no passage to highlight")]}
-    locate = sentence_locator(index, context.retrieval.page_rules.printed_offset_support)
-    picked = pick_highlights(
-        state["question"],
-        passages,
-        index.embedder,
-        locate,
-        count=context.reading.highlights,
-        weights=context.reading.sentence_weights,
+    shown = sorted(readable_evidence(index, passages, state), key=lambda e: (e.step, e.rank))
+    shown = shown[: context.reading.highlight_passages]
+    picked = []
+    if shown:
+        locate = sentence_locator(index, context.retrieval.page_rules.printed_offset_support)
+        picked = pick_highlights(
+            state["question"],
+            shown,
+            index.embedder,
+            locate,
+            count=context.reading.highlights,
+            weights=context.reading.sentence_weights,
+        )
+    note = " (from a search of the question)" if search else ""
+    summary = (
+        f"{len(picked)} sentences from {len(shown)} passages{note}; answer shape {answer_shape(state['question'])}"
     )
-    summary = f"{len(picked)} sentences from {len(passages)} passages{searched}; answer shape {answer_shape(state['question'])}"
-    return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
+    if not shown:
+        summary = "no passage to highlight"
+    update: dict[str, Any] = {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
+    if search:
+        question, documents, filters = searched_for(state)
+        update["presearch"] = Presearch(
+            question=question,
+            documents=documents,
+            filters=filters,
+            retrieved=passages,
+            relevance=searched["relevance"][0],
+            highlights=picked,
+        )
+    return update
 
 
 def sentence_locator(index: Index, min_support: float) -> Callable[[str, Evidence], Location | None]:

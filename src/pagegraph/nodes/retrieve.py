@@ -12,12 +12,18 @@ from pagegraph.access.records import RetrievalFilter
 from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
-from pagegraph.nodes.common import StageTimer, context_of, match_document_names, visible_documents
+from pagegraph.nodes.common import (
+    StageTimer,
+    context_of,
+    match_document_names,
+    readable_evidence,
+    visible_documents,
+)
 from pagegraph.retrievers.fusion import question_kind
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.services import Services
-from pagegraph.state.answering import GAP_MARK, Evidence
+from pagegraph.state.answering import GAP_MARK, Evidence, Presearch
 from pagegraph.state.documents import Chunk
 from pagegraph.state.graph import RagState, StepTask
 
@@ -113,9 +119,35 @@ def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> d
     }
 
 
+def searched_for(state: RagState) -> tuple[str, list[str], dict[str, Any] | None]:
+    """What a search of the question searches: the question, the documents asked for, the filter (as JSON)."""
+    filters = state.get("filters")
+    return state["question"], list(state.get("documents") or []), filters.model_dump(mode="json") if filters else None
+
+
+def handed_search(state: RagState) -> Presearch | None:
+    """The search of this very question (same documents, same filter, no router's pick) that the graph handing the
+    question over already ran, if it did."""
+    presearch = state.get("presearch")
+    if presearch is None or state.get("route") is not None:
+        return None
+    same = (presearch.question, presearch.documents, presearch.filters) == searched_for(state)
+    return presearch if same else None
+
+
 def search_question(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     """The basic graph's retrieval: the question itself over the routed (or requested, or all) documents. Requested
-    names are matched as a router matches them (a part of a file name will do); none matching finds nothing."""
+    names are matched as a router matches them (a part of a file name will do); none matching finds nothing. A
+    search the caller handed over is taken as it is (its passages checked as every passage from the state is)."""
+    if (presearch := handed_search(state)) is not None:
+        timer = StageTimer("retrieve[0]")
+        found = readable_evidence(services.index(context_of(runtime)), presearch.retrieved, state)
+        summary = f"{len(found)} passages from the search already run of the question"
+        return {
+            "retrieved": found,
+            "relevance": [presearch.relevance],
+            "trace": [timer.record(summary, ids=[e.id for e in found], details=search_details(found, {}))],
+        }
     route = state.get("route")
     documents = route.names if route else list(state.get("documents") or [])
     if documents and not route:

@@ -61,7 +61,9 @@ def asked_question(state: RagState) -> tuple[str, bool]:
     return (pending, True) if stale else (question, False)
 
 
-def start(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def start(state: RagState, runtime: Runtime[Context], services: Services, nested: bool = False) -> dict[str, Any]:
+    """Check the question, narrow the filters to what the user may read, and clear what an earlier run on the thread
+    left. A graph run as another's subgraph (`nested`) keeps the search its caller handed over."""
     context = context_of(runtime)
     question, from_messages = asked_question(state)
     refusal = question_refusal(question, services, context)
@@ -81,6 +83,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         "retrieved": None,
         "highlights": [],
         "relevance": None,
+        "presearch": state.get("presearch") if nested else None,
         "evidence": [],
         "trace": None,
         "failure": None,

@@ -125,6 +125,18 @@ class Highlight(BaseModel):
     score: float
 
 
+class Presearch(BaseModel):
+    """A search of the question run before the graph that answers it (`auto` shows its highlights first), handed to
+    that graph so it does not search again: what was searched, and what it found."""
+
+    question: str
+    documents: list[str] = Field(description="the documents asked for (none: all readable ones)")
+    filters: dict[str, Any] | None = Field(description="the filter searched under, as JSON")
+    retrieved: list[Evidence]
+    relevance: float = Field(description="the search's best similarity")
+    highlights: list[Highlight]
+
+
 class Reading(BaseModel):
     """One read of the extract graph: what the model answered from which excerpts, and the signals abstention
     weighs."""

@@ -24,6 +24,7 @@ from pagegraph.state.answering import (
     Highlight,
     MappedChunk,
     OutputType,
+    Presearch,
     Reading,
     RetrievalPlan,
     RouteDecision,
@@ -60,9 +61,8 @@ def first_failure(current: Failure | None, update: Failure | None) -> Failure | 
     return current or update
 
 
-class HandOver(TypedDict, total=False):
-    """What a graph run as another's subgraph reads of the caller's state: the question and what narrows its search
-    (the chat thread stays with the caller)."""
+class Question(TypedDict, total=False):
+    """A question and what narrows its search."""
 
     question: str
     documents: list[str]
@@ -70,7 +70,14 @@ class HandOver(TypedDict, total=False):
     output_type: OutputType
 
 
-class InputState(HandOver, total=False):
+class HandOver(Question, total=False):
+    """What a graph run as another's subgraph reads of the caller's state: the question, what narrows its search and
+    the search the caller already ran of it, if any (the chat thread stays with the caller)."""
+
+    presearch: Presearch | None
+
+
+class InputState(Question, total=False):
     """`question`, or a chat client's `messages` ending in the question (LangChain's Agent Chat UI, `useStream`)."""
 
     messages: Annotated[list[AnyMessage], add_messages]
@@ -105,6 +112,7 @@ class OutputState(HandBack):
 
 
 class RagState(InputState, OutputState, total=False):
+    presearch: Presearch | None  # set by auto's highlight, read by the graph it hands over to; cleared at a run's start
     history: Annotated[list[Turn], extend_or_reset]
     route: RouteDecision | None
     plan: RetrievalPlan | None
@@ -173,6 +181,7 @@ STATE_RECORD_TYPES = (
     EvidenceSentence,
     Failure,
     Highlight,
+    Presearch,
     RetrievalFilter,
     RetrievalPlan,
     RouteDecision,
