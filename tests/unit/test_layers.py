@@ -5,6 +5,7 @@ import each other in a cycle (counting the imports a module makes when it is loa
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -169,3 +170,31 @@ def test_the_check_sees_a_cycle_inside_a_package(tmp_path: Path, monkeypatch) ->
         monkeypatch,
     )
     assert import_cycles() == [["pagegraph.llm.d", "pagegraph.llm.e", "pagegraph.llm.d"]]
+
+
+LOADED_BY_COMMAND = """
+import sys
+from pagegraph.cli import app
+try:
+    app(sys.argv[1:])
+except SystemExit:
+    pass
+print(" ".join(sorted(m for m in sys.modules if m.startswith("pagegraph"))))
+"""
+
+
+def loaded_by(*arguments: str) -> set[str]:
+    """The pagegraph modules `pagegraph ARGUMENTS` imports."""
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_BY_COMMAND, *arguments], capture_output=True, text=True, timeout=120, check=True
+    )
+    return set(done.stdout.splitlines()[-1].split())
+
+
+def test_a_command_imports_what_it_runs_and_no_other_command() -> None:
+    searching = loaded_by("search", "--help")
+    assert "pagegraph.cli.search" in searching and "pagegraph.cli.ask" not in searching
+    assert not {m for m in searching if m.startswith(("pagegraph.indexing", "pagegraph.eval", "pagegraph.graphs"))}
+    asking = loaded_by("ask", "--help")
+    assert "pagegraph.cli.ask" in asking and "pagegraph.indexing.pipeline" not in asking
+    assert not {m for m in asking if m.startswith(("pagegraph.eval", "pagegraph.cli.ingest", "pagegraph.server"))}

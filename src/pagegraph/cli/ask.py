@@ -25,9 +25,7 @@ from pagegraph.cli.common import (
     err,
     fail,
     index_folder,
-    ingest_with_progress,
     output_json,
-    print_ingest_summary,
 )
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
@@ -154,6 +152,8 @@ def ask(
 def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool, settings: Settings) -> None:
     """Index the chat's documents: incrementally by default, not at all with --reuse (when an index exists), from
     scratch with --force."""
+    from pagegraph.cli.ingest_view import ingest_with_progress, print_ingest_summary  # the ingest pipeline: only chat indexes
+
     exists = stored_manifest(folder, settings) is not None
     if reuse and exists:
         return

@@ -20,8 +20,8 @@ from pagegraph.cli.common import (
     err,
     fail,
     index_folder,
-    ingest_with_progress,
 )
+from pagegraph.cli.ingest_view import ingest_with_progress
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.eval.answers import (

@@ -21,11 +21,9 @@ from pagegraph.cli.common import (
     err,
     fail,
     index_folder,
-    ingest_with_progress,
-    outcome_line,
-    print_ingest_summary,
     progress_bars,
 )
+from pagegraph.cli.ingest_view import ingest_with_progress, outcome_line, print_ingest_summary
 from pagegraph.cli.summarize import print_refine_report, summarize_with_progress, summary_model
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -22,8 +22,9 @@ from pagegraph.cli.common import (
 )
 from pagegraph.config import Context, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.services import Services
-from pagegraph.state.answering import Evidence, Highlight
+
+if TYPE_CHECKING:
+    from pagegraph.state.answering import Evidence, Highlight
 
 SNIPPET_CHARS = 240
 
@@ -43,6 +44,7 @@ def search(
     """Show the passages a query finds, best first, with document, section, page and the sentences most likely to
     answer it. No model is called: use it to check what your documents hold before asking."""
     from pagegraph.graphs.search import build_search_graph
+    from pagegraph.services import Services
 
     settings = get_settings()
     try:
