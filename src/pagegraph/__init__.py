@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
     from langgraph.types import Checkpointer
 
-    from pagegraph.access.records import RetrievalFilter
     from pagegraph.services import Services
+    from pagegraph.state.filters import RetrievalFilter
     from pagegraph.tools.retriever import PagegraphRetriever
 
 __all__ = ["GRAPHS", "GRAPH_NAMES", "GraphSpec", "__version__", "as_retriever", "build_graph"]
@@ -32,7 +32,10 @@ class GraphSpec:
     retrieval_stage: str | None
 
     def build(self, services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
-        return getattr(importlib.import_module(self.module), self.builder)(services, checkpointer)
+        """The compiled graph, on `services` (default: the ones every graph of this process shares)."""
+        from pagegraph.services import default_services
+
+        return getattr(importlib.import_module(self.module), self.builder)(services or default_services(), checkpointer)
 
 
 # The registry: build_graph, the CLI's choices and help, eval, and the web page read it; tests check that

@@ -19,8 +19,17 @@ from tests.fakes import ScriptedChatModel
 def test_langgraph_json_serves_exactly_the_registered_graphs() -> None:
     served = json.loads((REPO / "langgraph.json").read_text())["graphs"]
     assert set(served) == {*GRAPH_NAMES, "ingest", "search"}
-    for spec in GRAPHS.values():
-        assert served[spec.name] == f"{spec.module}:graph"
+    assert served == {name: f"pagegraph.server.graphs:{name}" for name in served}
+
+
+def test_the_served_graphs_are_built_once_each_under_its_name() -> None:
+    from langgraph.graph.state import CompiledStateGraph
+
+    import pagegraph.server.graphs as served
+
+    for name in (*GRAPH_NAMES, "ingest", "search"):
+        graph = getattr(served, name)
+        assert isinstance(graph, CompiledStateGraph) and graph.name == name
 
 
 def test_the_cli_explains_every_registered_graph() -> None:

@@ -16,13 +16,12 @@ from pagegraph.graphs.rag import build_rag_graph
 from pagegraph.nodes.choose import choose_graph
 from pagegraph.nodes.handover import take_back
 from pagegraph.nodes.highlight import highlight
-from pagegraph.services import Services, default_services
+from pagegraph.services import Services
 
 
 def build_auto_graph(
-    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+    services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
-    services = services or default_services()
     builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", partial(highlight, services=services, search=True))
     builder.add_node("choose", partial(choose_graph, services=services))
@@ -35,6 +34,3 @@ def build_auto_graph(
     builder.add_edge("extract", "take_back")
     builder.add_edge("take_back", END)
     return builder.compile(checkpointer=checkpointer, name="auto")
-
-
-graph = build_auto_graph()

@@ -13,18 +13,18 @@ from pagegraph.graphs.builder import question_graph
 from pagegraph.graphs.edges import FALL_BACK, proceed
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.gate import gate
+from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.handover import hand_over, take_back
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.judge import judge
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.verify import verify
-from pagegraph.services import Services, default_services
+from pagegraph.services import Services
 
 
 def build_basic_graph(
-    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+    services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
-    services = services or default_services()
     builder = question_graph(services, nested=nested, then="search")
     builder.add_node("highlight", partial(highlight, services=services, search=False))
     builder.add_node("search", partial(search_question, services=services))
@@ -41,6 +41,19 @@ def build_basic_graph(
     return builder.compile(checkpointer=checkpointer, name="basic")
 
 
+def checked_and_compiled(
+    builder: StateGraph, services: Services, name: str, checkpointer: Checkpointer
+) -> CompiledStateGraph:
+    """The ending the answering graphs share (the graph wires its answer to `judge`): `judge` → `verify` → the end,
+    each guarded, a failed stage's fallback to this graph (`add_fallback`), compiled as `name`."""
+    builder.add_node("judge", guarded("judge", partial(judge, services=services)))
+    builder.add_node("verify", guarded("verify", partial(verify, services=services)))
+    builder.add_conditional_edges("judge", *proceed("verify", abstains=False))
+    builder.add_conditional_edges("verify", *proceed(END))
+    add_fallback(builder, services)
+    return builder.compile(checkpointer=checkpointer, name=name)
+
+
 def add_fallback(builder: StateGraph, services: Services) -> None:
     """Where a failed stage leads (graphs.edges): `hand_over` → this graph as a subgraph → `take_back` → the end."""
     builder.add_node(FALL_BACK, hand_over)
@@ -49,6 +62,3 @@ def add_fallback(builder: StateGraph, services: Services) -> None:
     builder.add_edge(FALL_BACK, "basic")
     builder.add_edge("basic", "take_back")
     builder.add_edge("take_back", END)
-
-
-graph = build_basic_graph()

@@ -10,17 +10,13 @@ from langgraph.types import Checkpointer
 
 from pagegraph.config import Context
 from pagegraph.nodes.ingest import ingest_documents
-from pagegraph.services import Services, default_services
+from pagegraph.services import Services
 from pagegraph.state.ingest import IngestInput, IngestOutput, IngestState
 
 
-def build_ingest_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
-    services = services or default_services()
+def build_ingest_graph(services: Services, checkpointer: Checkpointer = None) -> CompiledStateGraph:
     builder = StateGraph(IngestState, context_schema=Context, input_schema=IngestInput, output_schema=IngestOutput)
     builder.add_node("ingest", partial(ingest_documents, services=services))
     builder.add_edge(START, "ingest")
     builder.add_edge("ingest", END)
     return builder.compile(checkpointer=checkpointer, name="ingest")
-
-
-graph = build_ingest_graph()

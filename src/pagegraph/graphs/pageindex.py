@@ -7,43 +7,31 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pagegraph.graphs.basic import add_fallback
+from pagegraph.graphs.basic import checked_and_compiled
 from pagegraph.graphs.builder import question_graph
 from pagegraph.graphs.edges import fan_out, file_tasks, proceed
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
-from pagegraph.nodes.judge import judge
 from pagegraph.nodes.pageindex import collect_sections, find_files, select_sections
-from pagegraph.nodes.verify import verify
-from pagegraph.services import Services, default_services
+from pagegraph.services import Services
 
 
 def build_pageindex_graph(
-    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+    services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
-    services = services or default_services()
     builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("find_files", guarded("find_files", partial(find_files, services=services)))
     builder.add_node("select", guarded("select", partial(select_sections, services=services)))
     builder.add_node("collect", collect_sections)
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
-    builder.add_node("judge", guarded("judge", partial(judge, services=services)))
-    builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "find_files")
     builder.add_conditional_edges("find_files", *fan_out("select", file_tasks))
     builder.add_edge("select", "collect")
     builder.add_conditional_edges("collect", *proceed("answer"))
     builder.add_conditional_edges("answer", *proceed("judge", abstains=False))
-    builder.add_conditional_edges("judge", *proceed("verify", abstains=False))
-    builder.add_conditional_edges("verify", *proceed(END))
-    add_fallback(builder, services)
-    return builder.compile(checkpointer=checkpointer, name="pageindex")
-
-
-graph = build_pageindex_graph()
+    return checked_and_compiled(builder, services, "pageindex", checkpointer)

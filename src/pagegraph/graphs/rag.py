@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pagegraph.graphs.basic import add_fallback
+from pagegraph.graphs.basic import checked_and_compiled
 from pagegraph.graphs.builder import question_graph
 from pagegraph.graphs.edges import fan_out, plan_steps, proceed
 from pagegraph.nodes.answer import answer
@@ -18,18 +17,15 @@ from pagegraph.nodes.expand_tree import expand_tree
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
-from pagegraph.nodes.judge import judge
 from pagegraph.nodes.plan import plan
 from pagegraph.nodes.retrieve import retrieve
 from pagegraph.nodes.route import route
-from pagegraph.nodes.verify import verify
-from pagegraph.services import Services, default_services
+from pagegraph.services import Services
 
 
 def build_rag_graph(
-    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+    services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
-    services = services or default_services()
     builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("route", guarded("route", partial(route, services=services)))
@@ -38,8 +34,6 @@ def build_rag_graph(
     builder.add_node("expand_tree", guarded("expand_tree", partial(expand_tree, services=services)))
     builder.add_node("gate", partial(gate, services=services))
     builder.add_node("answer", guarded("answer", partial(answer, services=services)))
-    builder.add_node("judge", guarded("judge", partial(judge, services=services)))
-    builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "route")
     builder.add_conditional_edges("route", *proceed("plan"))
     builder.add_conditional_edges("plan", *fan_out("retrieve", plan_steps, abstains=False))
@@ -48,10 +42,4 @@ def build_rag_graph(
     builder.add_conditional_edges("gate", *proceed("expand_tree"))
     builder.add_conditional_edges("expand_tree", *proceed("answer", abstains=False))
     builder.add_conditional_edges("answer", *proceed("judge", abstains=False))
-    builder.add_conditional_edges("judge", *proceed("verify", abstains=False))
-    builder.add_conditional_edges("verify", *proceed(END))
-    add_fallback(builder, services)
-    return builder.compile(checkpointer=checkpointer, name="rag")
-
-
-graph = build_rag_graph()
+    return checked_and_compiled(builder, services, "rag", checkpointer)

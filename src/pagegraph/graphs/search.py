@@ -14,12 +14,11 @@ from pagegraph.config import Context
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.start import start_search
-from pagegraph.services import Services, default_services
+from pagegraph.services import Services
 from pagegraph.state.graph import RagState, SearchInput, SearchOutput
 
 
-def build_search_graph(services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
-    services = services or default_services()
+def build_search_graph(services: Services, checkpointer: Checkpointer = None) -> CompiledStateGraph:
     builder = StateGraph(RagState, context_schema=Context, input_schema=SearchInput, output_schema=SearchOutput)
     builder.add_node("start", partial(start_search, services=services))
     builder.add_node("search", partial(search_question, services=services))
@@ -29,6 +28,3 @@ def build_search_graph(services: Services | None = None, checkpointer: Checkpoin
     builder.add_edge("search", "highlight")
     builder.add_edge("highlight", END)
     return builder.compile(checkpointer=checkpointer, name="search")
-
-
-graph = build_search_graph()

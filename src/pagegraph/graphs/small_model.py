@@ -6,30 +6,26 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pagegraph.graphs.basic import add_fallback
+from pagegraph.graphs.basic import checked_and_compiled
 from pagegraph.graphs.builder import question_graph
 from pagegraph.graphs.edges import chunk_tasks, fan_out, proceed
 from pagegraph.nodes.filter_facts import filter_facts
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
-from pagegraph.nodes.judge import judge
 from pagegraph.nodes.map_chunk import map_chunk
 from pagegraph.nodes.plan_search import plan_search
 from pagegraph.nodes.reduce import reduce
 from pagegraph.nodes.retrieve import search_keywords
-from pagegraph.nodes.verify import verify
-from pagegraph.services import Services, default_services
+from pagegraph.services import Services
 
 
 def build_small_model_graph(
-    services: Services | None = None, checkpointer: Checkpointer = None, *, nested: bool = False
+    services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledStateGraph:
-    services = services or default_services()
     builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("plan_search", guarded("plan_search", partial(plan_search, services=services)))
@@ -38,8 +34,6 @@ def build_small_model_graph(
     builder.add_node("map_chunk", guarded("map_chunk", partial(map_chunk, services=services)))
     builder.add_node("filter_facts", filter_facts)
     builder.add_node("reduce", guarded("reduce", partial(reduce, services=services)))
-    builder.add_node("judge", guarded("judge", partial(judge, services=services)))
-    builder.add_node("verify", guarded("verify", partial(verify, services=services)))
     builder.add_edge("highlight", "plan_search")
     builder.add_conditional_edges("plan_search", *proceed("search"))
     builder.add_conditional_edges("search", *proceed("gate", abstains=False))
@@ -47,10 +41,4 @@ def build_small_model_graph(
     builder.add_edge("map_chunk", "filter_facts")
     builder.add_conditional_edges("filter_facts", *proceed("reduce"))
     builder.add_conditional_edges("reduce", *proceed("judge", abstains=False))
-    builder.add_conditional_edges("judge", *proceed("verify", abstains=False))
-    builder.add_conditional_edges("verify", *proceed(END))
-    add_fallback(builder, services)
-    return builder.compile(checkpointer=checkpointer, name="small_model")
-
-
-graph = build_small_model_graph()
+    return checked_and_compiled(builder, services, "small_model", checkpointer)
