@@ -35,11 +35,11 @@ def main() -> int:
     if not (EVAL / "dev.jsonl").exists():
         sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
 
-    from pagegraph.access.records import RetrievalFilter
     from pagegraph.config import Settings
     from pagegraph.eval.baselines import first_landed_hybrid
     from pagegraph.eval.questions import load_questions
     from pagegraph.indexing.index import open_index
+    from pagegraph.state.filters import RetrievalFilter
 
     rows = load_questions(EVAL / "dev.jsonl")
     doc_type = {d: r.doc_type for r in rows for d in r.documents}

@@ -32,12 +32,12 @@ def measure(
 ) -> dict[str, dict[str, float]]:
     """Per retriever and scope: hit@5 and doc_hit@5 over the answerable questions; the candidates are the graphs'
     retriever under each context, beside BM25 alone, dense alone and the landed rank fusion."""
-    from pagegraph.access.records import RetrievalFilter
     from pagegraph.config import Settings
     from pagegraph.eval.metrics import gold_for, question_metrics, summarise
     from pagegraph.eval.questions import load_questions
     from pagegraph.eval.retrieval import RetrievalEvalConfig, make_searches
     from pagegraph.indexing.index import open_index
+    from pagegraph.state.filters import RetrievalFilter
 
     results: dict[str, dict[str, float]] = {}
     with open_index(index_folder, Settings()) as index:

@@ -97,8 +97,8 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
 def commit_to_searchable(source, replica, folder: Path, settings) -> dict[str, float]:
     """Seconds until a document another process commits is searchable by keyword in this one (its next snapshot,
     read incrementally), beside reopening the index whole; the document is removed after."""
-    from pagegraph.access.records import RetrievalFilter
     from pagegraph.indexing.index import open_index
+    from pagegraph.state.filters import RetrievalFilter
 
     doc = source.store.documents()[0]
     document = copied_document(source, doc, "-commit", f"commit-{doc.name}", np.random.default_rng(11))
@@ -140,13 +140,13 @@ def main() -> None:
     if not (EVAL / "dev.jsonl").exists():
         sys.exit(f"evaluation data not found at {EVAL} (../shared is absent)")
 
-    from pagegraph.access.records import RetrievalFilter
     from pagegraph.config import Context, Settings
     from pagegraph.eval.baselines import first_landed_hybrid
     from pagegraph.indexing.index import delete_index, open_index
     from pagegraph.retrievers.bm25 import BM25ChunkRetriever
     from pagegraph.retrievers.hybrid import HybridRetriever
     from pagegraph.retrievers.vector import DenseRetriever
+    from pagegraph.state.filters import RetrievalFilter
 
     settings = Settings(cache_dir=REPO / ".pagegraph" / "cache")
     if not (args.source_index / "manifest.json").exists():

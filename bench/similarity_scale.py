@@ -31,9 +31,9 @@ ARTICLE_SPAN = 20  # paragraphs this far apart in the set's order come from othe
 
 def best_similarities(folder: Path, pairs: list[tuple[str, str]]) -> np.ndarray:
     """The best cosine of any chunk of the document to the question, for each (question, document), raw."""
-    from pagegraph.access.records import RetrievalFilter
     from pagegraph.config import Settings
     from pagegraph.indexing.index import open_index
+    from pagegraph.state.filters import RetrievalFilter
 
     with open_index(folder, Settings()) as index:
         found = []

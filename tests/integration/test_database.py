@@ -18,7 +18,6 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli import app
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
@@ -29,6 +28,7 @@ from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
 from pagegraph.state.answering import StoredSummary
+from pagegraph.state.filters import RetrievalFilter
 from tests.conftest import PAGEGRAPH, SAMPLES, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow

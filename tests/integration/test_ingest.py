@@ -18,7 +18,6 @@ import pytest
 from pypdf import PdfReader
 from typer.testing import CliRunner
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli import app
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, IngestCancelled
@@ -31,6 +30,7 @@ from pagegraph.indexing.minilm import count_tokens
 from pagegraph.indexing.pipeline import Ingestor, IngestProgress
 from pagegraph.indexing.prepare import prepare_document
 from pagegraph.state.documents import DocumentTags
+from pagegraph.state.filters import RetrievalFilter
 from tests.conftest import PAGEGRAPH, SAMPLES, zip_bomb_docx
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.indexing.embedder import Embedder
@@ -20,6 +19,7 @@ from pagegraph.indexing.records import RecordStore, SectionSummaries
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import DocumentTags
 from pagegraph.state.evaluation import EvalRun
+from pagegraph.state.filters import RetrievalFilter
 from tests.conftest import BACKENDS, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings
 from pagegraph.indexing.bm25 import BM25Index
 from pagegraph.indexing.embedder import Embedder
@@ -28,6 +27,7 @@ from pagegraph.indexing.manifest import read_manifest
 from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
+from pagegraph.state.filters import RetrievalFilter
 from tests.conftest import PAGEGRAPH, REPO, committed_names, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.cli import app
 from pagegraph.config import Context, RetrievalKnobs, Settings
 from pagegraph.eval.baselines import first_landed_hybrid
@@ -20,6 +19,7 @@ from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.documents import DocumentTags
+from pagegraph.state.filters import RetrievalFilter
 from tests.conftest import BACKENDS, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index, open_index
@@ -23,6 +22,7 @@ from pagegraph.indexing.pipeline import Ingestor
 from pagegraph.indexing.refine import SummaryRefiner
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
+from pagegraph.state.filters import RetrievalFilter
 from tests.e2e.harness import PAGEGRAPH, QUIET, ScriptedOpenAI
 from tests.fakes import ScriptedChatModel
 

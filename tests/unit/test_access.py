@@ -10,7 +10,7 @@ import pytest
 from pagegraph import build_graph
 from pagegraph.access.auth import request_key
 from pagegraph.access.keys import UserDirectory, convert_plain_file, hash_key, new_key, read_users, write_users
-from pagegraph.access.records import Access, ApiUser, RetrievalFilter
+from pagegraph.access.records import Access, ApiUser
 from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
@@ -18,17 +18,23 @@ from pagegraph.indexing.index import open_index
 from pagegraph.nodes.ingest import local_path, resolve_in_roots, shown_path
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
+from pagegraph.state.filters import RetrievalFilter
 from tests.fakes import Reply, ScriptedChatModel, citing
 
 
 def test_filters_narrow_to_the_users_projects_and_ceiling() -> None:
     access = Access(user="ben", projects=["demo", "ops"], ceiling="internal")
-    narrowed = RetrievalFilter(projects=["demo", "secret"], max_confidentiality="confidential").within(access)
+    narrowed = RetrievalFilter(projects=["demo", "secret"], max_confidentiality="confidential").within(
+        access.projects, access.ceiling
+    )
     assert narrowed.projects == ["demo"] and narrowed.max_confidentiality == "internal"
-    assert RetrievalFilter().within(access).projects == ["demo", "ops"]
-    assert RetrievalFilter(max_confidentiality="public").within(access).max_confidentiality == "public"
+    assert RetrievalFilter().within(access.projects, access.ceiling).projects == ["demo", "ops"]
+    assert (
+        RetrievalFilter(max_confidentiality="public").within(access.projects, access.ceiling).max_confidentiality
+        == "public"
+    )
     everything = Access(user="local")
-    assert RetrievalFilter().within(everything) == RetrievalFilter()
+    assert RetrievalFilter().within(everything.projects, everything.ceiling) == RetrievalFilter()
 
 
 def test_a_filter_allows_documents_by_tags() -> None:

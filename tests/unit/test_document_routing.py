@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context, RoutingWeights
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import term_scores
 from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.state.filters import RetrievalFilter
 from tests.conftest import markdown_library
 
 REPORTS = {

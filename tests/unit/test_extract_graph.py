@@ -175,9 +175,9 @@ def test_auto_searches_a_question_once_and_answers_as_extract_does(ask, monkeypa
 
 
 def test_a_handed_over_search_of_another_question_documents_filter_or_route_is_not_reused() -> None:
-    from pagegraph.access.records import RetrievalFilter
     from pagegraph.nodes.retrieve import handed_search
     from pagegraph.state.answering import Presearch, RoutedDocument, RouteDecision
+    from pagegraph.state.filters import RetrievalFilter
 
     state = {"question": WEIGHT, "documents": [], "filters": None, "route": None}
     found = Presearch(question=WEIGHT, documents=[], filters=None, retrieved=[], relevance=0.5, highlights=[])

@@ -119,6 +119,26 @@ def test_no_modules_import_each_other_in_a_cycle() -> None:
     assert import_cycles() == []
 
 
+def package_cycles() -> list[tuple[str, str]]:
+    """Pairs of packages each of which imports the other (anywhere in their modules). The front door (`pagegraph`)
+    is left out: it hands out what sits above it (`as_retriever`) by importing it when called."""
+    imports: dict[str, set[str]] = {}
+    for path in sorted(SOURCE.rglob("*.py")):
+        if (module := _module_name(path)) == "pagegraph":
+            continue
+        package = module.split(".")[1]
+        for name in _imports(ast.parse(path.read_text()), loaded_only=False):
+            target = name.split(".")[1] if name != "pagegraph" else "__init__"
+            if target != package:
+                imports.setdefault(package, set()).add(target)
+    return sorted((a, b) for a, targets in imports.items() for b in targets if a < b and a in imports.get(b, set()))
+
+
+def test_no_two_packages_import_each_other() -> None:
+    """state and access, say: a package's records sit below the packages that use them, never beside them."""
+    assert package_cycles() == []
+
+
 def test_only_indexing_reaches_the_store_behind_an_index() -> None:
     """Everything else reads records through `Index` methods, so the store behind it (SQLite or PostgreSQL) is
     indexing's own business."""

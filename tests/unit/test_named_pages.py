@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from pagegraph import build_graph
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context, PageRules, Settings
 from pagegraph.indexing.embedder import Embedder
 from pagegraph.indexing.index import open_index
@@ -23,6 +22,7 @@ from pagegraph.retrievers.named_pages import (
 from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.services import Services
 from pagegraph.state.documents import Page
+from pagegraph.state.filters import RetrievalFilter
 from tests.fakes import ScriptedChatModel
 from tests.pdf_factory import page_labelled_pdf, text_pdf
 

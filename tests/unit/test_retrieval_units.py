@@ -6,7 +6,6 @@ from datetime import date
 import numpy as np
 import pytest
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.eval.metrics import Gold, RetrievedGroup, gold_for, question_metrics, summarise
 from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.indexing.vectors import chroma_where, chunk_metadata
@@ -15,6 +14,7 @@ from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.window import expand_window, page_groups
 from pagegraph.state.documents import Chunk, DocumentTags
 from pagegraph.state.evaluation import EvalQuestion
+from pagegraph.state.filters import RetrievalFilter
 
 
 def test_weighted_rrf_arithmetic() -> None:

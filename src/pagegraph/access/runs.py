@@ -12,9 +12,10 @@ from langgraph.config import get_config
 
 from pagegraph.access.audit import audit
 from pagegraph.access.keys import user_directory
-from pagegraph.access.records import Access, RetrievalFilter
+from pagegraph.access.records import Access
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
+from pagegraph.state.filters import RetrievalFilter
 
 AUTH_USER_KEY = "langgraph_auth_user"
 LOCAL_OWNER = "local"  # who every request is when the server has no users file
@@ -84,4 +85,4 @@ def readable_filter(filters: RetrievalFilter | dict[str, Any] | None) -> Retriev
     access = caller_access()
     if access is None:
         return filters
-    return (filters or RetrievalFilter()).within(access)
+    return (filters or RetrievalFilter()).within(access.projects, access.ceiling)

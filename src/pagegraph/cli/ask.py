@@ -152,7 +152,10 @@ def ask(
 def _prepare_chat_index(documents: Path, folder: Path, reuse: bool, force: bool, settings: Settings) -> None:
     """Index the chat's documents: incrementally by default, not at all with --reuse (when an index exists), from
     scratch with --force."""
-    from pagegraph.cli.ingest_view import ingest_with_progress, print_ingest_summary  # the ingest pipeline: only chat indexes
+    from pagegraph.cli.ingest_view import (
+        ingest_with_progress,
+        print_ingest_summary,
+    )  # the ingest pipeline: only chat indexes
 
     exists = stored_manifest(folder, settings) is not None
     if reuse and exists:

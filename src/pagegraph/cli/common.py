@@ -19,9 +19,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Settings, SettingsError, get_settings
 from pagegraph.errors import PagegraphError
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.version import __version__
 
 # Each command (or group of commands) and the module that registers it, in the order `pagegraph --help` lists them.

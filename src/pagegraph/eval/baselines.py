@@ -8,11 +8,11 @@ import warnings
 
 from langchain_core.documents import Document
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import RetrievalKnobs
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.index import DatabaseIndex, Index
 from pagegraph.retrievers.hybrid import HybridRetriever
+from pagegraph.state.filters import RetrievalFilter
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # langchain-community announces its sunset on import

@@ -10,7 +10,6 @@ from itertools import zip_longest
 
 from langchain_core.language_models import BaseChatModel
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context
 from pagegraph.eval.baselines import LangChainEnsemble, first_landed_hybrid
 from pagegraph.eval.metrics import RetrievedGroup, gold_for, question_metrics, summarise
@@ -23,6 +22,7 @@ from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.tree import TreeRetriever, TreeSearch
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
+from pagegraph.state.filters import RetrievalFilter
 
 # "hybrid" and "hybrid+window" are the retriever as it first landed (eval.baselines); "default" is what the graphs search
 # with (Context's defaults); "routing" ranks documents only (doc_hit@k).

@@ -9,8 +9,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, day_number
+from pagegraph.state.filters import RetrievalFilter
 
 _GONE_TAGS = json.dumps({"confidentiality": CONFIDENTIALITY_LEVELS[-1]})
 

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import SERVER_FOLDER, Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, PagegraphError
 from pagegraph.indexing.bm25 import BM25Index, idf, top_rows, word_counts
@@ -41,6 +40,7 @@ from pagegraph.indexing.store import STORE_FILE, SqliteStore
 from pagegraph.indexing.vectors import CHROMA_DIR, VectorStore
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, NodeSummary, Page, TreeNode, now_iso
+from pagegraph.state.filters import RetrievalFilter
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,6 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.bm25 import TOKENIZER, word_counts
 from pagegraph.indexing.chunking import document_label, search_text
@@ -61,6 +60,7 @@ from pagegraph.state.documents import (
     now_iso,
 )
 from pagegraph.state.evaluation import EvalRun
+from pagegraph.state.filters import RetrievalFilter
 
 SCHEMA_PREFIX = "pagegraph_"
 _CONNECT_TIMEOUT_S = 10

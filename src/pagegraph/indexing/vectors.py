@@ -10,10 +10,10 @@ import chromadb
 import numpy as np
 from chromadb.config import Settings as ChromaSettings
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.errors import PagegraphError
 from pagegraph.indexing.embedder import ChromaEmbeddingFunction
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, Chunk, day_number
+from pagegraph.state.filters import RetrievalFilter
 
 log = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.access.runs import caller_access, readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, TraceRecord, Turn
 from pagegraph.state.documents import DocumentRecord
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.graph import RagState
 from pagegraph.state.usage import Attempt, ModelCall, UsageSummary
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
@@ -16,6 +15,7 @@ from pagegraph.nodes.retrieve import with_printed_pages
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree import TreeRetriever, hit_evidence
 from pagegraph.services import Services
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.graph import RagState
 
 

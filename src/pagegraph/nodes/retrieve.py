@@ -8,7 +8,6 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
 from pagegraph.indexing.index import Index
@@ -25,6 +24,7 @@ from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.services import Services
 from pagegraph.state.answering import GAP_MARK, Evidence, Presearch
 from pagegraph.state.documents import Chunk
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.graph import RagState, StepTask
 
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import RoutingWeights
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.key_terms import documents_holding, key_terms
 from pagegraph.retrievers.results import ScoredChunk
+from pagegraph.state.filters import RetrievalFilter
 
 SIGNALS = ("profile", "centroid", "chunks", "terms")
 

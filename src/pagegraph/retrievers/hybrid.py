@@ -18,7 +18,6 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, model_validator
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context, RetrievalKnobs
 from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import RankedDocument, rank_documents
@@ -30,6 +29,7 @@ from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups, pages_of
 from pagegraph.state.documents import Chunk
+from pagegraph.state.filters import RetrievalFilter
 
 
 @runtime_checkable

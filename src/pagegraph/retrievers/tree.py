@@ -16,7 +16,6 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.retrievers import BaseRetriever
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.indexing.index import Index
 from pagegraph.llm.structured import DEFAULT_REPAIRS, structured_call
 from pagegraph.prompts.tree import JUDGE_REQUEST, JUDGE_SYSTEM
@@ -24,6 +23,7 @@ from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.tree_nodes import DocumentTree, get_node_by_id, has_outline, load_tree, page_span
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import DocumentRecord
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.usage import ModelCall
 
 

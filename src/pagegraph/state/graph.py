@@ -14,7 +14,6 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.state.answering import (
     Band,
     Citation,
@@ -34,6 +33,7 @@ from pagegraph.state.answering import (
     ValueCheck,
     Verdict,
 )
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.ingest import IngestedFile, IngestReport
 from pagegraph.state.usage import UsageSummary
 

@@ -13,7 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
 from pagegraph import GRAPH_NAMES, GRAPHS
-from pagegraph.access.records import Access, RetrievalFilter
+from pagegraph.access.records import Access
 from pagegraph.access.runs import AUTH_USER_KEY, run_user
 from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
@@ -23,6 +23,7 @@ from pagegraph.nodes.start import length_refusal
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Confidentiality
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.ingest import IngestReport, Status
 
 PASSAGE_CHARS = 1500  # of a passage's text in an answer's evidence: its sentences come first, whole

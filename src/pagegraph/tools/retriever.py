@@ -10,10 +10,10 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from pagegraph.access.records import RetrievalFilter
 from pagegraph.config import Context
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Highlight
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.tools.documents import DocumentTools, found_sentences
 
 
