@@ -1,4 +1,4 @@
-"""When a quote may stand in for a refusal (`retrievers.quotes`), measured without a model: each row's top highlights
+"""When a quote may stand in for a refusal (`checks.quotes`), measured without a model: each row's top highlights
 as the `highlight` stage picks them, and for each setting of `quote_min_score` × `quote_min_terms` on a grid, how
 many answerable rows would get a quote that holds the gold answer (right), one that does not (wrong), and how many
 unanswerable rows would get one at all. Choose on one question set, check on another.
@@ -26,10 +26,10 @@ def main() -> None:
 
     from answer_runs import top_highlights
 
+    from pagegraph.checks.quotes import quotable_highlight
     from pagegraph.config import Context, Settings
     from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
     from pagegraph.eval.scoring import score_answer
-    from pagegraph.retrievers.quotes import quotable_highlight
 
     questions = load_questions(args.questions)
     if args.rows:

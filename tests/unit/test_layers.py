@@ -22,6 +22,7 @@ LAYERS = {
     "llm": 1,
     "indexing": 2,
     "retrievers": 3,
+    "checks": 3,  # an answer checked against its evidence, beside the retrievers
     "access": 0,  # the package itself; its modules sit at their own layers, below
     "access.records": 0,
     "access.keys": 1,

@@ -3,8 +3,8 @@ names as many periods, against the one year the question names."""
 
 from __future__ import annotations
 
-from pagegraph.retrievers.periods import asked_year, heading_years, other_periods, row_cells
-from pagegraph.retrievers.values import extract_values
+from pagegraph.checks.periods import asked_year, heading_years, other_periods, row_cells
+from pagegraph.checks.values import extract_values
 
 # a balance sheet as a PDF's text layer gives it: the heading one date part a line, then the table
 BALANCE_SHEET = """CONSOLIDATED BALANCE SHEETS

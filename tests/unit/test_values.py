@@ -3,7 +3,7 @@ answer states, looked up in the sentences it cites."""
 
 from __future__ import annotations
 
-from pagegraph.retrievers.values import (
+from pagegraph.checks.values import (
     asks_computation,
     check_values,
     extract_values,

@@ -5,7 +5,7 @@ could reach on the same answers), and a reliability table.
 A row is right when it answers an answerable question with the gold value (short answers: score ≥ 0.5) or
 abstains on an unanswerable one; an answered unanswerable row is wrong. A long gold answer (free text, as sec10q's)
 is rarely matched word for word by a short reply, so a long answer counts as right when the gold answer contradicts
-none of it: every value it states of its own (numbers, amounts, dates; `retrievers.values`; not the question's, such
+none of it: every value it states of its own (numbers, amounts, dates; `checks.values`; not the question's, such
 as the year it names, which a gold answer restates too) is in the gold answer and it states at least one, or,
 stating none, its token F1 reaches LONG_ANSWER_RIGHT_F1.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pagegraph.checks.values import extract_values, own_values, value_in
 from pagegraph.eval.scoring import strip_labels
-from pagegraph.retrievers.values import extract_values, own_values, value_in
 
 BANDS = ("supported", "uncertain", "quoted", "not_found")
 LONG_ANSWER_RIGHT_F1 = 0.5

@@ -1,6 +1,6 @@
 """Abstention: say plainly, in the question's language, that the documents do not hold the answer, why, and what to
 ingest — unless the run gave up on the answer model's reply while an evidence sentence matches the question strongly
-(`retrievers.quotes`): that sentence is then the answer, quoted with its citation (band `quoted`)."""
+(`checks.quotes`): that sentence is then the answer, quoted with its citation (band `quoted`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from pagegraph.checks.quotes import quotable_highlight
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of, finished_turn, names_documents, usage_update
 from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.abstain import ABSTAIN_TEXTS
-from pagegraph.retrievers.quotes import quotable_highlight
 from pagegraph.state.answering import Citation, EvidenceSentence, Highlight
 from pagegraph.state.graph import RagState
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from pagegraph.checks.periods import other_periods
+from pagegraph.checks.values import Holding, asks_computation, check_values
 from pagegraph.config import Context
 from pagegraph.indexing.bm25 import tokenize
 from pagegraph.nodes.common import StageTimer, context_of, finished_turn, readable_evidence, usage_update
@@ -19,8 +21,6 @@ from pagegraph.nodes.highlight import sentence_locator
 from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.answer import FORMAT_INSTRUCTIONS, MISSING_SECTION, REFUSAL
 from pagegraph.retrievers.highlights import Location
-from pagegraph.retrievers.periods import other_periods
-from pagegraph.retrievers.values import Holding, asks_computation, check_values
 from pagegraph.services import Services
 from pagegraph.state.answering import Citation, Evidence, EvidenceSentence, ValueCheck
 from pagegraph.state.graph import RagState
@@ -181,7 +181,7 @@ def value_check(
     holding it), located on its page. The answer's values are looked up in the passages it cites, and, when some are
     missing there, in every passage given to the model: a value another passage states is supported by it (the
     caller cites that passage). A value that sentence, a table row, states only in the column of another period
-    than the year the question names (`retrievers.periods`) is not supported either. Passages are read as retrieved
+    than the year the question names (`checks.periods`) is not supported either. Passages are read as retrieved
     (an excerpt the model read, with its tables as readings, is looked up in its whole passage), so that a sentence
     is found on its page."""
     retrieved = {p.id: p for p in state.get("retrieved") or []}

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pagegraph.checks.values import own_values
 from pagegraph.config import ConfidenceKnobs, GateKnobs
 from pagegraph.retrievers.highlights import answer_shape, content_words, matches
 from pagegraph.retrievers.key_terms import unmentioned_terms
-from pagegraph.retrievers.values import own_values
 from pagegraph.state.answering import Highlight
 
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pagegraph.retrievers.values import MONTHS, Value, extract_values, same_value
+from pagegraph.checks.values import MONTHS, Value, extract_values, same_value
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of")
