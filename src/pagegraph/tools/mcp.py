@@ -57,7 +57,9 @@ def owner_access(headers: Mapping[str, str] | None) -> Access | None:
     return None
 
 
-def build_mcp_server(tools: DocumentTools, access_of: AccessOf = owner_access, limits: RunLimiter | None = None):
+def build_mcp_server(
+    tools: DocumentTools, access_of: AccessOf = owner_access, limits: RunLimiter | None = None
+) -> MCPServer:
     """The MCP server of `tools`: each call runs as `access_of(the request's headers)` and, with `limits`, counts
     against that user's run limits."""
     server = MCPServer(name="pagegraph", instructions=descriptions.INSTRUCTIONS, version=__version__)
