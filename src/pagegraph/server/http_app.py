@@ -1,10 +1,10 @@
 """The HTTP app LangGraph server mounts beside its API (langgraph.json `http.app`): the web page and its routes
-(`pagegraph.server.page_routes`), and pagegraph's MCP tools at /mcp (`pagegraph.tools.mcp`, as the caller's key
-allows; langgraph.json switches off the API's own graph-per-tool MCP). Its middleware guards every request, the API's included: the origin, a known key on
-every route but the page shell, its static files and /ok (`SignedIn`), the body size (413; uploads to the web page
-have their own limit), run inputs and state updates that do not fit their graph (422, `graph_inputs`), and how many
-runs one user may have going at once and start per minute (429, with the limit named and Retry-After; an MCP tool
-call counts too, and over the limit gets a tool error with the time to wait)."""
+(`pagegraph.server.page_routes`), and pagegraph's MCP tools at /mcp (`pagegraph.server.mcp_endpoint`; langgraph.json
+switches off the API's own graph-per-tool MCP). Its middleware guards every request, the API's included: the
+origin, a known key on every route but the page shell, its static files and /ok (`SignedIn`), the body size (413;
+uploads to the web page have their own limit), run inputs and state updates that do not fit their graph (422,
+`graph_inputs`), and how many runs one user may have going at once and start per minute (429, with the limit named
+and Retry-After; an MCP tool call counts too, and over the limit gets a tool error with the time to wait)."""
 
 from __future__ import annotations
 
