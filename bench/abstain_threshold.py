@@ -38,8 +38,8 @@ def main() -> int:
     from pagegraph.config import Settings
     from pagegraph.eval.baselines import first_landed_hybrid
     from pagegraph.eval.questions import load_questions
-    from pagegraph.indexing.index import open_index
     from pagegraph.state.filters import RetrievalFilter
+    from pagegraph.store.index import open_index
 
     rows = load_questions(EVAL / "dev.jsonl")
     doc_type = {d: r.doc_type for r in rows for d in r.documents}

@@ -68,8 +68,8 @@ def main() -> int:
     from pagegraph.config import Context, Settings
     from pagegraph.eval.answers import retrieval_answerer, run_answer_eval
     from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
-    from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
+    from pagegraph.store.index import open_index
 
     questions = select_rows(load_questions(DEV), read_row_ids(args.rows), args.rows)
     rows: list[dict] = json.loads(args.out.read_text())["rows"] if args.resume and args.out.exists() else []

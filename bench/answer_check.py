@@ -65,8 +65,8 @@ def main() -> None:
     from pagegraph import build_graph
     from pagegraph.eval.answers import overlap_baseline
     from pagegraph.eval.calibration import calibration_metrics, is_right
-    from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
+    from pagegraph.store.index import open_index
 
     questions = questions_by_id(args.questions)
     settings = Settings()

@@ -50,8 +50,8 @@ def top_highlights(index: Path, settings: Any, count: int) -> Iterator[Callable[
     """A function from a question to its top `count` highlights, over the index at `index`."""
     from pagegraph import build_graph
     from pagegraph.config import Context
-    from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
+    from pagegraph.store.index import open_index
 
     with open_index(index, settings) as opened:
         graph = build_graph("extract", services=Services(settings, index=opened))

@@ -36,8 +36,8 @@ def measure(
     from pagegraph.eval.metrics import gold_for, question_metrics, summarise
     from pagegraph.eval.questions import load_questions
     from pagegraph.eval.retrieval import RetrievalEvalConfig, make_searches
-    from pagegraph.indexing.index import open_index
     from pagegraph.state.filters import RetrievalFilter
+    from pagegraph.store.index import open_index
 
     results: dict[str, dict[str, float]] = {}
     with open_index(index_folder, Settings()) as index:

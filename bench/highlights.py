@@ -53,8 +53,8 @@ def searched_passages(services, inputs: dict, context) -> list:
 def in_process(args: argparse.Namespace, rows: list) -> dict:
     from pagegraph import build_graph
     from pagegraph.config import Context, Settings
-    from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
+    from pagegraph.store.index import open_index
 
     settings = Settings()
     with open_index(args.index, settings) as index:

@@ -63,8 +63,8 @@ def main() -> None:
 
     from pagegraph.config import Settings
     from pagegraph.errors import DocumentError
-    from pagegraph.indexing.embedder import Embedder
-    from pagegraph.indexing.loaders import load_document
+    from pagegraph.ingest.loaders import load_document
+    from pagegraph.llm.embedder import Embedder
 
     documents = dev_documents(args.limit)
     settings = Settings(cache_dir=REPO / ".pagegraph" / "cache")
@@ -168,11 +168,11 @@ def ingest_round(documents: list[Path], settings, embedder, round_index: int, ar
     index is dropped; a folder's is left in its temporary directory (`Round.index_folder`'s parent) for --summarize,
     which the caller removes."""
     from pagegraph.config import Settings
-    from pagegraph.indexing.chunking import document_label, search_text
-    from pagegraph.indexing.embedder import MAX_TOKENS_OF
-    from pagegraph.indexing.index import delete_index, open_index
-    from pagegraph.indexing.manifest import IndexParams
-    from pagegraph.indexing.pipeline import Ingestor
+    from pagegraph.ingest.pipeline import Ingestor
+    from pagegraph.llm.embedder import MAX_TOKENS_OF
+    from pagegraph.store.chunk_text import document_label, search_text
+    from pagegraph.store.index import delete_index, open_index
+    from pagegraph.store.manifest import IndexParams
 
     folder = Path(tempfile.mkdtemp()) / f"bench-ingest-{os.getpid()}-{round_index}-{embedder.backend}"
     configured = Settings(index=folder, cache_dir=settings.cache_dir, database_url=args.database_url)
@@ -207,8 +207,8 @@ def ingest_rate(documents: list[Path], settings, embedder, ocr: str, tables: boo
     """(pages, pages read by OCR, seconds) of ingesting `documents` into a new index with OCR `ocr` and tables on or
     off."""
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import open_index
-    from pagegraph.indexing.pipeline import Ingestor
+    from pagegraph.ingest.pipeline import Ingestor
+    from pagegraph.store.index import open_index
 
     with tempfile.TemporaryDirectory() as tmp:
         configured = Settings(index=Path(tmp) / "index", cache_dir=settings.cache_dir, ocr=ocr, pdf_tables=tables)
@@ -253,7 +253,7 @@ def ocr_figures(documents: list[Path], settings, embedder, scans: int) -> dict:
 
 def summarize(folder: Path, settings, names: list[str]) -> dict:
     """`pagegraph summarize` on the named documents with the configured model: its time and calls."""
-    from pagegraph.indexing.refine import SummaryRefiner
+    from pagegraph.ingest.refine import SummaryRefiner
     from pagegraph.llm.factory import get_chat_model
 
     model = get_chat_model(settings.model, settings=settings)

@@ -34,7 +34,7 @@ def dev_documents(limit: int) -> list[Path]:
 def ingest_at_once(documents: list[Path], database_url: str, processes: int, threads: int) -> dict:
     """N ingest processes started together on the same documents into a new index: wall time and what each did."""
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import delete_index, open_index
+    from pagegraph.store.index import delete_index, open_index
 
     folder = Path("/tmp") / f"bench-at-once-{uuid.uuid4().hex[:8]}"
     env = {

@@ -24,7 +24,7 @@ GENERATED_TOKENS = 128
 
 
 def prompts(rounds: int) -> list[str]:
-    from pagegraph.indexing.loaders import load_document
+    from pagegraph.ingest.loaders import load_document
 
     pages = [p.text for p in load_document(REPO / "samples" / "sb40-user-manual.pdf").pages[1:7]]
     texts = []

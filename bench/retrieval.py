@@ -38,8 +38,8 @@ EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
 def copied_document(source, doc, suffix: str, name: str, rng, limit: int | None = None):
     """A copy of one of `source`'s documents under new ids and `name`, its first `limit` chunks, their vectors
     jittered slightly."""
-    from pagegraph.indexing.records import DocumentWrite
     from pagegraph.state.documents import DocumentRecord
+    from pagegraph.store.records import DocumentWrite
 
     pairs = list(source.store.iter_chunks(doc.id))[:limit]
     chunks = [
@@ -70,7 +70,7 @@ def copied_document(source, doc, suffix: str, name: str, rng, limit: int | None 
 
 
 def build_replica(source, folder: Path, size: int, settings) -> None:
-    from pagegraph.indexing.index import open_index
+    from pagegraph.store.index import open_index
 
     rng = np.random.default_rng(7)
     documents = source.store.documents()
@@ -97,8 +97,8 @@ def build_replica(source, folder: Path, size: int, settings) -> None:
 def commit_to_searchable(source, replica, folder: Path, settings) -> dict[str, float]:
     """Seconds until a document another process commits is searchable by keyword in this one (its next snapshot,
     read incrementally), beside reopening the index whole; the document is removed after."""
-    from pagegraph.indexing.index import open_index
     from pagegraph.state.filters import RetrievalFilter
+    from pagegraph.store.index import open_index
 
     doc = source.store.documents()[0]
     document = copied_document(source, doc, "-commit", f"commit-{doc.name}", np.random.default_rng(11))
@@ -142,11 +142,11 @@ def main() -> None:
 
     from pagegraph.config import Context, Settings
     from pagegraph.eval.baselines import first_landed_hybrid
-    from pagegraph.indexing.index import delete_index, open_index
     from pagegraph.retrievers.bm25 import BM25ChunkRetriever
     from pagegraph.retrievers.hybrid import HybridRetriever
     from pagegraph.retrievers.vector import DenseRetriever
     from pagegraph.state.filters import RetrievalFilter
+    from pagegraph.store.index import delete_index, open_index
 
     settings = Settings(cache_dir=REPO / ".pagegraph" / "cache")
     if not (args.source_index / "manifest.json").exists():

@@ -30,8 +30,8 @@ def collect(index_folder: Path, questions_file: Path) -> list[Question]:
     """Per question: its gold documents, and every document's rank under each ranking."""
     from pagegraph.config import Context, Settings
     from pagegraph.eval.questions import load_questions
-    from pagegraph.indexing.index import open_index
     from pagegraph.retrievers.hybrid import HybridRetriever
+    from pagegraph.store.index import open_index
 
     rows = []
     with open_index(index_folder, Settings()) as index:

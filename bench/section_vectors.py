@@ -51,8 +51,8 @@ def main() -> None:
         sys.exit(f"evaluation data not found at {DEV} (../shared is absent)")
 
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import open_index
-    from pagegraph.indexing.tree_summaries import section_vectors
+    from pagegraph.ingest.tree_summaries import section_vectors
+    from pagegraph.store.index import open_index
 
     rows = [json.loads(line) for line in DEV.open()]
     rows = [r for r in rows if r["answerable"] and r["evidence"] and len(r["documents"]) == 1]

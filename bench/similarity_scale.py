@@ -1,4 +1,4 @@
-"""Fit another embedder's similarity scale onto MiniLM's (`indexing.embedder.SIMILARITY_SCALE`).
+"""Fit another embedder's similarity scale onto MiniLM's (`llm.embedder.SIMILARITY_SCALE`).
 
 The abstention threshold, the answer confidence and the sentence weights were calibrated on MiniLM's cosines.
 Another model's cosines sit elsewhere (multilingual-e5's crowd between 0.7 and 0.9, unrelated texts included), so an
@@ -32,8 +32,8 @@ ARTICLE_SPAN = 20  # paragraphs this far apart in the set's order come from othe
 def best_similarities(folder: Path, pairs: list[tuple[str, str]]) -> np.ndarray:
     """The best cosine of any chunk of the document to the question, for each (question, document), raw."""
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import open_index
     from pagegraph.state.filters import RetrievalFilter
+    from pagegraph.store.index import open_index
 
     with open_index(folder, Settings()) as index:
         found = []

@@ -19,8 +19,8 @@ def corrections(index_folder: Path, questions_file: Path) -> list[tuple[str, str
     """(word as written, word searched) for every word the rule changes in the set's questions."""
     from pagegraph.config import RetrievalKnobs, Settings
     from pagegraph.eval.questions import load_questions
-    from pagegraph.indexing.index import open_index
     from pagegraph.retrievers.spelling import spelling_corrections
+    from pagegraph.store.index import open_index
 
     with open_index(index_folder, Settings()) as index:
         questions = load_questions(questions_file)

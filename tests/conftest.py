@@ -16,9 +16,9 @@ import docx
 import pytest
 
 from pagegraph.config import Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index, open_index
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
+from pagegraph.store.index import Index, open_index
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"

@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from pagegraph.access.runs import caller_access
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index, open_index, stored_manifest
+from pagegraph.store.index import Index, open_index, stored_manifest
 
 
 class Services:

@@ -13,15 +13,15 @@ from rank_bm25 import BM25Okapi
 
 from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.bm25 import BM25Index, tokenize
-from pagegraph.indexing.chunking import chunk_document
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.loaders import load_document
-from pagegraph.indexing.manifest import IndexParams
-from pagegraph.indexing.pipeline import Ingestor
-from pagegraph.indexing.tree import build_tree, section_outline
+from pagegraph.ingest.chunking import chunk_document
+from pagegraph.ingest.loaders import load_document
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.ingest.tree import build_tree, section_outline
+from pagegraph.llm.embedder import Embedder
 from pagegraph.state.documents import DocumentTags
+from pagegraph.store.bm25 import BM25Index, tokenize
+from pagegraph.store.index import open_index
+from pagegraph.store.manifest import IndexParams
 from tests.conftest import SAMPLES
 
 QUERIES = [

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.indexing.loaders import load_document
-from pagegraph.indexing.tree import build_tree, section_outline
+from pagegraph.ingest.loaders import load_document
+from pagegraph.ingest.tree import build_tree, section_outline
 from pagegraph.state.answering import Evidence
 from tests.conftest import SHARED_DOCS
 

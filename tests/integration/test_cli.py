@@ -17,9 +17,9 @@ from pagegraph.cli import app
 from pagegraph.cli.serve import server_environment
 from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.ocr import OcrOptions, ocr_unavailable
+from pagegraph.ingest.ocr import OcrOptions, ocr_unavailable
 from pagegraph.server.runtime import prepare_database
+from pagegraph.store.index import open_index
 from tests.conftest import SAMPLES, committed_names, kill_ingest_after_a_commit
 from tests.fakes import ScriptedChatModel
 from tests.pdf_factory import (

@@ -21,14 +21,14 @@ from typer.testing import CliRunner
 from pagegraph.cli import app
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import DatabaseIndex, delete_index, open_index
-from pagegraph.indexing.pipeline import Ingestor
-from pagegraph.indexing.postgres import index_schema, redacted
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import DatabaseIndex, delete_index, open_index
+from pagegraph.store.postgres import index_schema, redacted
 from tests.conftest import PAGEGRAPH, SAMPLES, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow
@@ -365,7 +365,7 @@ READER = textwrap.dedent(
     import json, sys, time
     from pathlib import Path
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import open_index
+    from pagegraph.store.index import open_index
     from pagegraph.retrievers.hybrid import HybridRetriever
 
     settings = Settings(index=Path(sys.argv[1]))

@@ -21,16 +21,16 @@ from typer.testing import CliRunner
 from pagegraph.cli import app
 from pagegraph.config import Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, IngestCancelled
-from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index, open_index
-from pagegraph.indexing.loaders import load_document
-from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams
-from pagegraph.indexing.minilm import count_tokens
-from pagegraph.indexing.pipeline import Ingestor, IngestProgress
-from pagegraph.indexing.prepare import prepare_document
+from pagegraph.ingest.loaders import load_document
+from pagegraph.ingest.pipeline import Ingestor, IngestProgress
+from pagegraph.ingest.prepare import prepare_document
+from pagegraph.llm.embedder import Embedder
+from pagegraph.llm.minilm import count_tokens
 from pagegraph.state.documents import DocumentTags
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.chunk_text import CHUNK_HEADER, document_label, search_text
+from pagegraph.store.index import Index, open_index
+from pagegraph.store.manifest import MANIFEST_FILE, IndexParams
 from tests.conftest import PAGEGRAPH, SAMPLES, zip_bomb_docx
 
 pytestmark = pytest.mark.slow
@@ -252,7 +252,7 @@ def test_large_filing_past_pypdf_default_limits_loads(shared_docs: Path) -> None
 def test_a_dying_parser_fails_its_documents_and_the_run_goes_on(
     settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pagegraph.indexing.prepare import ParseWorker
+    from pagegraph.ingest.prepare import ParseWorker
 
     # a worker that reads its first job and dies, as a native crash or the OOM killer would leave it
     monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)"])
@@ -267,7 +267,7 @@ def test_a_dying_parser_fails_its_documents_and_the_run_goes_on(
 def test_a_parser_past_its_time_is_stopped_and_the_run_goes_on(
     settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pagegraph.indexing.prepare import ParseWorker
+    from pagegraph.ingest.prepare import ParseWorker
 
     # a worker that takes its jobs and never answers, as one stuck on a hostile file would
     monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import time; time.sleep(600)"])
@@ -284,7 +284,7 @@ def test_a_parser_past_its_time_is_stopped_and_the_run_goes_on(
 def test_a_single_file_is_parsed_within_the_budget_too(
     settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pagegraph.indexing.prepare import ParseWorker
+    from pagegraph.ingest.prepare import ParseWorker
 
     monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)"])
     with writable_index(settings, embedder) as index:
@@ -319,7 +319,7 @@ def test_a_cancelled_ingest_keeps_what_it_committed_and_releases_the_index(
 def test_a_cancel_stops_a_parser_that_is_still_reading(
     settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pagegraph.indexing.prepare import ParseWorker
+    from pagegraph.ingest.prepare import ParseWorker
 
     monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import time; time.sleep(600)"])
     stop = threading.Event()
@@ -335,8 +335,8 @@ def test_python_script_without_main_guard_can_ingest(tmp_path: Path, cache_dir: 
     script.write_text(
         "from pathlib import Path\n"
         "from pagegraph.config import Settings\n"
-        "from pagegraph.indexing.index import open_index\n"
-        "from pagegraph.indexing.pipeline import Ingestor\n"
+        "from pagegraph.store.index import open_index\n"
+        "from pagegraph.ingest.pipeline import Ingestor\n"
         f"settings = Settings(index=Path({str(tmp_path / 'index')!r}), cache_dir=Path({str(cache_dir)!r}))\n"
         "with open_index(settings.index, settings, write=True) as index:\n"
         f"    summary = Ingestor(index).run([Path({str(SAMPLES)!r})])\n"

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from pagegraph.config import Context, Settings
-from pagegraph.indexing.bm25 import TOKENIZER, BM25Index
-from pagegraph.indexing.embedder import MULTILINGUAL_MODEL, Embedder
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import MULTILINGUAL_MODEL, Embedder
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.bm25 import TOKENIZER, BM25Index
+from pagegraph.store.index import open_index
 from tests.conftest import BACKENDS, PAGEGRAPH, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow

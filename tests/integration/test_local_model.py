@@ -14,8 +14,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from pagegraph.config import Settings
-from pagegraph.indexing.loaders import load_document
-from pagegraph.indexing.summaries import ModelSummarizer, SummarySource
+from pagegraph.ingest.loaders import load_document
+from pagegraph.ingest.summaries import ModelSummarizer, SummarySource
 from pagegraph.llm import get_chat_model, invoke_model, structured_call
 from pagegraph.llm.calls import first_token_alternatives
 from pagegraph.llm.local import LlamaCppChatModel

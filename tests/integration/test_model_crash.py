@@ -16,11 +16,11 @@ import pytest
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
 from pagegraph.errors import ModelUnavailableError
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.services import Services
+from pagegraph.store.index import open_index
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.slow

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pagegraph.cli import app
-from pagegraph.indexing.ocr import OcrOptions, ocr_unavailable
-from pagegraph.indexing.store import SqliteStore
+from pagegraph.ingest.ocr import OcrOptions, ocr_unavailable
+from pagegraph.store.sqlite import SqliteStore
 from tests.pdf_factory import scanned_pdf
 
 pytestmark = [

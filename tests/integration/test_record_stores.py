@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from pagegraph.config import Settings
-from pagegraph.indexing.bm25 import tokenize
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index, open_index
-from pagegraph.indexing.pipeline import Ingestor
-from pagegraph.indexing.records import RecordStore, SectionSummaries
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import DocumentTags
 from pagegraph.state.evaluation import EvalRun
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.bm25 import tokenize
+from pagegraph.store.index import Index, open_index
+from pagegraph.store.records import RecordStore, SectionSummaries
 from tests.conftest import BACKENDS, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow

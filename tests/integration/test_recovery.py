@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 
 from pagegraph.config import Settings
-from pagegraph.indexing.bm25 import BM25Index
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index, open_index
-from pagegraph.indexing.manifest import read_manifest
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.bm25 import BM25Index
+from pagegraph.store.index import Index, open_index
+from pagegraph.store.manifest import read_manifest
 from tests.conftest import PAGEGRAPH, REPO, committed_names, kill_ingest_after_a_commit
 
 pytestmark = pytest.mark.slow
@@ -147,7 +147,7 @@ def test_answering_over_an_index_whose_bm25_is_behind_writes_nothing_and_warns(
 
 
 def test_committed_chunks_missing_from_chroma_are_put_back_on_open(tmp_path: Path, cache_dir: Path, embedder) -> None:
-    from pagegraph.indexing.pipeline import Ingestor
+    from pagegraph.ingest.pipeline import Ingestor
 
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
     (tmp_path / "a.md").write_text("# A\n\nThe lighthouse keeper logs the fog horn at dawn.\n")
@@ -171,7 +171,7 @@ from pathlib import Path
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
-from pagegraph.indexing.index import open_index
+from pagegraph.store.index import open_index
 from pagegraph.services import Services
 from tests.fakes import ScriptedChatModel
 

@@ -12,14 +12,14 @@ from typer.testing import CliRunner
 from pagegraph.cli import app
 from pagegraph.config import Context, RetrievalKnobs, Settings
 from pagegraph.eval.baselines import first_landed_hybrid
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index, open_index
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.documents import DocumentTags
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import Index, open_index
 from tests.conftest import BACKENDS, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow

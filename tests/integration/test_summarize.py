@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from pagegraph.config import Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index, open_index
-from pagegraph.indexing.pipeline import Ingestor
-from pagegraph.indexing.refine import SummaryRefiner
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.ingest.refine import SummaryRefiner
+from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import Index, open_index
 from tests.e2e.harness import PAGEGRAPH, QUIET, ScriptedOpenAI
 from tests.fakes import ScriptedChatModel
 

@@ -8,10 +8,10 @@ import pytest
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
 from pagegraph.services import Services
+from pagegraph.store.index import open_index
 from tests.conftest import SAMPLES
 from tests.fakes import Reply, ScriptedChatModel
 

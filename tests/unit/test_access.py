@@ -14,11 +14,11 @@ from pagegraph.access.records import Access, ApiUser
 from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import open_index
 from pagegraph.nodes.ingest import local_path, resolve_in_roots, shown_path
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import open_index
 from tests.fakes import Reply, ScriptedChatModel, citing
 
 
@@ -192,7 +192,7 @@ def test_the_users_commands(tmp_path: Path) -> None:
 
 
 def test_lowering_a_document_s_confidentiality_needs_declassify(tmp_path: Path, cache_dir: Path, embedder) -> None:
-    from pagegraph.indexing.pipeline import Ingestor
+    from pagegraph.ingest.pipeline import Ingestor
 
     (tmp_path / "plan.md").write_text("# Plan\n\nThe plan moves the archive to the north wing in May.\n")
     with open_index(tmp_path / "index", Settings(cache_dir=cache_dir), write=True, embedder=embedder) as index:
@@ -209,7 +209,7 @@ def test_lowering_a_document_s_confidentiality_needs_declassify(tmp_path: Path, 
 def test_a_folder_ingest_says_nothing_of_documents_beyond_the_editor_s_reach(
     tmp_path: Path, cache_dir: Path, embedder
 ) -> None:
-    from pagegraph.indexing.pipeline import Ingestor
+    from pagegraph.ingest.pipeline import Ingestor
 
     folder = tmp_path / "docs"
     folder.mkdir()

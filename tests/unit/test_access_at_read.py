@@ -15,11 +15,11 @@ from langgraph.types import Command
 from pagegraph import GRAPH_NAMES, build_graph
 from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
+from pagegraph.store.index import open_index
 from tests.fakes import EchoChatModel
 
 SECRET = "Zephyrine"

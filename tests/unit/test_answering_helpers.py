@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 
 from pagegraph.config import Context
-from pagegraph.indexing.summaries import ExtractiveSummarizer, ModelSummarizer, SummarySource
+from pagegraph.ingest.summaries import ExtractiveSummarizer, ModelSummarizer, SummarySource
 from pagegraph.nodes.common import match_document_names
 from pagegraph.nodes.verify import attribute, is_refusal, resolve_citations
 from pagegraph.prompts.answer import REFUSAL

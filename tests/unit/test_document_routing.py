@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from pagegraph.config import Context, RoutingWeights
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.documents import term_scores
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import Index
 from tests.conftest import markdown_library
 
 REPORTS = {

@@ -8,8 +8,8 @@ import pytest
 
 from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.embedder import MULTILINGUAL_MODEL, SIMILARITY_SCALE, Embedder, embedding_model
-from pagegraph.indexing.minilm import MODEL_NAME
+from pagegraph.llm.embedder import MULTILINGUAL_MODEL, SIMILARITY_SCALE, Embedder, embedding_model
+from pagegraph.llm.minilm import MODEL_NAME
 
 
 def test_embedder_names_stand_for_their_models_and_others_are_refused() -> None:

@@ -202,8 +202,8 @@ def test_the_terminal_leaves_only_the_final_read_on_screen(sample_index, cache_d
     from pagegraph.cli.answer_view import StreamedAnswer
     from pagegraph.cli.ask import _run_question
     from pagegraph.config import Settings
-    from pagegraph.indexing.index import open_index
     from pagegraph.services import Services
+    from pagegraph.store.index import open_index
     from tests.fakes import ScriptedChatModel
     from tests.terminal import screen_of, terminal_console
 

@@ -9,11 +9,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
+from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.followup import standalone_question, usable_rewrite
 from pagegraph.services import Services
 from pagegraph.state.graph import checkpoint_serializer
+from pagegraph.store.index import open_index
 from tests.fakes import Reply, ScriptedChatModel, citing
 
 FIRST = "How much does the SB-40 weigh?"

@@ -12,12 +12,12 @@ from pagegraph import build_graph
 from pagegraph.cli.answer_view import StreamedAnswer
 from pagegraph.cli.ask import _run_question
 from pagegraph.config import Context, SentenceWeights, Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
+from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights, sentences
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import Chunk, Page
+from pagegraph.store.index import open_index
 from tests.fakes import Reply, ScriptedChatModel, citing
 from tests.terminal import screen_of, terminal_console
 

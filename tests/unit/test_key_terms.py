@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pagegraph.config import GateKnobs, Settings
-from pagegraph.indexing.index import open_index
 from pagegraph.retrievers.key_terms import documents_mention, key_terms, unmentioned_in_evidence, unmentioned_terms
 from pagegraph.state.answering import Evidence
+from pagegraph.store.index import open_index
 
 GATE = GateKnobs()
 

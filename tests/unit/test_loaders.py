@@ -9,7 +9,7 @@ import docx
 import pytest
 
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders import ReadOptions, load_document
+from pagegraph.ingest.loaders import ReadOptions, load_document
 from pagegraph.state.documents import SourceType
 from tests.conftest import zip_bomb_docx
 

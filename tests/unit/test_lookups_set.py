@@ -9,7 +9,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from pagegraph.indexing.loaders.pdfium_text import pdfium_text
+from pagegraph.ingest.loaders.pdfium_text import pdfium_text
 from tests.conftest import SHARED_DOCS
 
 SET = Path(__file__).resolve().parents[2] / "bench" / "lookups.jsonl"

@@ -7,10 +7,8 @@ from pathlib import Path
 
 from pagegraph import build_graph
 from pagegraph.config import Context, PageRules, Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.page_numbers import printed_numbers, printed_offset
-from pagegraph.indexing.pipeline import Ingestor
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.hybrid import FusedSearch, HybridRetriever
 from pagegraph.retrievers.named_pages import (
     LAST,
@@ -23,6 +21,8 @@ from pagegraph.retrievers.statements import asks_for_metric, statement_pages
 from pagegraph.services import Services
 from pagegraph.state.documents import Page
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import open_index
+from pagegraph.store.page_numbers import printed_numbers, printed_offset
 from tests.fakes import ScriptedChatModel
 from tests.pdf_factory import page_labelled_pdf, text_pdf
 

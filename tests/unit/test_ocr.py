@@ -10,12 +10,12 @@ import pytest
 
 from pagegraph.config import Settings
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders import ReadOptions, load_document
-from pagegraph.indexing.manifest import IndexParams
-from pagegraph.indexing.ocr import OcrOptions, _words_to_text, ocr_options, ocr_unavailable
-from pagegraph.indexing.prepare import prepare_document
-from pagegraph.indexing.store import _SCHEMA, SqliteStore
+from pagegraph.ingest.loaders import ReadOptions, load_document
+from pagegraph.ingest.ocr import OcrOptions, _words_to_text, ocr_options, ocr_unavailable
+from pagegraph.ingest.prepare import prepare_document
 from pagegraph.state.documents import DocumentTags
+from pagegraph.store.manifest import IndexParams
+from pagegraph.store.sqlite import _SCHEMA, SqliteStore
 from tests.pdf_factory import scanned_pdf, text_pdf
 
 PAGES = [

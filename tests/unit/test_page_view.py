@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pagegraph.indexing.loaders import load_document
+from pagegraph.ingest.loaders import load_document
 from pagegraph.server.page_view import page_image, passage_boxes
 from tests.pdf_factory import image_only_pdf, text_pdf
 

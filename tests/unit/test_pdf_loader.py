@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders import load_document
+from pagegraph.ingest.loaders import load_document
 from tests.pdf_factory import corrupt_pdf, empty_pdf, image_only_pdf, password_pdf, text_pdf, truncated_pdf
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -52,9 +52,9 @@ def test_bad_pdfs_fail_with_reason(tmp_path: Path, make, reason: str) -> None:
 
 
 def test_unexpected_loader_errors_become_a_reason_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pagegraph.indexing import prepare
-    from pagegraph.indexing.manifest import IndexParams
+    from pagegraph.ingest import prepare
     from pagegraph.state.documents import DocumentTags
+    from pagegraph.store.manifest import IndexParams
 
     def explode(path: Path, heading_pattern: str, read: object) -> None:
         raise RuntimeError("parser bug")

@@ -12,8 +12,7 @@ from pydantic import BaseModel
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
+from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.verify import SECTIONS
 from pagegraph.prompts.answer import MISSING_SECTION, REFUSAL
 from pagegraph.services import Services
@@ -26,6 +25,7 @@ from pagegraph.state.graph import (
     checkpoint_serializer,
 )
 from pagegraph.state.ingest import IngestState
+from pagegraph.store.index import open_index
 from tests.fakes import ScriptedChatModel, citing
 
 MANUAL = "sb40-user-manual.pdf"

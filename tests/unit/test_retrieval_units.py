@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from pagegraph.eval.metrics import Gold, RetrievedGroup, gold_for, question_metrics, summarise
-from pagegraph.indexing.catalog import ChunkCatalog
-from pagegraph.indexing.vectors import chroma_where, chunk_metadata
 from pagegraph.retrievers.fusion import ALPHA_BY_KIND, adaptive_alpha, convex_fusion, question_kind, weighted_rrf
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.window import expand_window, page_groups
 from pagegraph.state.documents import Chunk, DocumentTags
 from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.catalog import ChunkCatalog
+from pagegraph.store.vectors import chroma_where, chunk_metadata
 
 
 def test_weighted_rrf_arithmetic() -> None:

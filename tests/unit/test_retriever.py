@@ -18,9 +18,9 @@ from langchain_core.tools import create_retriever_tool
 
 import pagegraph
 from pagegraph.config import Settings
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
+from pagegraph.llm.embedder import Embedder
 from pagegraph.services import Services
+from pagegraph.store.index import open_index
 
 MANUAL = "sb40-user-manual.pdf"
 LABEL = re.compile(r"\[[^\]]+\]")

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from pagegraph.config import Context, RetrievalKnobs, RoutingWeights
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import Index
+from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.retrievers.spelling import correct_spelling, one_edit_away, spelling_corrections
+from pagegraph.store.index import Index
 from tests.conftest import markdown_library
 
 MIN_LETTERS = RetrievalKnobs().spelling_min_letters

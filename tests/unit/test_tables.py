@@ -10,13 +10,11 @@ from fpdf import FPDF
 
 from pagegraph import build_graph
 from pagegraph.config import Context, Settings
-from pagegraph.indexing.chunking import search_text, table_header
-from pagegraph.indexing.embedder import Embedder
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.loaders import ReadOptions, load_document
-from pagegraph.indexing.loaders.pdfium_text import pdfium_text
-from pagegraph.indexing.loaders.tables import _character as pdfium_character
-from pagegraph.indexing.loaders.tables import (
+from pagegraph.ingest.chunking import table_header
+from pagegraph.ingest.loaders import ReadOptions, load_document
+from pagegraph.ingest.loaders.pdfium_text import pdfium_text
+from pagegraph.ingest.loaders.tables import _character as pdfium_character
+from pagegraph.ingest.loaders.tables import (
     clean_rows,
     looks_tabular,
     markdown,
@@ -25,11 +23,14 @@ from pagegraph.indexing.loaders.tables import (
     ruled_tables,
     table_readings,
 )
-from pagegraph.indexing.manifest import IndexParams
-from pagegraph.indexing.pipeline import Ingestor
-from pagegraph.indexing.prepare import prepare_document
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.ingest.prepare import prepare_document
+from pagegraph.llm.embedder import Embedder
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
+from pagegraph.store.chunk_text import search_text
+from pagegraph.store.index import open_index
+from pagegraph.store.manifest import IndexParams
 from tests.fakes import ScriptedChatModel
 
 YEARS = ["Item", "2023", "2022"]

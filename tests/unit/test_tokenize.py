@@ -3,8 +3,8 @@ does not; NFKC and case folding first. And highlight sentences split on each scr
 
 from __future__ import annotations
 
-from pagegraph.indexing.bm25 import tokenize
 from pagegraph.retrievers.highlights import sentences
+from pagegraph.store.bm25 import tokenize
 
 
 def test_english_words_lower_cased_without_stopwords_and_single_letters() -> None:

@@ -5,11 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.indexing.chunking import ChunkingParams, chunk_document, chunk_header, document_label, search_text
-from pagegraph.indexing.document_dates import document_date
-from pagegraph.indexing.loaders import load_document
-from pagegraph.indexing.tree import build_tree, section_outline
+from pagegraph.ingest.chunking import chunk_document
+from pagegraph.ingest.document_dates import document_date
+from pagegraph.ingest.loaders import load_document
+from pagegraph.ingest.tree import build_tree, section_outline
 from pagegraph.state.documents import DocumentTags, LoadedDocument, OutlineEntry, Page, SourceType
+from pagegraph.store.chunk_text import chunk_header, document_label, search_text
+from pagegraph.store.manifest import ChunkingParams
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()

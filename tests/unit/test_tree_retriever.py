@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from pagegraph.config import Settings
-from pagegraph.indexing.index import Index, open_index
 from pagegraph.retrievers.tree import TreeRetriever
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import Index, open_index
 from tests.fakes import ScriptedChatModel
 
 MANUAL = "sb40-user-manual.pdf"

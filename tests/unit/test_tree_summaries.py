@@ -10,11 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from pagegraph.config import Settings
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.pipeline import Ingestor
-from pagegraph.indexing.records import SectionSummaries
-from pagegraph.indexing.refine import SummaryRefiner
-from pagegraph.indexing.tree_summaries import (
+from pagegraph.ingest.pipeline import Ingestor
+from pagegraph.ingest.refine import SummaryRefiner
+from pagegraph.ingest.tree_summaries import (
     SECTION_VECTOR_RECIPE,
     ExtractiveNodeSummarizer,
     ModelNodeSummarizer,
@@ -25,6 +23,8 @@ from pagegraph.indexing.tree_summaries import (
 )
 from pagegraph.llm.calls import model_label
 from pagegraph.state.documents import Chunk, TreeNode
+from pagegraph.store.index import open_index
+from pagegraph.store.records import SectionSummaries
 from tests.conftest import SAMPLES
 from tests.fakes import ScriptedChatModel
 

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pagegraph.indexing.bm25 import unspaced
-from pagegraph.indexing.document_dates import MONTHS
+from pagegraph.ingest.document_dates import MONTHS
 from pagegraph.retrievers.highlights import content_words, matches, sentences
+from pagegraph.store.bm25 import unspaced
 
 ValueKind = Literal["number", "percent", "money", "date", "name"]
 

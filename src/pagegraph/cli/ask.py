@@ -29,9 +29,9 @@ from pagegraph.cli.common import (
 )
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import delete_index, open_index, stored_manifest
 from pagegraph.services import Services
 from pagegraph.state.answering import OutputType
+from pagegraph.store.index import delete_index, open_index, stored_manifest
 
 OUTPUT_TYPES = ("answer", "blueprint", "pdr", "workflow", "build_plan")
 

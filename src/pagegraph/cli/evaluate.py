@@ -32,8 +32,8 @@ from pagegraph.eval.calibration import BANDS
 from pagegraph.eval.questions import load_questions, read_row_ids, select_rows
 from pagegraph.eval.report import plot_answer_comparison, plot_hit_curves, plot_reliability, write_json
 from pagegraph.eval.retrieval import RETRIEVERS, TREE_RETRIEVERS, RetrievalEvalConfig, run_retrieval_eval
-from pagegraph.indexing.index import open_index, open_store
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
+from pagegraph.store.index import open_index
 
 ANSWER_METRICS = (
     "answer_accuracy",
@@ -294,7 +294,7 @@ def _ingest_docs(folder: Path, settings: Settings, docs: Path | None) -> None:
 
 
 def _save_run(folder: Path, settings: Settings, run: EvalRun) -> None:
-    store = open_store(folder, settings)
+    store = open_index(folder, settings, records_only=True)
     try:
         store.save_eval_run(run)
     finally:
@@ -314,7 +314,7 @@ def _progress() -> Progress:
 
 
 def _stored_runs(folder: Path, settings: Settings, show: str | None, out: Path | None, plot: Path | None) -> None:
-    store = open_store(folder, settings)
+    store = open_index(folder, settings, records_only=True)
     try:
         runs = store.eval_runs()
     finally:

@@ -27,12 +27,12 @@ from pagegraph.cli.ingest_view import ingest_with_progress, outcome_line, print_
 from pagegraph.cli.summarize import print_refine_report, summarize_with_progress, summary_model
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
-from pagegraph.indexing.embedder import MAX_TOKENS_OF, embedding_model
-from pagegraph.indexing.index import Index, delete_index, open_index, stored_manifest
-from pagegraph.indexing.manifest import IndexParams
-from pagegraph.indexing.pipeline import IngestSummary
-from pagegraph.indexing.transfer import copy_index
+from pagegraph.ingest.pipeline import IngestSummary
+from pagegraph.ingest.transfer import copy_index
+from pagegraph.llm.embedder import MAX_TOKENS_OF, embedding_model
 from pagegraph.state.documents import DocumentRecord, DocumentTags
+from pagegraph.store.index import Index, delete_index, open_index, stored_manifest
+from pagegraph.store.manifest import IndexParams
 
 
 def _parse_tags(tags: list[str]) -> dict[str, str]:

@@ -8,9 +8,9 @@ from pathlib import Path
 from rich.progress import Progress, TaskID
 
 from pagegraph.cli.common import console, err, progress_bars
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
+from pagegraph.ingest.pipeline import FileOutcome, Ingestor, IngestProgress, IngestSummary
 from pagegraph.state.documents import DocumentTags
+from pagegraph.store.index import Index
 
 
 class RichIngestProgress(IngestProgress):

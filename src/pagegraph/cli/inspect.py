@@ -20,10 +20,10 @@ from pagegraph.cli.common import (
 )
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.tree_summaries import EXTRACTIVE_WRITER
+from pagegraph.ingest.tree_summaries import EXTRACTIVE_WRITER
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import DocumentRecord, DocumentTags, NodeSummary, TreeNode
+from pagegraph.store.index import open_index
 
 
 def summary_state(stored: StoredSummary | None, sections: list[NodeSummary]) -> dict[str, object]:

@@ -21,13 +21,13 @@ import pagegraph
 from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, err, fail, index_folder
 from pagegraph.config import SERVER_FOLDER, Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import SUMMARIZE_LOG
-from pagegraph.indexing.postgres import redacted
 from pagegraph.llm import get_chat_model
 from pagegraph.llm.factory import resolve_spec
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.llm.model_process import stop_owned, stop_process
 from pagegraph.server.embedded import start_embedded
+from pagegraph.store.index import SUMMARIZE_LOG
+from pagegraph.store.postgres import redacted
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1"}

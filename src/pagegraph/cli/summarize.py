@@ -18,8 +18,8 @@ from rich.progress import (
 from pagegraph.cli.common import DatabaseOption, IndexOption, app, console, err, fail, index_folder, progress_bars
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
-from pagegraph.indexing.index import stored_manifest
-from pagegraph.indexing.refine import RefineProgress, RefineReport, SummaryRefiner
+from pagegraph.ingest.refine import RefineProgress, RefineReport, SummaryRefiner
+from pagegraph.store.index import stored_manifest
 
 
 class _RichRefineProgress(RefineProgress):

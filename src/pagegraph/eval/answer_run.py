@@ -18,9 +18,9 @@ from pagegraph.eval.answers import GOLD_SUFFIX, answer_summary, retrieval_answer
 from pagegraph.eval.gold import GoldEvidenceReader
 from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.report import write_json
-from pagegraph.indexing.index import Index
 from pagegraph.services import Services
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
+from pagegraph.store.index import Index
 
 
 def read_report(path: Path) -> EvalRun:

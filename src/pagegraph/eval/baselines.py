@@ -10,9 +10,9 @@ from langchain_core.documents import Document
 
 from pagegraph.config import RetrievalKnobs
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import DatabaseIndex, Index
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import DatabaseIndex, Index
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # langchain-community announces its sunset on import

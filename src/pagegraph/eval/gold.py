@@ -16,12 +16,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from pagegraph.config import Context
 from pagegraph.eval.metrics import gold_for
-from pagegraph.indexing.index import Index
 from pagegraph.nodes.choose import graph_for_model
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.graph import checkpoint_serializer
+from pagegraph.store.index import Index
 
 
 def gold_passages(question: EvalQuestion, index: Index, page_counts: dict[str, int]) -> list[Evidence]:

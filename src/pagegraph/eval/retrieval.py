@@ -13,8 +13,6 @@ from langchain_core.language_models import BaseChatModel
 from pagegraph.config import Context
 from pagegraph.eval.baselines import LangChainEnsemble, first_landed_hybrid
 from pagegraph.eval.metrics import RetrievedGroup, gold_for, question_metrics, summarise
-from pagegraph.indexing.catalog import ChunkCatalog
-from pagegraph.indexing.index import Index
 from pagegraph.llm.calls import model_label
 from pagegraph.retrievers.bm25 import BM25ChunkRetriever
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -23,6 +21,8 @@ from pagegraph.retrievers.tree import TreeRetriever, TreeSearch
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.catalog import ChunkCatalog
+from pagegraph.store.index import Index
 
 # "hybrid" and "hybrid+window" are the retriever as it first landed (eval.baselines); "default" is what the graphs search
 # with (Context's defaults); "routing" ranks documents only (doc_hit@k).

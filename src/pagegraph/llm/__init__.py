@@ -1,4 +1,5 @@
-"""Chat models: the factory, one call helper with usage accounting, structured output with repair, context budget."""
+"""Models: the packaged embedders (`embedder`, `minilm`) and chat models (the factory, one call helper with usage
+accounting, structured output with repair, context budget)."""
 
 from pagegraph.llm.budget import BudgetFit, evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model

@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.indexing.loaders.tables import table_readings
+from pagegraph.ingest.loaders.tables import table_readings
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns

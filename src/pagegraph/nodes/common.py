@@ -12,13 +12,13 @@ from langgraph.runtime import Runtime
 
 from pagegraph.access.runs import caller_access, readable_filter
 from pagegraph.config import Context
-from pagegraph.indexing.index import Index
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, TraceRecord, Turn
 from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.graph import RagState
 from pagegraph.state.usage import Attempt, ModelCall, UsageSummary
+from pagegraph.store.index import Index
 
 
 def context_of(runtime: Runtime[Context] | None) -> Context:

@@ -14,9 +14,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.indexing.bm25 import tokenize
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.state.graph import RagState
+from pagegraph.store.bm25 import tokenize
 
 NO_FACTS = "No relevant information found."
 

@@ -12,7 +12,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.indexing.index import Index
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence
 from pagegraph.nodes.retrieve import handed_search, search_question, searched_for
 from pagegraph.retrievers.highlights import Location, answer_shape, locate_in_chunks, pick_highlights
@@ -20,6 +19,7 @@ from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Presearch
 from pagegraph.state.documents import Chunk, Page
 from pagegraph.state.graph import RagState
+from pagegraph.store.index import Index
 
 
 def highlight(state: RagState, runtime: Runtime[Context], services: Services, search: bool) -> dict[str, Any]:

@@ -21,12 +21,12 @@ from pagegraph.access.audit import audit
 from pagegraph.access.runs import caller_access
 from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import open_index
-from pagegraph.indexing.pipeline import NOT_FOUND, FileOutcome, Ingestor, IngestProgress, IngestSummary, inside
+from pagegraph.ingest.pipeline import NOT_FOUND, FileOutcome, Ingestor, IngestProgress, IngestSummary, inside
 from pagegraph.nodes.common import context_of
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
 from pagegraph.state.ingest import IngestedFile, IngestReport, IngestState
+from pagegraph.store.index import open_index
 
 
 class StreamedProgress(IngestProgress):

@@ -11,13 +11,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.indexing.bm25 import tokenize
 from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.prompts.small_model import MAP_CHUNK_REQUEST, MAP_CHUNK_SYSTEM
 from pagegraph.services import Services
 from pagegraph.state.answering import ChunkFacts, MappedChunk
 from pagegraph.state.graph import ChunkTask
+from pagegraph.store.bm25 import tokenize
 
 FALLBACK_FACTS = 3
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -10,13 +10,13 @@ from langgraph.runtime import Runtime
 
 from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
-from pagegraph.indexing.bm25 import tokenize
 from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import StageTimer, context_of, empty_index_update
 from pagegraph.prompts.small_model import PLAN_SEARCH_REQUEST, PLAN_SEARCH_SYSTEM
 from pagegraph.services import Services
 from pagegraph.state.answering import SearchPlan
 from pagegraph.state.graph import RagState
+from pagegraph.store.bm25 import tokenize
 
 _FILE_KIND_WORDS = {
     "pdf": {"pdf", "pdfs"},

@@ -10,7 +10,6 @@ from langgraph.runtime import Runtime
 
 from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
-from pagegraph.indexing.index import Index
 from pagegraph.nodes.common import (
     StageTimer,
     context_of,
@@ -26,6 +25,7 @@ from pagegraph.state.answering import GAP_MARK, Evidence, Presearch
 from pagegraph.state.documents import Chunk
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.graph import RagState, StepTask
+from pagegraph.store.index import Index
 
 
 def passages(index: Index, hits: list[ScoredChunk], step: int, min_support: float) -> list[Evidence]:

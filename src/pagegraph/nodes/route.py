@@ -12,8 +12,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from pagegraph.access.runs import readable_filter
 from pagegraph.config import Context
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
+from pagegraph.ingest.summaries import ExtractiveSummarizer, SummarySource
 from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import (
     StageTimer,
@@ -28,6 +27,7 @@ from pagegraph.services import Services
 from pagegraph.state.answering import RoutedDocument, RouteDecision, StoredSummary
 from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.graph import RagState
+from pagegraph.store.index import Index
 
 
 class RouteChoice(BaseModel):

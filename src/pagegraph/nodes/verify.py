@@ -14,7 +14,6 @@ from langgraph.runtime import Runtime
 from pagegraph.checks.periods import other_periods
 from pagegraph.checks.values import Holding, asks_computation, check_values
 from pagegraph.config import Context
-from pagegraph.indexing.bm25 import tokenize
 from pagegraph.nodes.common import StageTimer, context_of, finished_turn, readable_evidence, usage_update
 from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
 from pagegraph.nodes.highlight import sentence_locator
@@ -24,6 +23,7 @@ from pagegraph.retrievers.highlights import Location
 from pagegraph.services import Services
 from pagegraph.state.answering import Citation, Evidence, EvidenceSentence, ValueCheck
 from pagegraph.state.graph import RagState
+from pagegraph.store.bm25 import tokenize
 
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,300})\]")
 _NUMBERS = re.compile(r"^\s*\d+(?:\s*(?:,|;|and|-|–)\s*\d+)*\s*$")

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from pagegraph.config import RoutingWeights
-from pagegraph.indexing.bm25 import tokenize
-from pagegraph.indexing.index import Index
 from pagegraph.retrievers.key_terms import documents_holding, key_terms
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.bm25 import tokenize
+from pagegraph.store.index import Index
 
 SIGNALS = ("profile", "centroid", "chunks", "terms")
 

@@ -19,13 +19,13 @@ import numpy as np
 import regex
 
 from pagegraph.config import SentenceWeights
-from pagegraph.indexing.bm25 import tokenize, word_count
-from pagegraph.indexing.loaders.tables import table_readings
+from pagegraph.ingest.loaders.tables import table_readings
 from pagegraph.state.answering import GAP_MARK, Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
+from pagegraph.store.bm25 import tokenize, word_count
 
 if TYPE_CHECKING:
-    from pagegraph.indexing.embedder import Embedder
+    from pagegraph.llm.embedder import Embedder
 
 AnswerShape = Literal["number", "list", "name", "yes_no", "explanation"]
 

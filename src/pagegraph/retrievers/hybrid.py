@@ -19,7 +19,6 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, model_validator
 
 from pagegraph.config import Context, RetrievalKnobs
-from pagegraph.indexing.index import Index
 from pagegraph.retrievers.documents import RankedDocument, rank_documents
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
 from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
@@ -30,6 +29,7 @@ from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups, pages_of
 from pagegraph.state.documents import Chunk
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import Index
 
 
 @runtime_checkable

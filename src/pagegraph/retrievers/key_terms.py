@@ -23,10 +23,10 @@ from collections.abc import Iterable
 import numpy as np
 
 from pagegraph.config import GateKnobs
-from pagegraph.indexing.bm25 import tokenize
-from pagegraph.indexing.index import Index
 from pagegraph.retrievers.highlights import MIN_PREFIX, matches
 from pagegraph.state.answering import Evidence
+from pagegraph.store.bm25 import tokenize
+from pagegraph.store.index import Index
 
 # a year stands apart from Latin letters and digits, not from other scripts' letters ("2015年", "в2015")
 _TERM = re.compile(r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|(?<![0-9A-Za-z_])(?:19|20)\d\d(?![0-9A-Za-z_])")

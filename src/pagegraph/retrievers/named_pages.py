@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass, field
 
 from pagegraph.config import PageRules
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.page_numbers import printed_numbers
 from pagegraph.state.documents import Page, SourceType
+from pagegraph.store.index import Index
+from pagegraph.store.page_numbers import printed_numbers
 
 _WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]

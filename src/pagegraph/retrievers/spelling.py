@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 import string
 
-from pagegraph.indexing.bm25 import tokenize
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.minilm import whole_words
+from pagegraph.llm.minilm import whole_words
+from pagegraph.store.bm25 import tokenize
+from pagegraph.store.index import Index
 
 _WORD = re.compile(r"(?<!\w)[A-Za-z]+(?!\w)")
 

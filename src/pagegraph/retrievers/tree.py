@@ -16,7 +16,6 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.retrievers import BaseRetriever
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from pagegraph.indexing.index import Index
 from pagegraph.llm.structured import DEFAULT_REPAIRS, structured_call
 from pagegraph.prompts.tree import JUDGE_REQUEST, JUDGE_SYSTEM
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -25,6 +24,7 @@ from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.usage import ModelCall
+from pagegraph.store.index import Index
 
 
 class Relevance(BaseModel):

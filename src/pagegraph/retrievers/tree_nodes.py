@@ -11,11 +11,11 @@ from functools import cached_property
 from pydantic import BaseModel, Field
 
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index
 from pagegraph.llm.calls import estimate_tokens
 from pagegraph.llm.structured import StructuredResult
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import DocumentRecord, NodeSummary
+from pagegraph.store.index import Index
 
 STRUCTURED_OUTLINES = ("bookmarks", "headings", "filing", "detected")
 VIEW_SUMMARY_CHARS = 240

@@ -11,9 +11,9 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from pagegraph.indexing.index import Index
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.index import Index
 
 
 class DenseRetriever(BaseRetriever):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pagegraph.indexing.catalog import ChunkCatalog
 from pagegraph.retrievers.results import ScoredChunk
+from pagegraph.store.catalog import ChunkCatalog
 
 
 def expand_window(

@@ -20,9 +20,9 @@ from psycopg.rows import dict_row
 
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import THREADS_FILE
-from pagegraph.indexing.postgres import index_schema, redacted
 from pagegraph.state.graph import checkpoint_serializer
+from pagegraph.store.index import THREADS_FILE
+from pagegraph.store.postgres import index_schema, redacted
 
 
 def checkpoint_path(settings: Settings) -> Path:

@@ -26,13 +26,13 @@ from pagegraph.access.auth import request_access
 from pagegraph.access.records import Access
 from pagegraph.config import Context, get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS
+from pagegraph.ingest.loaders import SUPPORTED_EXTENSIONS
 from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
 from pagegraph.server.page_view import page_image, passage_boxes
 from pagegraph.services import default_services
 from pagegraph.state.answering import OutputType
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, DocumentRecord, page_starts
+from pagegraph.store.index import Index
 
 STATIC = Path(__file__).with_name("static")
 UPLOAD_PATH = "/ui/uploads"

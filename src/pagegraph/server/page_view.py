@@ -14,7 +14,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.ocr import PDFIUM_LOCK
+from pagegraph.ingest.ocr import PDFIUM_LOCK
 
 RENDER_SCALE = 1.5  # 108 dpi: a page is readable on a laptop screen
 ANCHOR_CHARS = 40

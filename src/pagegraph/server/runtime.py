@@ -28,8 +28,8 @@ from psycopg.rows import dict_row
 
 from pagegraph.config import get_settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.postgres import redacted
 from pagegraph.server.checkpointer import create_threads_schema, threads_schema
+from pagegraph.store.postgres import redacted
 
 EDITION = "pg"  # langgraph_runtime_pg, the edition langgraph-api imports for LANGGRAPH_RUNTIME_EDITION=pg
 SETUP_LOCK = "pagegraph: the team runtime's tables"

@@ -1,5 +1,5 @@
-"""The typed contract shared by indexing, retrieval and the graphs (the records of rights and the search filter are
-in `pagegraph.access.records`)."""
+"""The typed contract shared by ingest, storage, retrieval and the graphs: documents, chunks, the search filter
+(`filters`), answers and evaluation records (the records of rights are in `pagegraph.access.records`)."""
 
 from pagegraph.state.documents import (
     CONFIDENTIALITY_LEVELS,

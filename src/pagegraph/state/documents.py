@@ -40,7 +40,7 @@ class Page(BaseModel):
     )
 
 
-# the titles a tree built from pages gives its nodes (indexing.tree): "Page 3", "Page 3 (iii)", "Pages 1–20"
+# the titles a tree built from pages gives its nodes (ingest.tree): "Page 3", "Page 3 (iii)", "Pages 1–20"
 _PAGE_TITLE = re.compile(r"^Pages? \d+(?:–\d+)?(?: \([^)]*\))?$")
 _FILE_NAME = re.compile(r"\.(?:pdf|docx?|txt|md|markdown|rtf|odt|html?|xlsx?|pptx?|vtt|srt|json)$", re.IGNORECASE)
 _TOKEN_WITH_DIGITS = re.compile(r"^(?=\S*\d)\S{8,}$")

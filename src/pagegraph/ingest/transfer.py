@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from pagegraph.errors import IndexMismatchError
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.records import DocumentWrite, SectionSummaries
-from pagegraph.indexing.tree_summaries import section_vectors
+from pagegraph.ingest.tree_summaries import section_vectors
 from pagegraph.state.documents import Chunk, DocumentRecord, TreeNode
+from pagegraph.store.index import Index
+from pagegraph.store.records import DocumentWrite, SectionSummaries
 
 
 @dataclass

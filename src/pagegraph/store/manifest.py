@@ -6,19 +6,37 @@ import json
 import os
 import re
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from pagegraph.indexing.chunking import CHUNK_HEADER, ChunkingParams, ChunkStrategy
-from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN
-from pagegraph.indexing.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME
+from pagegraph.llm.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME
+from pagegraph.store.chunk_text import CHUNK_HEADER
 from pagegraph.version import __version__
 
 INDEX_VERSION = 1
 MANIFEST_FILE = "manifest.json"
+ChunkStrategy = Literal["page", "document"]
+# A Markdown heading line: `marks` (its level) and `title`.
+DEFAULT_HEADING_PATTERN = r"^(?P<marks>#{1,6})[ \t]+(?P<title>.+?)[ \t]*#*[ \t]*$"
+
+
+@dataclass(frozen=True)
+class ChunkingParams:
+    strategy: ChunkStrategy = "page"
+    chunk_size: int = 1000
+    chunk_overlap: int = 200
+    min_section_chars: int = 200
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.chunk_size < 100:
+            raise ValueError(f"chunk size {self.chunk_size} is too small (minimum 100 characters)")
+        if not 0 <= self.chunk_overlap < self.chunk_size // 2:
+            raise ValueError(f"chunk overlap {self.chunk_overlap} must be at least 0 and under half the chunk size")
 
 
 class IndexParams(BaseModel):

@@ -20,7 +20,7 @@ import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_raw
 
-from pagegraph.indexing.loaders.pdfium_text import pdfium_text
+from pagegraph.ingest.loaders.pdfium_text import pdfium_text
 from pagegraph.state.answering import GAP_MARK
 
 log = logging.getLogger(__name__)

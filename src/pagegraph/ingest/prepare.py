@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pagegraph.errors import DocumentError, IngestCancelled
-from pagegraph.indexing.chunking import chunk_document
-from pagegraph.indexing.document_dates import document_date
-from pagegraph.indexing.loaders import ReadOptions, load_document
-from pagegraph.indexing.manifest import IndexParams
-from pagegraph.indexing.minilm import count_tokens
-from pagegraph.indexing.tree import build_tree, section_outline
+from pagegraph.ingest.chunking import chunk_document
+from pagegraph.ingest.document_dates import document_date
+from pagegraph.ingest.loaders import ReadOptions, load_document
+from pagegraph.ingest.tree import build_tree, section_outline
+from pagegraph.llm.minilm import count_tokens
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, LoadedDocument, TreeNode, now_iso
+from pagegraph.store.manifest import IndexParams
 
 STOP_POLL_SECONDS = 0.2  # how often a wait for the parser looks whether the ingest was cancelled
 
@@ -100,7 +100,7 @@ class ParseWorker:
     A plain subprocess rather than multiprocessing: multiprocessing's spawn re-runs the caller's script in the
     child, which breaks any user script without a `__main__` guard."""
 
-    command = [sys.executable, "-c", "from pagegraph.indexing.prepare import serve_parse_jobs; serve_parse_jobs()"]
+    command = [sys.executable, "-c", "from pagegraph.ingest.prepare import serve_parse_jobs; serve_parse_jobs()"]
 
     def __init__(self, budget: ParseBudget) -> None:
         self.budget = budget

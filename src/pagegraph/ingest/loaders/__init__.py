@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders.docx import load_docx
-from pagegraph.indexing.loaders.markdown import DEFAULT_HEADING_PATTERN, load_markdown
-from pagegraph.indexing.loaders.options import ReadOptions
-from pagegraph.indexing.loaders.pdf import load_pdf
-from pagegraph.indexing.loaders.text import load_text
-from pagegraph.indexing.loaders.transcript import load_json_transcript, load_srt, load_vtt
+from pagegraph.ingest.loaders.docx import load_docx
+from pagegraph.ingest.loaders.markdown import load_markdown
+from pagegraph.ingest.loaders.options import ReadOptions
+from pagegraph.ingest.loaders.pdf import load_pdf
+from pagegraph.ingest.loaders.text import load_text
+from pagegraph.ingest.loaders.transcript import load_json_transcript, load_srt, load_vtt
 from pagegraph.state.documents import LoadedDocument
+from pagegraph.store.manifest import DEFAULT_HEADING_PATTERN
 
 SUPPORTED_EXTENSIONS: dict[str, str] = {
     ".pdf": "PDF",

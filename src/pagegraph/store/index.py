@@ -22,25 +22,26 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import islice
 from pathlib import Path
+from typing import Literal, overload
 
 import numpy as np
 
 from pagegraph.config import SERVER_FOLDER, Settings
 from pagegraph.errors import IndexLockedError, IndexMismatchError, PagegraphError
-from pagegraph.indexing.bm25 import BM25Index, idf, top_rows, word_counts
-from pagegraph.indexing.catalog import ChunkCatalog
-from pagegraph.indexing.chunking import CHUNK_HEADER, document_label, search_text
-from pagegraph.indexing.embedder import ChromaEmbeddingFunction, Embedder
-from pagegraph.indexing.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
-from pagegraph.indexing.page_numbers import printed_numbers
-from pagegraph.indexing.postgres import KeywordScoring, PostgresStore, index_schema, redacted
-from pagegraph.indexing.profiles import DocumentProfiles, chunk_centroids
-from pagegraph.indexing.records import DocumentWrite, RecordStore
-from pagegraph.indexing.store import STORE_FILE, SqliteStore
-from pagegraph.indexing.vectors import CHROMA_DIR, VectorStore
+from pagegraph.llm.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, NodeSummary, Page, TreeNode, now_iso
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.bm25 import BM25Index, idf, top_rows, word_counts
+from pagegraph.store.catalog import ChunkCatalog
+from pagegraph.store.chunk_text import CHUNK_HEADER, document_label, search_text
+from pagegraph.store.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
+from pagegraph.store.page_numbers import printed_numbers
+from pagegraph.store.postgres import KeywordScoring, PostgresStore, index_schema, redacted
+from pagegraph.store.profiles import DocumentProfiles, chunk_centroids
+from pagegraph.store.records import DocumentWrite, RecordStore
+from pagegraph.store.sqlite import STORE_FILE, SqliteStore
+from pagegraph.store.vectors import CHROMA_DIR, VectorStore
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +86,16 @@ def _no_index(where: str, folder: Path) -> PagegraphError:
     return PagegraphError(f"no {where}: create one with `pagegraph ingest PATH... --index {folder}`")
 
 
+def _records(folder: Path, settings: Settings, *, write: bool, pool_size: int | None = None) -> RecordStore:
+    """The one place a store is made: the folder's store.sqlite, or the index's schema in PostgreSQL when
+    `Settings.database_url` is set."""
+    if settings.database_url:
+        pool = pool_size or settings.database_pool_size
+        return PostgresStore(settings.database_url, index_schema(folder), pool, write=write)
+    return SqliteStore(folder, read_only=not write)
+
+
+@overload
 def open_index(
     folder: Path,
     settings: Settings,
@@ -94,11 +105,34 @@ def open_index(
     embedder: Embedder | None = None,
     outdated_ok: bool = False,
     wait_for_writer: Callable[[str], None] | None = None,
-) -> Index:
+    records_only: Literal[False] = False,
+) -> Index: ...
+
+
+@overload
+def open_index(folder: Path, settings: Settings, *, records_only: Literal[True]) -> RecordStore: ...
+
+
+def open_index(
+    folder: Path,
+    settings: Settings,
+    params: IndexParams | None = None,
+    *,
+    write: bool = False,
+    embedder: Embedder | None = None,
+    outdated_ok: bool = False,
+    wait_for_writer: Callable[[str], None] | None = None,
+    records_only: bool = False,
+) -> Index | RecordStore:
     """Open (with `write`, create) the index `folder` names: in the folder, or in PostgreSQL when
     `Settings.database_url` is set (a `DatabaseIndex`, schema named after the folder). A writer of a folder that
     another process is writing fails with IndexLockedError, or with `wait_for_writer` is told why (the callback
-    gets the reason) and waits its turn; writers of a database work side by side (`RecordStore.claim`)."""
+    gets the reason) and waits its turn; writers of a database work side by side (`RecordStore.claim`).
+
+    With `records_only`, the records of an existing index alone, writable, without its search indexes or its
+    writer lock: for writers of summaries and eval runs, which may work beside an ingest."""
+    if records_only:
+        return _existing_records(folder, settings)
     if settings.database_url:
         return DatabaseIndex(folder, settings, params, write=write, embedder=embedder, outdated_ok=outdated_ok)
     return Index(
@@ -146,7 +180,7 @@ class Index:
             write_manifest(folder, manifest)
         self.manifest = manifest
         self.params = manifest.params
-        self.store = SqliteStore(folder, read_only=not write)
+        self.store = _records(folder, settings, write=write)
         # Chroma cannot open a folder it may not write (it has no read-only client): a reader of such a folder
         # searches the vector matrix kept with BM25 instead, exactly.
         self.vectors = (
@@ -320,7 +354,7 @@ class Index:
         mask = self.catalog.mask(flt)
         return mask if mask is not None and int(mask.sum()) <= limit else None
 
-    # -- reads: what the rest of pagegraph asks of the stored records (the store itself stays inside indexing) --
+    # -- reads: what the rest of pagegraph asks of the stored records (the store behind it stays inside this package) --
     def documents(self) -> list[DocumentRecord]:
         return self.store.documents()
 
@@ -492,25 +526,21 @@ def stored_manifest(folder: Path, settings: Settings) -> Manifest | None:
     """The manifest of the index `folder` names (in the database when one is configured); None when there is none."""
     if not settings.database_url:
         return read_manifest(folder)
-    store = PostgresStore(settings.database_url, index_schema(folder), 1, write=False)
+    store = _records(folder, settings, write=False, pool_size=1)
     try:
         return store.manifest()
     finally:
         store.close()
 
 
-def open_store(folder: Path, settings: Settings) -> RecordStore:
-    """The records of an existing index, writable, without its search indexes or its writer lock: for writers of
-    summaries and eval runs, which may work beside an ingest."""
-    if settings.database_url:
-        store = PostgresStore(settings.database_url, index_schema(folder), settings.database_pool_size, write=True)
-        if store.manifest() is None:
-            store.close()
-            raise _no_index(f"index {folder.name!r} in the database", folder)
-        return store
-    if read_manifest(folder) is None:
+def _existing_records(folder: Path, settings: Settings) -> RecordStore:
+    if not settings.database_url and read_manifest(folder) is None:
         raise _no_index(f"index at {folder}", folder)
-    return SqliteStore(folder)
+    store = _records(folder, settings, write=True)
+    if settings.database_url and store.manifest() is None:
+        store.close()
+        raise _no_index(f"index {folder.name!r} in the database", folder)
+    return store
 
 
 @dataclass(frozen=True)
@@ -524,7 +554,7 @@ class _Snapshot:
 
 
 class DatabaseIndex(Index):
-    """An index in PostgreSQL (indexing.postgres), schema named after the folder. Everything lives in the database:
+    """An index in PostgreSQL (store.postgres), schema named after the folder. Everything lives in the database:
     keyword search and dense search run in SQL, and an opened index holds, in memory only, a snapshot of the chunk
     catalog and the document profiles (centroids stored at commit) at the generation it was opened at; it writes
     nothing on this machine. Many processes may write at once: each document commits in one transaction, writers
@@ -545,9 +575,7 @@ class DatabaseIndex(Index):
         documents not committed since (`successor`)."""
         self.folder = folder
         self.settings = settings
-        self.store = PostgresStore(
-            settings.database_url, index_schema(folder), settings.database_pool_size, write=write
-        )
+        self.store = _records(folder, settings, write=write)
         where = f"index {folder.name!r} in the database {redacted(settings.database_url)}"
         try:
             manifest = self.store.manifest()

@@ -12,7 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
-from pagegraph.indexing.records import (
+from pagegraph.state.answering import StoredSummary
+from pagegraph.state.documents import (
+    Chunk,
+    DocumentRecord,
+    DocumentTags,
+    NodeSummary,
+    Page,
+    TreeNode,
+    now_iso,
+)
+from pagegraph.state.evaluation import EvalRun
+from pagegraph.store.records import (
     SCHEMA,
     DocumentWrite,
     RecordStore,
@@ -29,17 +40,6 @@ from pagegraph.indexing.records import (
     section_rows,
     tree_from_rows,
 )
-from pagegraph.state.answering import StoredSummary
-from pagegraph.state.documents import (
-    Chunk,
-    DocumentRecord,
-    DocumentTags,
-    NodeSummary,
-    Page,
-    TreeNode,
-    now_iso,
-)
-from pagegraph.state.evaluation import EvalRun
 
 STORE_FILE = "store.sqlite"
 _SQL_BATCH = 900  # SQLite's bound-parameter limit is 999 on older builds

@@ -1,7 +1,7 @@
 """BM25 words and scoring, and a folder index's persisted BM25 index (bm25s) with, in the same chunk order, a matrix
 of the chunk vectors for exact dense search over pre-filtered subsets. The folder's is rebuilt from the store whenever
 the store has changed since it was built, written to a temporary folder and swapped in, so a crash never leaves a
-half-written index in place; a database index scores the same words in SQL (indexing.postgres)."""
+half-written index in place; a database index scores the same words in SQL (store.postgres)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 import regex
 from bm25s.stopwords import STOPWORDS_EN
 
-from pagegraph.indexing.manifest import IndexParams
+from pagegraph.store.manifest import IndexParams
 
 BM25_DIR = "bm25"
 _STATE_FILE = "state.json"

@@ -18,9 +18,8 @@ from langchain_core.language_models import BaseChatModel
 
 from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.index import open_store
-from pagegraph.indexing.summaries import ModelSummarizer, SummarySource
-from pagegraph.indexing.tree_summaries import (
+from pagegraph.ingest.summaries import ModelSummarizer, SummarySource
+from pagegraph.ingest.tree_summaries import (
     TEXT_WRITER,
     ModelNodeSummarizer,
     cache_key,
@@ -29,6 +28,7 @@ from pagegraph.indexing.tree_summaries import (
     section_record,
 )
 from pagegraph.state.documents import DocumentRecord, NodeSummary, TreeNode
+from pagegraph.store.index import open_index
 
 
 @dataclass(frozen=True)
@@ -76,14 +76,14 @@ class SummaryRefiner:
         model: BaseChatModel,
         progress: RefineProgress | None = None,
     ) -> None:
-        self.store = open_store(folder, settings)
+        self.records = open_index(folder, settings, records_only=True)
         self.settings = settings
         self.summarizer = ModelSummarizer(model, settings.summary_max_tokens)
         self.section_summarizer = ModelNodeSummarizer(model, settings.section_max_tokens)
         self.progress = progress or RefineProgress()
 
     def close(self) -> None:
-        self.store.close()
+        self.records.close()
 
     def __enter__(self) -> SummaryRefiner:
         return self
@@ -98,20 +98,20 @@ class SummaryRefiner:
     def pending(self, names: list[str] | None = None, sections: bool = True) -> list[Pending]:
         """Documents (all, or those named) with summaries left to write, in index order (without `sections`: only
         the document summaries count)."""
-        documents = self.store.documents()
+        documents = self.records.documents()
         if names:
             known = {doc.name for doc in documents}
             if missing := [name for name in names if name not in known]:
                 raise PagegraphError(f"not in the index: {', '.join(missing)}")
             documents = [doc for doc in documents if doc.name in names]
-        summaries = self.store.summaries()
+        summaries = self.records.summaries()
         found = []
         for doc in documents:
             stored = summaries.get(doc.id)
             todo = Pending(
                 doc,
                 summary=stored is None or stored.method != "model",
-                sections=pending_sections(self.store.sections(doc.id), self.writer) if sections else 0,
+                sections=pending_sections(self.records.sections(doc.id), self.writer) if sections else 0,
             )
             if todo.count:
                 found.append(todo)
@@ -138,14 +138,14 @@ class SummaryRefiner:
         """Write the document's model summary; False when the document is gone."""
         began = time.perf_counter()
         source = SummarySource.from_parts(
-            doc.name, doc.title, doc.source_type, self.store.pages(doc.id), self.store.tree(doc.id)
+            doc.name, doc.title, doc.source_type, self.records.pages(doc.id), self.records.tree(doc.id)
         )
         summary = self.summarizer.summarize(source)
         report.model_calls += 1
         if summary.method != "model":
             report.unreadable.append(f"{doc.name}: document summary")
             return True
-        if not self.store.set_summary(doc.id, summary):
+        if not self.records.set_summary(doc.id, summary):
             report.gone.append(doc.name)
             return False
         report.summaries += 1
@@ -154,8 +154,8 @@ class SummaryRefiner:
 
     def _sections(self, doc: DocumentRecord, report: RefineReport) -> None:
         """Bottom-up over the document's tree: each section whose summary is not this model's gets it."""
-        nodes = self.store.tree(doc.id)
-        stored = {s.node_id: s for s in self.store.sections(doc.id)}
+        nodes = self.records.tree(doc.id)
+        stored = {s.node_id: s for s in self.records.sections(doc.id)}
         if not stored:
             return
         by_id = {node.id: node for node in nodes}
@@ -176,7 +176,7 @@ class SummaryRefiner:
             else:
                 record, entry, called = self._written(node, content)
                 report.model_calls += called
-            if not self.store.refine_section(doc.id, record, entry):
+            if not self.records.refine_section(doc.id, record, entry):
                 report.gone.append(doc.name)
                 return
             current[node.id] = record.summary
@@ -189,7 +189,7 @@ class SummaryRefiner:
         store, and whether the model was called."""
         language = detect_language(content)
         key = cache_key(self.section_summarizer, language, node.title, content)
-        if (known := self.store.cached_section_summary(key)) is not None:
+        if (known := self.records.cached_section_summary(key)) is not None:
             return section_record(node, known, self.writer), None, False
         summary = self.section_summarizer.summarize(node.title, content, language)
         return section_record(node, summary, self.writer), (key, summary), True

@@ -17,8 +17,8 @@ from docx.text.paragraph import Paragraph
 from lxml import etree
 
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders.options import ReadOptions
-from pagegraph.indexing.loaders.tables import markdown
+from pagegraph.ingest.loaders.options import ReadOptions
+from pagegraph.ingest.loaders.tables import markdown
 from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, names_a_section
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)

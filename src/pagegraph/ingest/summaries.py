@@ -1,5 +1,5 @@
 """Per-document summaries for the router: extracted without a model at ingest, written by the model later
-(`pagegraph summarize`, indexing.refine)."""
+(`pagegraph summarize`, ingest.refine)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pagegraph.indexing.bm25 import tokenize, unspaced, word_count
 from pagegraph.llm.calls import model_label
 from pagegraph.llm.structured import structured_call
 from pagegraph.prompts.summaries import SUMMARIZE_DOCUMENT, SUMMARIZE_SYSTEM
 from pagegraph.state.answering import DocumentSummary, StoredSummary
 from pagegraph.state.documents import Page, SourceType, TreeNode, names_a_section
+from pagegraph.store.bm25 import tokenize, unspaced, word_count
 
 SOURCE_TEXT_CHARS = 5000
 OUTLINE_ENTRIES = 40

@@ -11,10 +11,10 @@ from functools import lru_cache
 import bm25s
 import numpy as np
 
-from pagegraph.indexing.bm25 import tokenize
-from pagegraph.indexing.chunking import document_label
-from pagegraph.indexing.records import RecordStore
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.bm25 import tokenize
+from pagegraph.store.chunk_text import document_label
+from pagegraph.store.records import RecordStore
 
 _SECTION_LEVELS = 2
 _PROFILE_WORDS = 600

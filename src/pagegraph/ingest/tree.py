@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 
-from pagegraph.indexing.loaders.transcript import format_timestamp
+from pagegraph.ingest.loaders.transcript import format_timestamp
 from pagegraph.state.documents import LoadedDocument, OutlineEntry, SourceType, TreeNode, page_of
 
 _NUMBERED_HEADING = re.compile(

@@ -15,14 +15,11 @@ import numpy as np
 
 from pagegraph.access.records import Access
 from pagegraph.errors import IngestCancelled
-from pagegraph.indexing.chunking import document_label, search_text
-from pagegraph.indexing.index import Index
-from pagegraph.indexing.loaders import SUPPORTED_EXTENSIONS, ReadOptions
-from pagegraph.indexing.ocr import ocr_options
-from pagegraph.indexing.prepare import STOP_POLL_SECONDS, ParseBudget, ParseWorker, PreparedDocument
-from pagegraph.indexing.records import DocumentWrite, SectionSummaries
-from pagegraph.indexing.summaries import ExtractiveSummarizer, SummarySource
-from pagegraph.indexing.tree_summaries import (
+from pagegraph.ingest.loaders import SUPPORTED_EXTENSIONS, ReadOptions
+from pagegraph.ingest.ocr import ocr_options
+from pagegraph.ingest.prepare import STOP_POLL_SECONDS, ParseBudget, ParseWorker, PreparedDocument
+from pagegraph.ingest.summaries import ExtractiveSummarizer, SummarySource
+from pagegraph.ingest.tree_summaries import (
     SECTION_VECTOR_RECIPE,
     ExtractiveNodeSummarizer,
     TreeSummarizer,
@@ -30,6 +27,9 @@ from pagegraph.indexing.tree_summaries import (
 )
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, Chunk, DocumentRecord, DocumentTags, TreeNode
 from pagegraph.state.ingest import Status
+from pagegraph.store.chunk_text import document_label, search_text
+from pagegraph.store.index import Index
+from pagegraph.store.records import DocumentWrite, SectionSummaries
 
 PARSE_AHEAD = 2
 
@@ -145,7 +145,7 @@ class Ingestor:
         stop: threading.Event | None = None,
     ) -> None:
         """Document and section summaries are extracted without a model, so a document is searchable as soon as
-        it is embedded; `pagegraph summarize` (indexing.refine) replaces them with the model's later. A server
+        it is embedded; `pagegraph summarize` (ingest.refine) replaces them with the model's later. A server
         user's run passes their `access` and the folders it may read (`roots`): an indexed document they may not
         change is answered as a missing file, prune leaves it alone, and nothing out of the roots is read.
 

@@ -32,7 +32,7 @@ from langchain_core.embeddings import Embeddings as LangChainEmbeddings
 
 from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME, load_tokenizer, model_path
+from pagegraph.llm.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME, load_tokenizer, model_path
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pagegraph.indexing.loaders.tables import plain_rows
+from pagegraph.ingest.loaders.tables import plain_rows
 from pagegraph.llm.calls import invoke_model, message_text, model_label
 from pagegraph.llm.structured import reply_cap
 from pagegraph.prompts.summaries import NODE_SUMMARY_REQUEST, NODE_SUMMARY_SYSTEM

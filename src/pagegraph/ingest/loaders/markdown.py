@@ -7,9 +7,8 @@ from pathlib import Path
 
 from pagegraph.errors import DocumentError
 from pagegraph.state.documents import LoadedDocument, OutlineEntry, Page, SourceType
+from pagegraph.store.manifest import DEFAULT_HEADING_PATTERN
 
-# The pattern must define the groups `marks` (its length is the heading level) and `title`.
-DEFAULT_HEADING_PATTERN = r"^(?P<marks>#{1,6})[ \t]+(?P<title>.+?)[ \t]*#*[ \t]*$"
 _FENCE = re.compile(r"^(```|~~~)")
 
 

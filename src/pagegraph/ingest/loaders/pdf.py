@@ -14,10 +14,10 @@ from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedErr
 from pypdf.generic import Destination
 
 from pagegraph.errors import DocumentError
-from pagegraph.indexing.loaders.options import ReadOptions
-from pagegraph.indexing.loaders.pdfium_text import pdfium_text
-from pagegraph.indexing.loaders.tables import looks_tabular, pages_with_tables
-from pagegraph.indexing.ocr import OcrError, OcrOptions, ocr_pages
+from pagegraph.ingest.loaders.options import ReadOptions
+from pagegraph.ingest.loaders.pdfium_text import pdfium_text
+from pagegraph.ingest.loaders.tables import looks_tabular, pages_with_tables
+from pagegraph.ingest.ocr import OcrError, OcrOptions, ocr_pages
 from pagegraph.state.documents import (
     PAGE_SEPARATOR,
     LoadedDocument,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pagegraph.config import Settings
-from pagegraph.indexing.ocr import OcrOptions
+from pagegraph.ingest.ocr import OcrOptions
 
 _LIMITS = Settings.model_fields  # the bounds' defaults are the settings' (one place says what they are)
 

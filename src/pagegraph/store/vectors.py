@@ -11,36 +11,18 @@ import numpy as np
 from chromadb.config import Settings as ChromaSettings
 
 from pagegraph.errors import PagegraphError
-from pagegraph.indexing.embedder import ChromaEmbeddingFunction
+from pagegraph.llm.embedder import ChromaEmbeddingFunction
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, Chunk, day_number
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.filters import chroma_where, excludes_everything
 
 log = logging.getLogger(__name__)
 
 CHROMA_DIR = "chroma"
 
 
-def chroma_where(flt: RetrievalFilter) -> dict | None:
-    """The filter as a Chroma `where` over `chunk_metadata` (None: it restricts nothing)."""
-    clauses: list[dict] = []
-    if flt.documents is not None:
-        clauses.append({"source": {"$in": list(flt.documents)}})
-    if flt.projects is not None:
-        clauses.append({"project": {"$in": list(flt.projects)}})
-    if flt.source_types is not None:
-        clauses.append({"source_type": {"$in": list(flt.source_types)}})
-    if flt.max_confidentiality is not None:
-        clauses.append({"confidentiality_rank": {"$lte": CONFIDENTIALITY_LEVELS.index(flt.max_confidentiality)}})
-    if flt.pages is not None:
-        clauses.append({"end_page": {"$gte": flt.pages[0]}})
-        clauses.append({"start_page": {"$lte": flt.pages[1]}})
-    if flt.date_from is not None:
-        clauses.append({"date": {"$gte": day_number(flt.date_from)}})
-    if flt.date_to is not None:
-        clauses.append({"date": {"$lte": day_number(flt.date_to)}})
-    if not clauses:
-        return None
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+# The tags `chunk_metadata` leaves out when a document lacks them.
+_OPTIONAL_TAGS = ("project", "source_type", "date")
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
@@ -125,17 +107,22 @@ class VectorStore:
         return held
 
     def update_metadata(self, chunks: list[Chunk]) -> None:
+        """Write the chunks' metadata anew (after a retag). Chroma merges an update into what it holds, and drops a
+        key whose value is None: a tag the document no longer has (its date, say) is sent as None."""
         batch = self._client.get_max_batch_size()
         for start in range(0, len(chunks), batch):
             part = chunks[start : start + batch]
-            self._collection.update(ids=[c.id for c in part], metadatas=[chunk_metadata(c) for c in part])
+            metadatas = [dict.fromkeys(_OPTIONAL_TAGS) | chunk_metadata(c) for c in part]
+            self._collection.update(ids=[c.id for c in part], metadatas=metadatas)
 
     def delete_document(self, document_id: str) -> None:
         self._collection.delete(where={"document_id": document_id})
 
     def search(self, embedding: np.ndarray, k: int, flt: RetrievalFilter | None = None) -> list[tuple[str, float]]:
         """Chunk ids and cosine distances of the chunks the filter lets through, nearest first."""
-        where = chroma_where(flt) if flt is not None else None
+        if excludes_everything(flt):
+            return []
+        where = chroma_where(flt)
         found = self._collection.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
         return list(zip(found["ids"][0], found["distances"][0]))
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from pagegraph.state.documents import CONFIDENTIALITY_LEVELS, day_number
 from pagegraph.state.filters import RetrievalFilter
+from pagegraph.store.filters import NO_DAY, chunk_mask
 
 _GONE_TAGS = json.dumps({"confidentiality": CONFIDENTIALITY_LEVELS[-1]})
 
@@ -36,7 +37,7 @@ class ChunkCatalog:
             [CONFIDENTIALITY_LEVELS.index(tags[row[6]]["confidentiality"]) for row in ordered], dtype=np.int64
         )
         days = {raw: _day(parsed.get("date")) for raw, parsed in tags.items()}
-        self.dates = np.array([days[row[6]] for row in ordered], dtype=np.int64)  # YYYYMMDD, 0 when undated
+        self.dates = np.array([days[row[6]] for row in ordered], dtype=np.int64)  # YYYYMMDD, NO_DAY when undated
         # Categorical fields as integer codes: comparing ints is far faster than comparing strings at 200k chunks.
         self._codes = {
             "source": _encode([row[2] for row in ordered]),
@@ -97,23 +98,13 @@ class ChunkCatalog:
         return row is not None and bool(self.live[row])
 
     def _compute_mask(self, flt_json: str) -> np.ndarray:
-        flt = RetrievalFilter.model_validate_json(flt_json)
-        keep = self.live.copy()
-        for field, wanted in (("source", flt.documents), ("project", flt.projects), ("source_type", flt.source_types)):
-            if wanted is not None:
-                codes, code_of = self._codes[field]
-                # a lookup table by code + 1 (-1: no value, never wanted): 10 times np.isin's speed at 200k chunks
-                table = np.zeros(len(code_of) + 1, dtype=bool)
-                table[[code_of[value] + 1 for value in wanted if value in code_of]] = True
-                keep &= table[codes + 1]
-        if flt.max_confidentiality is not None:
-            keep &= self.confidentiality <= CONFIDENTIALITY_LEVELS.index(flt.max_confidentiality)
-        if flt.pages is not None:
-            keep &= (self.end_pages >= flt.pages[0]) & (self.start_pages <= flt.pages[1])
-        if flt.date_from is not None:
-            keep &= self.dates >= day_number(flt.date_from)
-        if flt.date_to is not None:
-            keep &= (self.dates > 0) & (self.dates <= day_number(flt.date_to))
+        numbers = {
+            "confidentiality": self.confidentiality,
+            "start_page": self.start_pages,
+            "end_page": self.end_pages,
+            "date": self.dates,
+        }
+        keep = chunk_mask(RetrievalFilter.model_validate_json(flt_json), self.live, self._codes, numbers)
         keep.flags.writeable = False
         return keep
 
@@ -127,7 +118,7 @@ class ChunkCatalog:
 
 
 def _day(value: str | None) -> int:
-    return day_number(date.fromisoformat(value)) if value else 0
+    return day_number(date.fromisoformat(value)) if value else NO_DAY
 
 
 def _encode(values: list[str | None]) -> tuple[np.ndarray, dict[str, int]]:

@@ -1,1 +1,0 @@
-"""Loaders -> section tree -> chunks -> stores, with a manifest and incremental updates."""
