@@ -257,6 +257,9 @@ class Settings(BaseSettings):
         description="longest question a run accepts, in tokens (estimated); at most a quarter of the model's window, "
         "so that a question always leaves room for evidence and the reply",
     )
+    refused_question_chars: int = Field(
+        default=200, ge=16, le=4000, description="characters of a refused question kept in its thread, then '…'"
+    )
     max_request_bytes: int = Field(
         default=1_000_000, ge=1024, description="largest HTTP request body the server reads (413 above it)"
     )
@@ -781,6 +784,12 @@ class Context(BaseModel):
         default=True,
         description="on a chat thread with earlier turns, rewrite the question into a standalone one (one model "
         "call) before searching",
+    )
+    followup_answer_chars: int = Field(
+        default=400, ge=0, le=4000, description="characters of each earlier answer the follow-up rewriter is shown"
+    )
+    followup_max_tokens: int = Field(
+        default=96, ge=16, le=512, description="longest standalone question the follow-up rewriter may write"
     )
     retrieval: RetrievalKnobs = Field(default_factory=RetrievalKnobs, description="how passages are found")
     gate: GateKnobs = Field(default_factory=GateKnobs, description="when to abstain before calling the answer model")

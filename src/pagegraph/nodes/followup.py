@@ -19,8 +19,6 @@ from pagegraph.prompts.followup import FOLLOWUP_EXAMPLES, FOLLOWUP_REQUEST, FOLL
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 
-ANSWER_CHARS_SHOWN = 400
-REWRITE_MAX_TOKENS = 96
 QUESTION_MARKS = ("?", "？")
 
 
@@ -32,7 +30,7 @@ def rewrite_followup(state: RagState, runtime: Runtime[Context], services: Servi
     timer = StageTimer("rewrite_followup")
     asked = state["question"]
     conversation = "\n".join(
-        TURN.format(question=turn.question, answer=turn.answer[:ANSWER_CHARS_SHOWN]) for turn in turns
+        TURN.format(question=turn.question, answer=turn.answer[: context.followup_answer_chars]) for turn in turns
     )
     messages: list[BaseMessage] = [SystemMessage(content=FOLLOWUP_SYSTEM)]
     for example_turns, example_question, example_rewrite in FOLLOWUP_EXAMPLES:
@@ -40,7 +38,9 @@ def rewrite_followup(state: RagState, runtime: Runtime[Context], services: Servi
         messages.append(AIMessage(content=example_rewrite))
     messages.append(HumanMessage(content=FOLLOWUP_REQUEST.format(turns=conversation, question=asked)))
     model = services.chat_model(context, temperature=0.0)
-    reply, call = invoke_model(model, messages, purpose="rewrite_followup", **reply_cap(model, REWRITE_MAX_TOKENS))
+    reply, call = invoke_model(
+        model, messages, purpose="rewrite_followup", **reply_cap(model, context.followup_max_tokens)
+    )
     rewritten = standalone_question(message_text(reply))
     if not usable_rewrite(asked, rewritten):
         summary = f"kept as asked (unusable rewrite: {rewritten[:80]!r})"

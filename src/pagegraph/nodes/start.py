@@ -18,8 +18,6 @@ from pagegraph.nodes.common import context_of, pending_question
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
 
-QUESTION_PREFIX_CHARS = 200
-
 
 def length_refusal(question: str, settings: Settings, what: str = "question") -> str | None:
     """Why a question (`what`: or a search) is not run at all: empty, or over PAGEGRAPH_MAX_QUESTION_CHARS."""
@@ -67,8 +65,9 @@ def start(state: RagState, runtime: Runtime[Context], services: Services, nested
     context = context_of(runtime)
     question, from_messages = asked_question(state)
     refusal = question_refusal(question, services, context)
-    if refusal and len(question) > QUESTION_PREFIX_CHARS:
-        question = question[:QUESTION_PREFIX_CHARS] + "…"
+    kept = services.settings.refused_question_chars
+    if refusal and len(question) > kept:
+        question = question[:kept] + "…"
     filters = readable_filter(state.get("filters"))
     return {
         "messages": [] if from_messages else [HumanMessage(question)],
