@@ -175,7 +175,7 @@ def ingest_round(documents: list[Path], settings, embedder, round_index: int, ar
     from pagegraph.store.manifest import IndexParams
 
     folder = Path(tempfile.mkdtemp()) / f"bench-ingest-{os.getpid()}-{round_index}-{embedder.backend}"
-    configured = Settings(index=folder, cache_dir=settings.cache_dir, database_url=args.database_url)
+    configured = Settings(index=folder, cache_dir=settings.cache_dir, storage={"database_url": args.database_url})
     params = IndexParams(embedding_model=embedder.model, embedding_max_tokens=MAX_TOKENS_OF[embedder.model])
     with open_index(folder, configured, params, write=True, embedder=embedder) as index:
         started = time.perf_counter()
@@ -211,7 +211,9 @@ def ingest_rate(documents: list[Path], settings, embedder, ocr: str, tables: boo
     from pagegraph.store.index import open_index
 
     with tempfile.TemporaryDirectory() as tmp:
-        configured = Settings(index=Path(tmp) / "index", cache_dir=settings.cache_dir, ocr=ocr, pdf_tables=tables)
+        configured = Settings(
+            index=Path(tmp) / "index", cache_dir=settings.cache_dir, ingest={"ocr": ocr, "pdf_tables": tables}
+        )
         with open_index(configured.index, configured, write=True, embedder=embedder) as index:
             started = time.perf_counter()
             Ingestor(index).run(documents)

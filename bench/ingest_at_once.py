@@ -53,7 +53,7 @@ def ingest_at_once(documents: list[Path], database_url: str, processes: int, thr
     seconds = time.perf_counter() - started
     if any(process.returncode for process in running):
         sys.exit("an ingest failed:\n" + "\n".join(outputs))
-    settings = Settings(index=folder, database_url=database_url)
+    settings = Settings(index=folder, storage={"database_url": database_url})
     with open_index(folder, settings) as index:
         committed = {doc.name: doc.n_chunks for doc in index.documents()}
     delete_index(folder, settings)

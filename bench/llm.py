@@ -43,7 +43,7 @@ def measure(spec: str, threads: int, rounds: int, server: str, binary: Path | No
     from pagegraph.llm.model_process import stop_owned
     from pagegraph.llm.weights import ensure_weights
 
-    settings = Settings(llm_threads=threads, llm_repack=repack, llama_server=binary)
+    settings = Settings(models={"llm_threads": threads, "llm_repack": repack, "llama_server": binary})
     ensure_weights(LOCAL_MODELS[spec], settings.cache_dir)
     stop_owned()  # each row its own process, with its own build and flags
     started = time.perf_counter()

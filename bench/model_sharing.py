@@ -119,7 +119,13 @@ def measure(workers: int, graph: str, index: Path) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
     before = rss["server workers"] + rss["model"] * workers + rss["postgres + redis"] + rss["serve itself"]
     after = rss["server workers"] + rss["model"] + rss["postgres + redis"] + rss["serve itself"]
-    return {"workers": workers, **figures, "rss_mb": rss, "total_mb": round(after), "per_worker_model_mb": round(before)}
+    return {
+        "workers": workers,
+        **figures,
+        "rss_mb": rss,
+        "total_mb": round(after),
+        "per_worker_model_mb": round(before),
+    }
 
 
 def main() -> None:
@@ -148,7 +154,9 @@ def main() -> None:
                 f"{r['workers']:>7} | {name:17s} | {f['wall_s']:5.1f} s | {f['questions_per_min']:13.2f} | "
                 f"{f['p50_s']:5.1f} s | {f['p95_s']:5.1f} s"
             )
-    print("workers | model copies | model MB | workers MB | postgres+redis MB | total MB | per-worker model (before) MB")
+    print(
+        "workers | model copies | model MB | workers MB | postgres+redis MB | total MB | per-worker model (before) MB"
+    )
     for r in results:
         m = r["rss_mb"]
         print(

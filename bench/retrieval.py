@@ -166,7 +166,7 @@ def main() -> None:
         database_url = pgserver.get_server(args.workdir / "postgres", cleanup_mode=None).get_uri()
     with open_index(args.source_index, settings) as source:
         for backend, size in [(b, int(s)) for s in args.sizes.split(",") for b in backends]:
-            on = settings if backend == "folder" else settings.model_copy(update={"database_url": database_url})
+            on = settings if backend == "folder" else settings.with_changes(storage={"database_url": database_url})
             folder = args.workdir / (f"replica-{size}" if backend == "folder" else f"pg-replica-{size}")
             if not (folder / "replica-complete").exists():
                 if backend == "postgres":

@@ -28,7 +28,8 @@ date). How the knobs are chosen and what they change: [asking](asking.md), [retr
 
 Machine-level settings, read from `PAGEGRAPH_*` environment variables or a `.env` file in the working directory
 (`.env.example` lists the common ones). A list takes `a:b` (or commas, or a JSON list); a bad value stops every
-command with one line naming the variable.
+command with one line naming the variable. In Python they come in groups, as in the table: `PAGEGRAPH_DATABASE_URL` is
+`settings.storage.database_url`, and `Settings(storage={"database_url": URL})` sets it.
 
 | variable | default | meaning |
 |---|---|---|
@@ -74,10 +75,16 @@ def _meaning(field: FieldInfo) -> str:
 
 
 def reference() -> str:
-    rows = [
-        f"| `PAGEGRAPH_{name.upper()}` | {_shown(_default(field))} | {_meaning(field)} |"
-        for name, field in Settings.model_fields.items()
-    ]
+    rows = []
+    for name, field in Settings.model_fields.items():
+        if not _is_group(field):
+            rows.append(f"| `PAGEGRAPH_{name.upper()}` | {_shown(_default(field))} | {_meaning(field)} |")
+            continue
+        rows.append(f"| **{name}** | | {_meaning(field)} |")
+        rows += [
+            f"| `PAGEGRAPH_{setting.upper()}` | {_shown(_default(inner))} | {_meaning(inner)} |"
+            for setting, inner in field.annotation.model_fields.items()
+        ]
     groups = {name: field for name, field in Context.model_fields.items() if _is_group(field)}
     knobs = [
         f"| `{name}` | {_shown(_default(field))} | {_meaning(field)} |"

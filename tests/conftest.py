@@ -111,7 +111,7 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def settings(tmp_path: Path, cache_dir: Path) -> Settings:
-    return Settings(index=tmp_path / "index", cache_dir=cache_dir, embedding_threads=0)
+    return Settings(index=tmp_path / "index", cache_dir=cache_dir, models={"embedding_threads": 0})
 
 
 @pytest.fixture(scope="session")
@@ -136,7 +136,7 @@ def on_backend(settings: Settings, backend: str, request: pytest.FixtureRequest)
     if backend == "folder":
         return settings
     index = settings.index.with_name(f"index-{uuid.uuid4().hex[:12]}")  # its own schema in the shared database
-    return settings.model_copy(update={"database_url": request.getfixturevalue("database_url"), "index": index})
+    return settings.with_changes(storage={"database_url": request.getfixturevalue("database_url")}, index=index)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -74,8 +74,8 @@ class Services:
         from pagegraph.llm.factory import get_chat_model
 
         spec = context.model or context.model_profile
-        if spec is not None and caller_access() is not None and spec not in self.settings.server_models:
-            offered = ", ".join(self.settings.server_models) or "only the server's default"
+        if spec is not None and caller_access() is not None and spec not in self.settings.server.server_models:
+            offered = ", ".join(self.settings.server.server_models) or "only the server's default"
             raise PagegraphError(
                 f"context model {spec!r}: server users choose among the models the server offers ({offered}; "
                 "PAGEGRAPH_SERVER_MODELS)"

@@ -103,7 +103,7 @@ def chroma_server(tmp_path: Path):
 
 @pytest.mark.slow
 def test_chroma_server_mode(tmp_path: Path, cache_dir: Path, embedder: Embedder, chroma_server: str) -> None:
-    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir, chroma_url=chroma_server)
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir, storage={"chroma_url": chroma_server})
     with open_index(settings.index, settings, write=True, embedder=embedder) as index:
         summary = Ingestor(index).run([SAMPLES])
         assert summary.count("added") == 3
@@ -119,6 +119,6 @@ def test_chroma_server_mode(tmp_path: Path, cache_dir: Path, embedder: Embedder,
 
 def test_unreachable_chroma_server_is_a_clear_error(tmp_path: Path, cache_dir: Path, embedder: Embedder) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir, chroma_url=url)
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir, storage={"chroma_url": url})
     with pytest.raises(PagegraphError, match=f"Chroma server at {url} is not reachable"):
         open_index(settings.index, settings, write=True, embedder=embedder)

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 
 
 def database_settings(tmp_path: Path, cache_dir: Path, url: str, name: str) -> Settings:
-    return Settings(index=tmp_path / name, cache_dir=cache_dir, database_url=url)
+    return Settings(index=tmp_path / name, cache_dir=cache_dir, storage={"database_url": url})
 
 
 def write_notes(folder: Path, prefix: str, count: int) -> list[Path]:

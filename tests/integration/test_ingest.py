@@ -45,7 +45,7 @@ def writable_index(settings: Settings, embedder: Embedder, params: IndexParams |
 
 def test_pdf_pages_match_the_pdf(settings: Settings, embedder: Embedder, shared_docs: Path) -> None:
     path = shared_docs / PAPER
-    flat = settings.model_copy(update={"pdf_tables": False})  # the text layer alone, to compare with
+    flat = settings.with_changes(ingest={"pdf_tables": False})  # the text layer alone, to compare with
     with writable_index(flat, embedder) as index:
         summary = Ingestor(index).run([path])
         assert [o.status for o in summary.outcomes] == ["added"]
@@ -271,7 +271,7 @@ def test_a_parser_past_its_time_is_stopped_and_the_run_goes_on(
 
     # a worker that takes its jobs and never answers, as one stuck on a hostile file would
     monkeypatch.setattr(ParseWorker, "command", [sys.executable, "-c", "import time; time.sleep(600)"])
-    settings = settings.model_copy(update={"parse_seconds": 2.0})
+    settings = settings.with_changes(ingest={"parse_seconds": 2.0})
     with writable_index(settings, embedder) as index:
         started = time.monotonic()
         summary = Ingestor(index).run([SAMPLES / "commissioning-guide.md", SAMPLES / "support-call-2024-03-14.vtt"])

@@ -51,7 +51,7 @@ def found_by_both(index: Index, name: str, query: str) -> bool:
 
 
 def test_a_document_is_searchable_before_any_model_summary(backend_settings: Settings, embedder: Embedder) -> None:
-    settings = backend_settings.model_copy(update={"section_min_chars": 400})
+    settings = backend_settings.with_changes(ingest={"section_min_chars": 400})
     folder = settings.index
     started, release = threading.Event(), threading.Event()
 
@@ -102,7 +102,9 @@ def test_summarize_resumes_after_a_kill_beside_an_ingest_and_a_reader(
 
     folder = tmp_path / "index"
     model = ScriptedOpenAI(every_call_s=0.3, reply=model_reply)
-    settings = Settings(cache_dir=cache_dir, section_min_chars=300, openai_base_url=model.base_url)
+    settings = Settings(
+        cache_dir=cache_dir, ingest={"section_min_chars": 300}, models={"openai_base_url": model.base_url}
+    )
     monkeypatch.setenv("OPENAI_API_KEY", "not-needed")
     same_model = get_chat_model("openai:scripted", settings=settings)  # what the subprocess runs, never called here
     with open_index(folder, settings, write=True, embedder=embedder) as index:

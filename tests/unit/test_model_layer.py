@@ -33,10 +33,12 @@ def offline_servers(tmp_path: Path) -> Settings:
     port = closed_port()
     return Settings(
         cache_dir=tmp_path,
-        ollama_url=f"http://127.0.0.1:{port}",
-        openai_base_url=f"http://127.0.0.1:{port}/v1",
-        model_retries=0,
-        model_timeout_s=5,
+        models={
+            "ollama_url": f"http://127.0.0.1:{port}",
+            "openai_base_url": f"http://127.0.0.1:{port}/v1",
+            "model_retries": 0,
+            "model_timeout_s": 5,
+        },
     )
 
 
@@ -49,14 +51,15 @@ class Flag(BaseModel):
 
 def test_profiles_and_default_resolve_to_specs() -> None:
     settings = Settings(
-        model="balanced", model_cheap="local-fast", model_balanced="ollama:qwen2.5", model_premium="openai:gpt-4.1"
+        model="balanced",
+        models={"model_cheap": "local-fast", "model_balanced": "ollama:qwen2.5", "model_premium": "openai:gpt-4.1"},
     )
     assert resolve_spec(None, settings) == "ollama:qwen2.5"
     assert resolve_spec("cheap", settings) == "local-fast"
     assert resolve_spec("premium", settings) == "openai:gpt-4.1"
     assert resolve_spec("gguf:/m.gguf", settings) == "gguf:/m.gguf"
     with pytest.raises(ModelError, match="profile cheap points at profile premium"):
-        resolve_spec("cheap", Settings(model_cheap="premium"))
+        resolve_spec("cheap", Settings(models={"model_cheap": "premium"}))
 
 
 @pytest.mark.parametrize(
@@ -76,19 +79,19 @@ def test_bad_specs_are_named(spec: str, message: str, offline_servers: Settings)
 def test_openai_without_key_or_server_says_what_to_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ModelError, match="OPENAI_API_KEY"):
-        get_chat_model("openai:gpt-4.1-mini", settings=Settings(cache_dir=tmp_path, openai_base_url=None))
+        get_chat_model("openai:gpt-4.1-mini", settings=Settings(cache_dir=tmp_path, models={"openai_base_url": None}))
 
 
 def test_remote_models_get_settings_and_no_connection_at_creation(offline_servers: Settings) -> None:
     ollama = get_chat_model("ollama:qwen2.5:7b", temperature=0.2, max_tokens=300, settings=offline_servers)
     assert (ollama.model, ollama.base_url, ollama.temperature, ollama.num_predict) == (
         "qwen2.5:7b",
-        offline_servers.ollama_url,
+        offline_servers.models.ollama_url,
         0.2,
         300,
     )
     openai = get_chat_model("openai:local-model", settings=offline_servers)
-    assert openai.openai_api_base == offline_servers.openai_base_url
+    assert openai.openai_api_base == offline_servers.models.openai_base_url
     assert openai.request_timeout == 5 and openai.max_retries == 0
 
 
@@ -175,7 +178,7 @@ def test_fit_evidence_drops_lowest_ranked_and_never_cuts() -> None:
 
 
 def test_evidence_budget_pays_for_prompt_and_reply(tmp_path: Path) -> None:
-    settings = Settings(cache_dir=tmp_path, remote_context_tokens=4096, llm_max_tokens=512)
+    settings = Settings(cache_dir=tmp_path, models={"remote_context_tokens": 4096, "llm_max_tokens": 512})
     model = ScriptedChatModel()
     assert context_window(model, settings) == 4096 and reply_reserve(model, settings) == 512
     assert token_counter(model) is estimate_tokens

@@ -44,7 +44,7 @@ def test_tesseract_words_become_lines_and_paragraphs() -> None:
 
 
 def test_settings_turn_ocr_off() -> None:
-    assert ocr_options(Settings(ocr="off")) is None
+    assert ocr_options(Settings(ingest={"ocr": "off"})) is None
 
 
 @needs_tesseract

@@ -257,10 +257,14 @@ def test_the_question_token_limit_follows_the_models_window(cache_dir: Path) -> 
     from pagegraph.nodes.start import question_refusal
 
     wordy = "antidisestablishmentarianism " * 120  # 3,480 characters: under the character limit
-    services = Services(Settings(cache_dir=cache_dir, remote_context_tokens=2048), chat_model=ScriptedChatModel())
+    services = Services(
+        Settings(cache_dir=cache_dir, models={"remote_context_tokens": 2048}), chat_model=ScriptedChatModel()
+    )
     refusal = question_refusal(wordy.strip(), services, Context())
     assert refusal and "the limit is 512" in refusal and "2,048-token window" in refusal
-    roomy = Services(Settings(cache_dir=cache_dir, remote_context_tokens=32768), chat_model=ScriptedChatModel())
+    roomy = Services(
+        Settings(cache_dir=cache_dir, models={"remote_context_tokens": 32768}), chat_model=ScriptedChatModel()
+    )
     assert question_refusal(wordy.strip(), roomy, Context()) is None
     assert question_refusal("", roomy, Context()) == "the question is empty"
 

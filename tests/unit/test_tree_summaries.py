@@ -145,7 +145,7 @@ def test_extractive_summary_keeps_whole_sentences() -> None:
 
 
 def test_summarize_replaces_section_summaries_and_reuses_them(tmp_path: Path, cache_dir: Path, embedder) -> None:
-    settings = Settings(cache_dir=cache_dir, section_min_chars=400)
+    settings = Settings(cache_dir=cache_dir, ingest={"section_min_chars": 400})
     folder, guide = tmp_path / "index", tmp_path / "guide.md"
     guide.write_text((SAMPLES / "commissioning-guide.md").read_text())
     summary = '{"document_type": "guide", "summary": "A guide.", "key_topics": [], "use_for": ""}'

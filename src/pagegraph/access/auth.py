@@ -40,7 +40,7 @@ def request_access(headers: dict[bytes, bytes], source: str | None = None) -> Ac
     Raises 401 for a missing or unknown key, 429 (with Retry-After) past the failed sign-ins one address may make
     with a key ID, 500 for a users file that cannot be read. `source`: the client's address."""
     settings = get_settings()
-    path = settings.auth_file
+    path = settings.server.auth_file
     if path is None:
         return Access(user=LOCAL_OWNER, role="admin")
     key = request_key(headers)

@@ -222,5 +222,5 @@ def _directory(path: Path, failures_per_minute: int) -> UserDirectory:
 
 def user_directory(settings: Settings) -> UserDirectory:
     """The process's one directory of the configured users file (`settings.auth_file`, which must be set)."""
-    assert settings.auth_file is not None
-    return _directory(settings.auth_file.expanduser().resolve(), settings.sign_in_failures_per_minute)
+    assert settings.server.auth_file is not None
+    return _directory(settings.server.auth_file.expanduser().resolve(), settings.limits.sign_in_failures_per_minute)

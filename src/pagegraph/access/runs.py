@@ -61,7 +61,7 @@ def scheduled_access(identity: str) -> Access:
     now; the run of a user no longer in the file fails. Without a users file, the local owner's runs read everything
     and a name nothing vouches for reads nothing."""
     settings = get_settings()
-    if settings.auth_file is None:  # no users: the local owner's own runs, as their requests, read everything
+    if settings.server.auth_file is None:  # no users: the local owner's own runs, as their requests, read everything
         return (
             Access(user=identity, role="admin")
             if identity == LOCAL_OWNER

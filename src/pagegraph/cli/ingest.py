@@ -136,11 +136,11 @@ def ingest(
     Each document is searchable once it is committed; model-written summaries come after (--summaries model)."""
     settings = get_settings()
     if not ocr:
-        settings = settings.model_copy(update={"ocr": "off"})
+        settings = settings.with_changes(ingest={"ocr": "off"})
     if not tables:
-        settings = settings.model_copy(update={"pdf_tables": False})
+        settings = settings.with_changes(ingest={"pdf_tables": False})
     folder = index_folder(index, settings)
-    summaries = summaries or settings.ingest_summaries
+    summaries = summaries or settings.ingest.ingest_summaries
     try:
         _check_choices(summaries, strategy, confidentiality)
         if not paths and not (prune or rebuild_indexes or from_index):
@@ -281,9 +281,9 @@ def _write_model_summaries(folder: Path, settings: Settings, model: str | None, 
 def _source_index(folder: Path, target: Path, settings: Settings) -> Index:
     """The index folder --from-index names, opened read-only as a folder whatever the target is."""
     source = folder.expanduser().resolve()
-    if source == target and not settings.database_url:
+    if source == target and not settings.storage.database_url:
         raise PagegraphError(f"--from-index {folder}: that is the index being written")
-    return open_index(source, settings.model_copy(update={"database_url": None}))
+    return open_index(source, settings.with_changes(storage={"database_url": None}))
 
 
 def _copy_from(source: Index, target: Index) -> None:

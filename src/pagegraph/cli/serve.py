@@ -96,7 +96,7 @@ def serve(
     settings = get_settings()
     try:
         path = find_config(config)
-        if host not in LOOPBACK and settings.auth_file is None:
+        if host not in LOOPBACK and settings.server.auth_file is None:
             raise PagegraphError(
                 f"--host {host}: without a users file (PAGEGRAPH_AUTH_FILE) anyone who reaches the "
                 "port could read every document; configure users or stay on 127.0.0.1"
@@ -107,7 +107,7 @@ def serve(
         raise fail(str(exc)) from None
     env = server_environment(os.environ)
     if host not in LOOPBACK and host not in ("0.0.0.0", "::"):
-        env["PAGEGRAPH_ALLOWED_HOSTS"] = ",".join([*settings.allowed_hosts, host])
+        env["PAGEGRAPH_ALLOWED_HOSTS"] = ",".join([*settings.server.allowed_hosts, host])
     folder = index_folder(index, settings)
     env["PAGEGRAPH_INDEX"] = str(folder)
     if verbose:
@@ -115,7 +115,7 @@ def serve(
     started: list[Callable[[], None]] = []  # what to stop, last started first
     try:
         embedded = start_embedded(
-            folder / SERVER_FOLDER, database=not settings.runtime_database_url(), redis=not settings.redis_url
+            folder / SERVER_FOLDER, database=not settings.runtime_database_url(), redis=not settings.server.redis_url
         )
         started.append(embedded.stop)
         if embedded.database_url:
@@ -131,8 +131,12 @@ def serve(
     log_path = folder / SERVER_FOLDER / "server.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     database = embedded.described[0] if embedded.database_url else redacted(settings.runtime_database_url() or "")
-    streams = "Redis on loopback" if embedded.redis_url else f"Redis {redacted(settings.redis_url or '')}"
-    users = str(settings.auth_file) if settings.auth_file else "none: loopback only, open to this machine's users"
+    streams = "Redis on loopback" if embedded.redis_url else f"Redis {redacted(settings.server.redis_url or '')}"
+    users = (
+        str(settings.server.auth_file)
+        if settings.server.auth_file
+        else "none: loopback only, open to this machine's users"
+    )
     console.print(
         f"pagegraph serve {url}\n"
         f"  web page  {url}/   API docs {url}/docs   MCP {url}/mcp\n"
@@ -144,7 +148,7 @@ def serve(
         f"  log       {'this terminal' if verbose else log_path}",
         highlight=False,
     )
-    if settings.ingest_summaries == "model":
+    if settings.ingest.ingest_summaries == "model":
         summarizer = _start_summarizer(folder, env)
         started.append(lambda: stop_process(summarizer, STOP_GRACE_S))
     command = [sys.executable, "-m", "pagegraph.server.runtime", str(path), host, str(port), str(jobs), str(workers)]

@@ -27,7 +27,7 @@ FileOption = Annotated[
 
 
 def users_file(file: Path | None) -> Path:
-    path = file or get_settings().auth_file
+    path = file or get_settings().server.auth_file
     if path is None:
         raise PagegraphError("no users file: pass --file PATH or set PAGEGRAPH_AUTH_FILE")
     return path.expanduser().resolve()

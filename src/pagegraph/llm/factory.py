@@ -28,7 +28,7 @@ def resolve_spec(spec: str | None, settings: Settings) -> str:
     """The concrete spec behind `spec`: the configured default when None, a profile's target when a profile."""
     spec = (spec or settings.model).strip()
     if spec in PROFILES:
-        target = getattr(settings, f"model_{spec}").strip()
+        target = getattr(settings.models, f"model_{spec}").strip()
         if target in PROFILES:
             raise ModelError(
                 f"profile {spec} points at profile {target}; set PAGEGRAPH_MODEL_{spec.upper()} to a model spec"
@@ -52,7 +52,7 @@ def get_chat_model(
     never."""
     settings = settings or get_settings()
     spec = resolve_spec(spec, settings)
-    max_tokens = max_tokens or settings.llm_max_tokens
+    max_tokens = max_tokens or settings.models.llm_max_tokens
     if spec in LOCAL_MODELS:
         weights = LOCAL_MODELS[spec]
         path = ensure_weights(weights, settings.cache_dir)
@@ -66,9 +66,9 @@ def get_chat_model(
             raise ModelError(f"gguf:{name}: no such file")
         return _local(str(path.resolve()), path.name, temperature, max_tokens, streaming, settings)
     if provider == "ollama":
-        return _ollama(name, temperature, max_tokens, base_url or settings.ollama_url, streaming, settings)
+        return _ollama(name, temperature, max_tokens, base_url or settings.models.ollama_url, streaming, settings)
     if provider == "openai":
-        return _openai(name, temperature, max_tokens, base_url or settings.openai_base_url, streaming, settings)
+        return _openai(name, temperature, max_tokens, base_url or settings.models.openai_base_url, streaming, settings)
     return _init_chat_model(provider, name, temperature, max_tokens, base_url, settings)
 
 
@@ -83,14 +83,14 @@ def _local(
     return LlamaCppChatModel(
         model_path=path,
         model_name=name,
-        n_ctx=settings.llm_context_tokens,
+        n_ctx=settings.models.llm_context_tokens,
         n_threads=settings.local_model_threads(),
-        n_batch=settings.llm_batch_size,
-        slots=settings.llm_slots,
-        repack=settings.llm_repack,
-        timeout_s=settings.llm_timeout_s,
-        load_timeout_s=settings.llm_load_timeout_s,
-        server_binary=settings.llama_server,
+        n_batch=settings.models.llm_batch_size,
+        slots=settings.models.llm_slots,
+        repack=settings.models.llm_repack,
+        timeout_s=settings.models.llm_timeout_s,
+        load_timeout_s=settings.models.llm_load_timeout_s,
+        server_binary=settings.models.llama_server,
         process_folder=settings.model_process_folder(),
         temperature=temperature,
         max_tokens=max_tokens,
@@ -110,9 +110,9 @@ def _ollama(
         base_url=url,
         temperature=temperature,
         num_predict=max_tokens,
-        num_ctx=settings.remote_context_tokens,
+        num_ctx=settings.models.remote_context_tokens,
         **_streaming(streaming),
-        client_kwargs={"timeout": settings.model_timeout_s},
+        client_kwargs={"timeout": settings.models.model_timeout_s},
     )
 
 
@@ -137,9 +137,9 @@ def _openai(
         temperature=temperature,
         max_tokens=max_tokens,
         **_streaming(streaming),
-        timeout=settings.model_timeout_s,
-        max_retries=settings.model_retries,
-        logprobs=settings.model_logprobs or None,  # the judge reads P(Yes) from them
+        timeout=settings.models.model_timeout_s,
+        max_retries=settings.models.model_retries,
+        logprobs=settings.models.model_logprobs or None,  # the judge reads P(Yes) from them
     )
 
 
@@ -151,7 +151,7 @@ def _init_chat_model(
     options: dict[str, object] = {
         "temperature": temperature,
         "max_tokens": max_tokens,
-        "timeout": settings.model_timeout_s,
+        "timeout": settings.models.model_timeout_s,
     }
     if base_url:
         options["base_url"] = base_url

@@ -17,7 +17,7 @@ from pagegraph.state.graph import RagState
 def graph_for_model(context: Context, settings: Settings) -> tuple[str, str]:
     """The graph `auto` runs for the run's model, and the model's resolved spec."""
     spec = resolve_spec(context.model or context.model_profile, settings)
-    return ("extract" if spec in settings.small_models else "rag"), spec
+    return ("extract" if spec in settings.models.small_models else "rag"), spec
 
 
 def choose_graph(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:

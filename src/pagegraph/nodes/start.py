@@ -23,9 +23,9 @@ def length_refusal(question: str, settings: Settings, what: str = "question") ->
     """Why a question (`what`: or a search) is not run at all: empty, or over PAGEGRAPH_MAX_QUESTION_CHARS."""
     if not question:
         return f"the {what} is empty"
-    if len(question) > settings.max_question_chars:
+    if len(question) > settings.limits.max_question_chars:
         return (
-            f"the {what} has {len(question):,} characters; the limit is {settings.max_question_chars:,} "
+            f"the {what} has {len(question):,} characters; the limit is {settings.limits.max_question_chars:,} "
             "(PAGEGRAPH_MAX_QUESTION_CHARS). Ask it in fewer words"
         )
     return None
@@ -65,7 +65,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services, nested
     context = context_of(runtime)
     question, from_messages = asked_question(state)
     refusal = question_refusal(question, services, context)
-    kept = services.settings.refused_question_chars
+    kept = services.settings.limits.refused_question_chars
     if refusal and len(question) > kept:
         question = question[:kept] + "…"
     filters = readable_filter(state.get("filters"))

@@ -26,7 +26,7 @@ from pagegraph.store.postgres import index_schema, redacted
 
 
 def checkpoint_path(settings: Settings) -> Path:
-    return (settings.checkpoint_db or settings.index / THREADS_FILE).expanduser().resolve()
+    return (settings.server.checkpoint_db or settings.index / THREADS_FILE).expanduser().resolve()
 
 
 class DeferredDeletes:

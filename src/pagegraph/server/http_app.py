@@ -68,7 +68,7 @@ class RunLimits:
 
     @classmethod
     def of(cls, settings: Settings) -> RunLimits:
-        return cls(settings.runs_per_user, settings.runs_per_user_per_minute)
+        return cls(settings.limits.runs_per_user, settings.limits.runs_per_user_per_minute)
 
     def admit(self, user: str, runs: int = 1) -> tuple[str, int] | None:
         """Take `runs` slots for `user`; or say why not, with the seconds to wait."""
@@ -132,7 +132,7 @@ class SignedIn:
         self.settings = settings or get_settings()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or self.settings.auth_file is None or is_open(scope):
+        if scope["type"] not in ("http", "websocket") or self.settings.server.auth_file is None or is_open(scope):
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
@@ -170,7 +170,7 @@ class RequestLimits:
             return
         path = scope.get("path", "")
         upload = scope.get("method") == "POST" and path == UPLOAD_PATH
-        limit = self.settings.max_upload_bytes if upload else self.settings.max_request_bytes
+        limit = self.settings.limits.max_upload_bytes if upload else self.settings.limits.max_request_bytes
         knob = "PAGEGRAPH_MAX_UPLOAD_BYTES" if upload else "PAGEGRAPH_MAX_REQUEST_BYTES"
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length", b"").decode()
@@ -187,9 +187,9 @@ class RequestLimits:
         thread_part = THREAD_PART_PATH.match(path)
         state_update = post and THREAD_STATE_PATH.match(path)
         thread = None
-        if thread_part and (self.settings.auth_file is not None or state_update):
+        if thread_part and (self.settings.server.auth_file is not None or state_update):
             thread = await self._thread(scope, thread_part.group(1))
-            if thread is None and self.settings.auth_file is not None:
+            if thread is None and self.settings.server.auth_file is not None:
                 await refuse(send, 404, f"Thread {thread_part.group(1)} not found")
                 return
         if post and (problem := await self._misfit(scope, path, payload, thread)):
@@ -200,9 +200,9 @@ class RequestLimits:
         if not starts_runs:
             await self.app(scope, replay, send)
             return
-        if (longest := longest_question(payload)) > self.settings.max_question_chars:
+        if (longest := longest_question(payload)) > self.settings.limits.max_question_chars:
             # refused before the runtime stores the run's input: a question past the limit is kept nowhere
-            limit = self.settings.max_question_chars
+            limit = self.settings.limits.max_question_chars
             detail = f"the question has {longest:,} characters; the limit is {limit:,} (PAGEGRAPH_MAX_QUESTION_CHARS)"
             await refuse(send, 413, detail)
             return

@@ -41,9 +41,9 @@ class OriginGuard:
     def __init__(self, app: ASGIApp, settings: Settings | None = None) -> None:
         self.app = app
         settings = settings or get_settings()
-        self.hosts = LOOPBACK_NAMES | {host_name(h) for h in settings.allowed_hosts}
-        self.any_host = "*" in settings.allowed_hosts
-        self.origins = {origin.rstrip("/").lower() for origin in settings.allowed_origins}
+        self.hosts = LOOPBACK_NAMES | {host_name(h) for h in settings.server.allowed_hosts}
+        self.any_host = "*" in settings.server.allowed_hosts
+        self.origins = {origin.rstrip("/").lower() for origin in settings.server.allowed_origins}
 
     def refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> str | None:
         """Why a request is refused; None when it may go on."""

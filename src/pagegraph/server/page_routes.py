@@ -101,7 +101,7 @@ async def me(request: Request, access: Access) -> Response:
             "stages": STAGE_LABELS,
             "answer_nodes": list(ANSWER_NODES),
             "upload_types": sorted(SUPPORTED_EXTENSIONS),
-            "max_upload_bytes": get_settings().max_upload_bytes,
+            "max_upload_bytes": get_settings().limits.max_upload_bytes,
         }
     )
 

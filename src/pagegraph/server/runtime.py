@@ -117,11 +117,11 @@ def log_config(level: str) -> dict[str, Any]:
 def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> None:
     settings = get_settings()
     database_url = settings.runtime_database_url()
-    if not (database_url and settings.redis_url):
+    if not (database_url and settings.server.redis_url):
         raise PagegraphError("the server runtime needs a database and Redis (`pagegraph serve` starts both)")
     config = validate_config_file(config_path)
     prepare_database(database_url, threads_schema(settings))
-    os.environ.update(runtime_environment(config, database_url, settings.redis_url, jobs))
+    os.environ.update(runtime_environment(config, database_url, settings.server.redis_url, jobs))
     os.environ["LANGGRAPH_API_URL"] = f"http://{host}:{port}"  # the API calls itself here (e.g. the MCP route)
     env_file = config_path.parent / config["env"] if isinstance(config.get("env"), str) else None
     uvicorn.run(
@@ -131,7 +131,7 @@ def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> N
         workers=workers,
         access_log=False,
         env_file=env_file if env_file and env_file.is_file() else None,
-        log_config=log_config(settings.server_log_level),
+        log_config=log_config(settings.server.server_log_level),
     )
 
 

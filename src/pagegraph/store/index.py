@@ -89,9 +89,9 @@ def _no_index(where: str, folder: Path) -> PagegraphError:
 def _records(folder: Path, settings: Settings, *, write: bool, pool_size: int | None = None) -> RecordStore:
     """The one place a store is made: the folder's store.sqlite, or the index's schema in PostgreSQL when
     `Settings.database_url` is set."""
-    if settings.database_url:
-        pool = pool_size or settings.database_pool_size
-        return PostgresStore(settings.database_url, index_schema(folder), pool, write=write)
+    if settings.storage.database_url:
+        pool = pool_size or settings.storage.database_pool_size
+        return PostgresStore(settings.storage.database_url, index_schema(folder), pool, write=write)
     return SqliteStore(folder, read_only=not write)
 
 
@@ -133,7 +133,7 @@ def open_index(
     writer lock: for writers of summaries and eval runs, which may work beside an ingest."""
     if records_only:
         return _existing_records(folder, settings)
-    if settings.database_url:
+    if settings.storage.database_url:
         return DatabaseIndex(folder, settings, params, write=write, embedder=embedder, outdated_ok=outdated_ok)
     return Index(
         folder,
@@ -184,8 +184,8 @@ class Index:
         # Chroma cannot open a folder it may not write (it has no read-only client): a reader of such a folder
         # searches the vector matrix kept with BM25 instead, exactly.
         self.vectors = (
-            VectorStore(folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.chroma_url)
-            if write or settings.chroma_url or os.access(folder / CHROMA_DIR, os.W_OK)
+            VectorStore(folder, manifest.index_id, ChromaEmbeddingFunction(self.embedder), settings.storage.chroma_url)
+            if write or settings.storage.chroma_url or os.access(folder / CHROMA_DIR, os.W_OK)
             else None
         )
         if self.vectors is None:
@@ -510,7 +510,7 @@ def delete_index(folder: Path, settings: Settings) -> None:
     """Remove an index, its vectors (on a Chroma server too) and its folder, refusing anything that does not look
     like one; in a database, its schema and the folder of local caches. An index of an older recipe can be
     deleted."""
-    if settings.database_url:
+    if settings.storage.database_url:
         with DatabaseIndex(folder, settings, write=True, outdated_ok=True) as old:
             old.store.drop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -524,7 +524,7 @@ def delete_index(folder: Path, settings: Settings) -> None:
 
 def stored_manifest(folder: Path, settings: Settings) -> Manifest | None:
     """The manifest of the index `folder` names (in the database when one is configured); None when there is none."""
-    if not settings.database_url:
+    if not settings.storage.database_url:
         return read_manifest(folder)
     store = _records(folder, settings, write=False, pool_size=1)
     try:
@@ -534,10 +534,10 @@ def stored_manifest(folder: Path, settings: Settings) -> Manifest | None:
 
 
 def _existing_records(folder: Path, settings: Settings) -> RecordStore:
-    if not settings.database_url and read_manifest(folder) is None:
+    if not settings.storage.database_url and read_manifest(folder) is None:
         raise _no_index(f"index at {folder}", folder)
     store = _records(folder, settings, write=True)
-    if settings.database_url and store.manifest() is None:
+    if settings.storage.database_url and store.manifest() is None:
         store.close()
         raise _no_index(f"index {folder.name!r} in the database", folder)
     return store
@@ -576,7 +576,7 @@ class DatabaseIndex(Index):
         self.folder = folder
         self.settings = settings
         self.store = _records(folder, settings, write=write)
-        where = f"index {folder.name!r} in the database {redacted(settings.database_url)}"
+        where = f"index {folder.name!r} in the database {redacted(settings.storage.database_url)}"
         try:
             manifest = self.store.manifest()
             if manifest is None and not write:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pagegraph.config import Settings
+from pagegraph.config import LimitSettings
 from pagegraph.ingest.ocr import OcrOptions
 
-_LIMITS = Settings.model_fields  # the bounds' defaults are the settings' (one place says what they are)
+_LIMITS = LimitSettings.model_fields  # the bounds' defaults are the settings' (one place says what they are)
 
 
 @dataclass(frozen=True)
