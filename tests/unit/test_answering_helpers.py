@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 
+from pagegraph.checks.citations import attribute, is_refusal, resolve_citations
 from pagegraph.config import Context
 from pagegraph.ingest.summaries import ExtractiveSummarizer, ModelSummarizer, SummarySource
 from pagegraph.nodes.common import match_document_names
-from pagegraph.nodes.verify import attribute, is_refusal, resolve_citations
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import Page, SourceType, TreeNode

@@ -13,10 +13,10 @@ from langchain_core.messages import AIMessage
 from rich.console import Console
 
 from pagegraph import build_graph
+from pagegraph.checks.confidence import answer_confidence, refuses_in_words
 from pagegraph.cli.answer_view import COMPUTED_NOTE, print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.llm.embedder import Embedder
-from pagegraph.nodes.confidence import answer_confidence, refuses_in_words
 from pagegraph.nodes.judge import read_verdict
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.services import Services

@@ -11,11 +11,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from pagegraph.checks.citations import is_refusal, resolve_citations, strip_citations
 from pagegraph.config import Context
 from pagegraph.llm.calls import embedded, first_token_alternatives, invoke_model, message_text, provider
 from pagegraph.llm.structured import reply_cap
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.nodes.verify import is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.judge import JUDGE_REQUEST, JUDGE_SYSTEM, NO_SENTENCES, NO_WORDS, YES_WORDS
 from pagegraph.services import Services
 from pagegraph.state.answering import Verdict

@@ -9,13 +9,13 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from pagegraph.checks.citations import cited_sentence, is_refusal, resolve_citations, strip_citations
 from pagegraph.config import Context
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.answer import render_evidence
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence, recent_turns
 from pagegraph.nodes.language import answer_language_instruction
-from pagegraph.nodes.verify import cited_sentence, is_refusal, resolve_citations, strip_citations
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
 from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
 from pagegraph.retrievers.highlights import (

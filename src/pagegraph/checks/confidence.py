@@ -1,7 +1,7 @@
 """How far an answer can be trusted: a probability-like confidence and a band in words, from signals that work for
 any chat model — the judge's closed check of the answer against the evidence (`nodes.judge`; from its token
 probabilities where the model gives them), how much of the answer its cited evidence holds, the model-free
-value check (`verify`), and whether the question asks for a value computed from others. The thresholds are
+value check (`checks.values`), and whether the question asks for a value computed from others. The thresholds are
 `Context` knobs chosen on dev rows (`bench/answer_check.py`, docs/asking.md)."""
 
 from __future__ import annotations
