@@ -45,7 +45,7 @@ def main() -> None:
             knobs = context.confidence.model_copy(update={"quote_min_score": score, "quote_min_terms": share})
             counts = {"right": 0, "wrong": 0, "unanswerable_quoted": 0}
             for question, picked in found:
-                quote = quotable_highlight(question.question, picked, knobs, context.gate)
+                quote = quotable_highlight(question.question, picked, knobs, context.gate, context.reading)
                 if quote is None:
                     continue
                 if not question.answerable:

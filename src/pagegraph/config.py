@@ -606,6 +606,12 @@ class GateKnobs(BaseModel):
         "name, an acronym, a year) that neither the retrieved passages nor their documents mention, or a page, "
         "figure or table their documents do not have",
     )
+    term_part_letters: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="a key term's parts shorter than this many letters (numbers aside) are not looked for",
+    )
     near_spelling_letters: int = Field(
         default=5,
         ge=3,
@@ -630,6 +636,31 @@ class ReadingKnobs(BaseModel):
     )
     sentence_weights: SentenceWeights = Field(
         default_factory=SentenceWeights, description="how a sentence is scored for holding the answer"
+    )
+    answer_passage_chars: int = Field(
+        default=1500,
+        ge=200,
+        le=20000,
+        description="characters of each passage an answer hands to another agent (the MCP `ask` tool, "
+        "`DocumentTools.ask`): its highlighted sentences first, whole",
+    )
+    sentence_min_words: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="a sentence is shown, scored and checked when it has at least this many words (a character of "
+        "a script written without spaces counts as a word)",
+    )
+    sentence_max_chars: int = Field(
+        default=400, ge=80, le=4000, description="a sentence is shown, scored and checked up to this many characters"
+    )
+    word_prefix_letters: int = Field(
+        default=4,
+        ge=2,
+        le=12,
+        description="two words match when one starts with the other and the shorter has at least this many letters "
+        "('weigh' and 'weight'; not 'governor' and 'government'): in sentence scores, the gate's key terms, the "
+        "value check, quotes and the reading judge",
     )
     focus_sentences: int = Field(
         default=12, ge=1, le=50, description="extract graph: best sentences of the top passages the first read shows"
@@ -722,6 +753,20 @@ class ConfidenceKnobs(BaseModel):
         "ratio, a change, a sum) is multiplied by this: the judge and the value check confirm values the evidence "
         "states, not arithmetic",
     )
+    uncertain_margin: float = Field(
+        default=0.01,
+        ge=0.0,
+        le=0.5,
+        description="an uncertain answer's confidence is held at least this far below `supported`, so that a band "
+        "and its confidence never say two things",
+    )
+    period_heading_lines: int = Field(
+        default=120,
+        ge=1,
+        le=2000,
+        description="lines above a cited table row searched for the heading that names its periods (a value stated "
+        "only in another year's column than the question's is not supported)",
+    )
     abstain_below: float = Field(
         default=0.0,
         ge=0.0,
@@ -783,6 +828,13 @@ class SmallModelKnobs(BaseModel):
         description="small_model graph: a fact is kept only when every number or code in it appears in its passage "
         "and at least this share of its other words do (0 keeps every fact)",
     )
+    fallback_facts: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="small_model graph: when a map reply cannot be read, the chunk's sentences sharing most words "
+        "with the question stand as its facts, this many",
+    )
 
 
 class PageIndexKnobs(BaseModel):
@@ -797,6 +849,9 @@ class PageIndexKnobs(BaseModel):
         le=20000,
         description="pageindex graph: the most tokens of a file's section list shown to the model (deep levels go "
         "first)",
+    )
+    view_summary_chars: int = Field(
+        default=240, ge=40, le=2000, description="pageindex graph: characters of each section's summary in that list"
     )
 
 
@@ -877,6 +932,9 @@ class Context(BaseModel):
         default=None, description="pick the model by profile (PAGEGRAPH_MODEL_CHEAP/BALANCED/PREMIUM)"
     )
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="sampling temperature of answer calls")
+    structured_max_temperature: float = Field(
+        default=0.2, ge=0.0, le=2.0, description="highest sampling temperature of a structured document's answer call"
+    )
     output_type: OutputType = Field(default="answer", description="default output shape when the input names none")
     repair_attempts: int = Field(default=1, ge=0, le=3, description="repair calls after invalid structured output")
     history_turns: int = Field(

@@ -3,7 +3,7 @@ whole passages are read once when that falls short, and abstention weighs refusa
 
 from __future__ import annotations
 
-from pagegraph.config import Context, SentenceWeights
+from pagegraph.config import Context, ReadingKnobs
 from pagegraph.nodes.read import answer_confidence, answer_support, answers_agree, judge_reading
 from pagegraph.retrievers.highlights import focus_passages, score_sentences
 from pagegraph.state.answering import Evidence, Reading
@@ -21,31 +21,35 @@ def _passage(text: str, number: int = 1) -> Evidence:
 
 def test_support_counts_only_what_the_answer_adds_to_the_question() -> None:
     text = "The SB-40 weighs 98 kg without the wall bracket."
-    assert answer_support("98 kg", WEIGHT, text) == 1.0
-    assert answer_support("The SB-40 weighs 120 kg", WEIGHT, text) == 0.5  # "kg" is there, "120" is not
-    assert answer_support("The SB-40 weight", WEIGHT, text) == 0.0  # restates the question
+    assert answer_support("98 kg", WEIGHT, text, ReadingKnobs()) == 1.0
+    assert answer_support("The SB-40 weighs 120 kg", WEIGHT, text, ReadingKnobs()) == 0.5  # "kg" is there, "120" is not
+    assert answer_support("The SB-40 weight", WEIGHT, text, ReadingKnobs()) == 0.0  # restates the question
 
 
 def test_a_count_is_supported_by_an_excerpt_about_what_is_counted() -> None:
     question = "How many warnings does the display show?"
     listing = "The display shows the warnings Overheat, Undervoltage and Overload."
-    assert answer_support("3", question, listing) >= 0.75  # counted, not written: the excerpt is about warnings
-    assert answer_support("3", question, "The battery weighs 98 kg.") == 0.0
-    assert answer_support("3: Overheat, Undervoltage, Overload", question, listing) == 1.0
-    assert answer_support("3: Overheat, Blackout", question, listing) == 0.5
+    assert (
+        answer_support("3", question, listing, ReadingKnobs()) >= 0.75
+    )  # counted, not written: the excerpt is about warnings
+    assert answer_support("3", question, "The battery weighs 98 kg.", ReadingKnobs()) == 0.0
+    assert answer_support("3: Overheat, Undervoltage, Overload", question, listing, ReadingKnobs()) == 1.0
+    assert answer_support("3: Overheat, Blackout", question, listing, ReadingKnobs()) == 0.5
 
 
 def test_a_reading_is_judged_in_the_excerpt_it_cites() -> None:
     evidence = [_passage("Install on a wall.", 1), _passage("It weighs 98 kg.", 2)]
-    cited = judge_reading("98 kg [2]", WEIGHT, evidence, wide=False)
+    cited = judge_reading("98 kg [2]", WEIGHT, evidence, wide=False, knobs=ReadingKnobs())
     assert (cited.refused, cited.support, cited.source) == (False, 1.0, 2)
-    miscited = judge_reading("98 kg [1]", WEIGHT, evidence, wide=False)
+    miscited = judge_reading("98 kg [1]", WEIGHT, evidence, wide=False, knobs=ReadingKnobs())
     assert (miscited.support, miscited.source, miscited.draft) == (1.0, 2, "98 kg [2]")
-    uncited = judge_reading("98 kg", WEIGHT, evidence, wide=False)
+    uncited = judge_reading("98 kg", WEIGHT, evidence, wide=False, knobs=ReadingKnobs())
     assert (uncited.support, uncited.source, uncited.draft) == (1.0, 2, "98 kg")  # verify attributes it
-    unsupported = judge_reading("75 pounds [2]", WEIGHT, evidence, wide=False)
+    unsupported = judge_reading("75 pounds [2]", WEIGHT, evidence, wide=False, knobs=ReadingKnobs())
     assert (unsupported.support, unsupported.source, unsupported.draft) == (0.0, 2, "75 pounds [2]")
-    refused = judge_reading("The documents do not contain the answer.", WEIGHT, evidence, wide=False)
+    refused = judge_reading(
+        "The documents do not contain the answer.", WEIGHT, evidence, wide=False, knobs=ReadingKnobs()
+    )
     assert refused.refused and refused.support == 0.0
 
 
@@ -66,7 +70,7 @@ def test_focused_excerpts_keep_the_best_sentences_with_their_neighbours(embedder
         1,
     )
     second = _passage("Error E04 means grid voltage out of range. The unit restarts by itself.", 2)
-    scored = score_sentences(WEIGHT, [first, second], embedder, SentenceWeights())
+    scored = score_sentences(WEIGHT, [first, second], embedder, ReadingKnobs())
     (focused,) = focus_passages([first, second], scored, best=1, context=1, span_chars=600)
     assert focused.id == "c1" and focused.label() == first.label()
     assert focused.text == (

@@ -11,7 +11,7 @@ import pytest
 from pagegraph import build_graph
 from pagegraph.cli.answer_view import StreamedAnswer
 from pagegraph.cli.ask import _run_question
-from pagegraph.config import Context, SentenceWeights, Settings
+from pagegraph.config import Context, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights, sentences
 from pagegraph.services import Services
@@ -41,7 +41,7 @@ def test_sentences_keep_offsets_into_their_text() -> None:
     text = (
         "Technical data\nWeight: 98 kg. Height 1150 mm!\n| Capacity | 10 kWh usable |\nOk. A wrapped\nline ends here."
     )
-    found = sentences(text)
+    found = sentences(text, ReadingKnobs())
     expected = ["Weight: 98 kg.", "Height 1150 mm!", "Capacity | 10 kWh usable", "A wrapped\nline ends here."]
     assert [sentence for _, sentence in found] == expected
     assert all(text[at : at + len(sentence)] == sentence for at, sentence in found)
@@ -76,7 +76,7 @@ def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder:
         embedder,
         lambda sentence, _: locate_in_chunks(sentence, [chunk], [page], {}),
         count=1,
-        weights=SentenceWeights(),
+        reading=ReadingKnobs(),
     )
     assert best.sentence == "It weighs 98 kg without the wall bracket."
     assert best.label == "[manual.pdf, 5 Technical data, p. 4]" and text[best.start : best.end] == best.sentence

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pagegraph.config import GateKnobs, Settings
+from pagegraph.config import GateKnobs, ReadingKnobs, Settings
 from pagegraph.retrievers.key_terms import documents_mention, key_terms, unmentioned_in_evidence, unmentioned_terms
 from pagegraph.state.answering import Evidence
 from pagegraph.store.index import open_index
 
 GATE = GateKnobs()
+READING = ReadingKnobs()
 
 FILINGS = [
     "Netflix reported revenue of $29.7 billion for fiscal 2021.",
@@ -29,13 +30,17 @@ def test_key_terms_are_years_and_names_capitalised_inside_a_sentence() -> None:
 
 
 def test_a_term_is_mentioned_by_its_parts_prefixes_and_near_spellings() -> None:
-    assert unmentioned_terms("What revenue did Netflix report for FY2021?", FILINGS, GATE) == []  # "FY" is too short
-    assert unmentioned_terms("What revenue did Netfilx report?", FILINGS, GATE) == []  # a near spelling
-    assert unmentioned_terms("What does the Streaming division do?", FILINGS, GATE) == []
-    assert unmentioned_terms("How many Frenchmen work for Netflix?", ["The French office of Netflix"], GATE) == []
-    assert unmentioned_terms("What revenue did Netflix report for FY2024?", FILINGS, GATE) == ["FY2024"]
-    assert unmentioned_terms("How many Shopee users does Netflix have in Berlin?", FILINGS, GATE) == ["Shopee"]
-    assert unmentioned_terms("how many offices opened?", FILINGS, GATE) == []  # nothing named: nothing to miss
+    assert (
+        unmentioned_terms("What revenue did Netflix report for FY2021?", FILINGS, GATE, READING) == []
+    )  # "FY" is too short
+    assert unmentioned_terms("What revenue did Netfilx report?", FILINGS, GATE, READING) == []  # a near spelling
+    assert unmentioned_terms("What does the Streaming division do?", FILINGS, GATE, READING) == []
+    assert (
+        unmentioned_terms("How many Frenchmen work for Netflix?", ["The French office of Netflix"], GATE, READING) == []
+    )
+    assert unmentioned_terms("What revenue did Netflix report for FY2024?", FILINGS, GATE, READING) == ["FY2024"]
+    assert unmentioned_terms("How many Shopee users does Netflix have in Berlin?", FILINGS, GATE, READING) == ["Shopee"]
+    assert unmentioned_terms("how many offices opened?", FILINGS, GATE, READING) == []  # nothing named: nothing to miss
 
 
 MANUAL = "sb40-user-manual.pdf"
@@ -48,11 +53,13 @@ def test_a_term_the_passages_miss_is_looked_for_in_the_rest_of_their_documents(
         id="c1", chunk_ids=["c1"], source=MANUAL, start_page=3, end_page=3, text="It weighs 98 kg.", score=1.0
     )
     with open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder) as index:
-        assert documents_mention(index, "Northwind", [MANUAL]) and not documents_mention(index, "Tesla", [MANUAL])
-        assert documents_mention(index, "After", [MANUAL])  # a stopword alone: nothing to look for
+        assert documents_mention(index, "Northwind", [MANUAL], GateKnobs()) and not documents_mention(
+            index, "Tesla", [MANUAL], GateKnobs()
+        )
+        assert documents_mention(index, "After", [MANUAL], GateKnobs())  # a stopword alone: nothing to look for
         question = "How heavy is the Northwind SB-40 in the Tesla edition?"
-        assert unmentioned_terms(question, [passage.text], GATE) == ["Northwind", "SB-40", "Tesla"]
-        assert unmentioned_in_evidence(index, question, [passage], GATE) == ["Tesla"]
+        assert unmentioned_terms(question, [passage.text], GATE, READING) == ["Northwind", "SB-40", "Tesla"]
+        assert unmentioned_in_evidence(index, question, [passage], GATE, READING) == ["Tesla"]
 
 
 WEIGHT_IN = "How much did the SB-40 weigh in 2031?"
@@ -99,10 +106,15 @@ def test_a_question_in_another_script_names_only_its_years_and_latin_names() -> 
     assert key_terms("2015年黑豹队的防守拦截了多少次？") == ["2015"]
     assert key_terms("这台 SB-40 的重量是多少？") == ["SB-40"]
     chinese = ["2015年，黑豹队的防守共拦截24次。"]
-    assert unmentioned_terms("2015年黑豹队的防守拦截了多少次？", chinese, GATE) == [], "its year is in the passage"
+    assert unmentioned_terms("2015年黑豹队的防守拦截了多少次？", chinese, GATE, READING) == [], (
+        "its year is in the passage"
+    )
     assert (
         unmentioned_terms(
-            "Сколько перехватов сделала защита в 2015 году?", ["В 2015 году защита сделала 24 перехвата."], GATE
+            "Сколько перехватов сделала защита в 2015 году?",
+            ["В 2015 году защита сделала 24 перехвата."],
+            GATE,
+            READING,
         )
         == []
     )

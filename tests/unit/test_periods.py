@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pagegraph.checks.periods import asked_year, heading_years, other_periods, row_cells
 from pagegraph.checks.values import extract_values
+from pagegraph.config import ConfidenceKnobs
+
+LINES = ConfidenceKnobs().period_heading_lines
 
 # a balance sheet as a PDF's text layer gives it: the heading one date part a line, then the table
 BALANCE_SHEET = """CONSOLIDATED BALANCE SHEETS
@@ -38,11 +41,11 @@ def test_the_year_a_question_names() -> None:
 
 
 def test_a_heading_is_found_above_the_row_and_read_in_order() -> None:
-    assert heading_years(BALANCE_SHEET, BALANCE_SHEET.index("| TOTAL EQUITY")) == [2021, 2020]
-    assert heading_years(INCOME, INCOME.index("Technology")) == [2015, 2014, 2013]
+    assert heading_years(BALANCE_SHEET, BALANCE_SHEET.index("| TOTAL EQUITY"), LINES) == [2021, 2020]
+    assert heading_years(INCOME, INCOME.index("Technology"), LINES) == [2015, 2014, 2013]
     markdown = "|  | 52 Weeks Ended August 29, 2021 | 52 Weeks Ended August 30, 2020 |\n| --- | --- | --- |\n| Sales | 1 | 2 |\n"
-    assert heading_years(markdown, markdown.index("| Sales")) == [2021, 2020]
-    assert heading_years("Net sales rose.\nTotal 12 14\n", 16) == []
+    assert heading_years(markdown, markdown.index("| Sales"), LINES) == [2021, 2020]
+    assert heading_years("Net sales rose.\nTotal 12 14\n", 16, LINES) == []
 
 
 def test_a_row_s_numbers_are_its_cells_after_the_label() -> None:
@@ -54,13 +57,20 @@ def test_a_row_s_numbers_are_its_cells_after_the_label() -> None:
 
 
 def test_a_value_from_another_year_s_column_is_named_with_the_asked_year_s() -> None:
-    (other,) = other_periods(extract_values("$18,705"), EQUITY_2021, BALANCE_SHEET, at(BALANCE_SHEET, "TOTAL EQUITY"))
+    (other,) = other_periods(
+        extract_values("$18,705"), EQUITY_2021, BALANCE_SHEET, at(BALANCE_SHEET, "TOTAL EQUITY"), LINES
+    )
     assert (other.value.text, other.period, other.asked, other.asked_cells) == ("$18,705", 2020, 2021, ["18,078"])
-    assert other_periods(extract_values("$18,078"), EQUITY_2021, BALANCE_SHEET, at(BALANCE_SHEET, "TOTAL EQUITY")) == []
+    assert (
+        other_periods(extract_values("$18,078"), EQUITY_2021, BALANCE_SHEET, at(BALANCE_SHEET, "TOTAL EQUITY"), LINES)
+        == []
+    )
     question = "What was technology and development expense in FY 2014?"
     row = INCOME.index("Technology")
-    assert other_periods(extract_values("472,321"), question, INCOME, row) == []
-    assert [o.asked_cells for o in other_periods(extract_values("650,788"), question, INCOME, row)] == [["472,321"]]
+    assert other_periods(extract_values("472,321"), question, INCOME, row, LINES) == []
+    assert [o.asked_cells for o in other_periods(extract_values("650,788"), question, INCOME, row, LINES)] == [
+        ["472,321"]
+    ]
 
 
 def test_a_quarterly_report_s_repeated_years_are_read_column_by_column() -> None:
@@ -77,20 +87,20 @@ June 25,
 """
     row = at(quarter, "Total net sales")
     question = "What were Apple's total net sales in the quarter ended July 1, 2023?"
-    (other,) = other_periods(extract_values("$82,959 million"), question, quarter, row)
+    (other,) = other_periods(extract_values("$82,959 million"), question, quarter, row, LINES)
     assert (other.period, other.asked_cells) == (2022, ["81,797", "282,457"])
-    assert other_periods(extract_values("$81,797 million"), question, quarter, row) == []
-    assert other_periods(extract_values("$282,457 million"), question, quarter, row) == []
+    assert other_periods(extract_values("$81,797 million"), question, quarter, row, LINES) == []
+    assert other_periods(extract_values("$282,457 million"), question, quarter, row, LINES) == []
 
 
 def test_no_period_is_judged_without_a_heading_that_fits_the_row() -> None:
     row = at(BALANCE_SHEET, "TOTAL EQUITY")
-    assert other_periods(extract_values("$18,705"), "What is total equity?", BALANCE_SHEET, row) == []
-    assert other_periods(extract_values("$18,705"), "What was total equity in 2019?", BALANCE_SHEET, row) == []
+    assert other_periods(extract_values("$18,705"), "What is total equity?", BALANCE_SHEET, row, LINES) == []
+    assert other_periods(extract_values("$18,705"), "What was total equity in 2019?", BALANCE_SHEET, row, LINES) == []
     changes = "2015 2014\nTechnology and development 650,788 472,321 178,467 38%\n"
     question = "What was technology and development expense in 2015?"
     assert (
-        other_periods(extract_values("472,321"), question, changes, changes.index("Tech")) == []
+        other_periods(extract_values("472,321"), question, changes, changes.index("Tech"), LINES) == []
     )  # 4 numbers, 2 years
     same = "2021 2020\nShares outstanding 441 441\n"
-    assert other_periods(extract_values("441"), "How many shares in 2021?", same, same.index("Shares")) == []
+    assert other_periods(extract_values("441"), "How many shares in 2021?", same, same.index("Shares"), LINES) == []

@@ -3,6 +3,7 @@ does not; NFKC and case folding first. And highlight sentences split on each scr
 
 from __future__ import annotations
 
+from pagegraph.config import ReadingKnobs
 from pagegraph.retrievers.highlights import sentences
 from pagegraph.store.bm25 import tokenize
 
@@ -40,14 +41,14 @@ def test_thai_pairs_keep_each_character_with_its_marks() -> None:
 
 
 def test_sentences_split_on_each_scripts_stops() -> None:
-    assert [s for _, s in sentences("超级碗50是一场美式足球比赛。它决定了冠军！谁赢了？")] == [
+    assert [s for _, s in sentences("超级碗50是一场美式足球比赛。它决定了冠军！谁赢了？", ReadingKnobs())] == [
         "超级碗50是一场美式足球比赛。",
         "它决定了冠军！",
         "谁赢了？",
     ]
-    assert len(sentences("Супербоул 50 был матчем. Он определил чемпиона НФЛ.")) == 2
-    assert len(sentences("यह एक वाक्य है। यह दूसरा वाक्य है।")) == 2
-    assert [s for _, s in sentences("It weighs 98 kg. It is 1.2 m tall and e.g. grey.")] == [
+    assert len(sentences("Супербоул 50 был матчем. Он определил чемпиона НФЛ.", ReadingKnobs())) == 2
+    assert len(sentences("यह एक वाक्य है। यह दूसरा वाक्य है।", ReadingKnobs())) == 2
+    assert [s for _, s in sentences("It weighs 98 kg. It is 1.2 m tall and e.g. grey.", ReadingKnobs())] == [
         "It weighs 98 kg.",
         "It is 1.2 m tall and e.g. grey.",
     ]

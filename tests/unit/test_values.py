@@ -11,6 +11,7 @@ from pagegraph.checks.values import (
     same_value,
     value_in,
 )
+from pagegraph.config import ReadingKnobs
 
 
 def keys(text: str) -> list[str]:
@@ -89,10 +90,10 @@ MEETINGS = "How many meetings of the Board were held during the financial year e
 
 
 def test_a_value_is_stated_by_a_cited_sentence_that_names_what_it_counts() -> None:
-    wrong = check_values("10 meetings of the Board were held [1].", MEETINGS, [GOVERNANCE], [1])
+    wrong = check_values("10 meetings of the Board were held [1].", MEETINGS, [GOVERNANCE], [1], ReadingKnobs())
     assert [v.text for v in wrong.missing] == ["10"]  # 10 counts members, not meetings
     assert wrong.sentence is not None and "five meetings" in wrong.sentence.sentence
-    right = check_values("Five meetings of the Board were held [1].", MEETINGS, [GOVERNANCE], [1])
+    right = check_values("Five meetings of the Board were held [1].", MEETINGS, [GOVERNANCE], [1], ReadingKnobs())
     assert not right.missing and "five meetings" in right.sentence.sentence
     assert right.sentence.offset == GOVERNANCE.index("During")
 
@@ -100,11 +101,11 @@ def test_a_value_is_stated_by_a_cited_sentence_that_names_what_it_counts() -> No
 def test_only_the_cited_passages_count_and_citing_none_supports_nothing() -> None:
     other = "The plant employs 1,200 people."
     answer = "The plant employs 1,200 people."
-    assert check_values(answer, "How many people work there?", [GOVERNANCE, other], [1]).missing
-    assert not check_values(answer, "How many people work there?", [GOVERNANCE, other], [2]).missing
-    uncited = check_values(answer, "How many people work there?", [GOVERNANCE, other], [])
+    assert check_values(answer, "How many people work there?", [GOVERNANCE, other], [1], ReadingKnobs()).missing
+    assert not check_values(answer, "How many people work there?", [GOVERNANCE, other], [2], ReadingKnobs()).missing
+    uncited = check_values(answer, "How many people work there?", [GOVERNANCE, other], [], ReadingKnobs())
     assert uncited.missing and uncited.sentence.sentence == other  # the closest evidence is still shown
-    assert check_values("Yes, it is.", "Is it independent?", [GOVERNANCE], [1]).values == []
+    assert check_values("Yes, it is.", "Is it independent?", [GOVERNANCE], [1], ReadingKnobs()).values == []
 
 
 def test_a_number_is_never_the_same_value_as_a_name() -> None:

@@ -25,7 +25,6 @@ _REFUSAL_WORDING = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-UNCERTAIN_MARGIN = 0.01
 
 
 def refuses_in_words(answer: str, values: ValueCheck) -> bool:
@@ -57,5 +56,5 @@ def answer_confidence(
     supported = verdict is not None and value >= context.confidence.supported and values.status != "unsupported"
     band: Band = "supported" if supported else "uncertain"
     if not supported:  # an uncertain answer never shows the confidence of a supported one
-        value = max(0.0, min(value, round(context.confidence.supported - UNCERTAIN_MARGIN, 3)))
+        value = max(0.0, min(value, round(context.confidence.supported - context.confidence.uncertain_margin, 3)))
     return Confidence(value=value, band=band, verdict=verdict, overlap=overlap, value_check=values)

@@ -20,7 +20,6 @@ _PERIOD_WORDS = frozenset(
 _TOKEN = re.compile(r"[A-Za-z]+|\d+(?:st|nd|rd|th)?")
 _CELL_NUMBER = re.compile(r"\d")
 _TRAILING_NUMBER = re.compile(r"[\s$€£]*\(?-?[$€£]?\d[\d,.]*\)?%?\s*$")
-HEADING_LINES_ABOVE = 120  # how far above a row its heading is looked for, in lines of the page
 
 
 @dataclass(frozen=True)
@@ -54,10 +53,10 @@ def _is_heading(line: str) -> bool:
     return dated
 
 
-def heading_years(page_text: str, row_start: int) -> list[int]:
+def heading_years(page_text: str, row_start: int, lines_above: int) -> list[int]:
     """The years of the nearest heading of periods above the line starting at `row_start` (its lines joined: a
-    heading is often one date part a line), in their order."""
-    lines = page_text[:row_start].split("\n")[:-1][-HEADING_LINES_ABOVE:]
+    heading is often one date part a line), in their order; looked for in the `lines_above` lines above it."""
+    lines = page_text[:row_start].split("\n")[:-1][-lines_above:]
     for end in range(len(lines) - 1, -1, -1):
         if not _is_heading(lines[end]):
             continue
@@ -84,7 +83,9 @@ def row_cells(row: str) -> list[str]:
     return cells
 
 
-def other_periods(values: Sequence[Value], question: str, page_text: str, at: int) -> list[OtherPeriod]:
+def other_periods(
+    values: Sequence[Value], question: str, page_text: str, at: int, heading_lines: int
+) -> list[OtherPeriod]:
     """The values that the row holding offset `at` of `page_text` states only in columns of other years than the one
     the question names — when the row has one number per period of its heading, and that year is among them (a
     quarterly report heads the quarter's columns and the year-to-date's with the same two years)."""
@@ -94,7 +95,7 @@ def other_periods(values: Sequence[Value], question: str, page_text: str, at: in
     start = page_text.rfind("\n", 0, at) + 1
     end = page_text.find("\n", at)
     cells = row_cells(page_text[start : end if end >= 0 else len(page_text)])
-    years = heading_years(page_text, start)
+    years = heading_years(page_text, start, heading_lines)
     if len(cells) < 2 or len(years) != len(cells) or asked not in years:
         return []
     numbers = [extract_values(cell, names=False) for cell in cells]

@@ -9,23 +9,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pagegraph.checks.values import own_values
-from pagegraph.config import ConfidenceKnobs, GateKnobs
+from pagegraph.config import ConfidenceKnobs, GateKnobs, ReadingKnobs
 from pagegraph.retrievers.highlights import answer_shape, content_words, matches
 from pagegraph.retrievers.key_terms import unmentioned_terms
 from pagegraph.state.answering import Highlight
 
 
-def question_coverage(question: str, text: str) -> float:
+def question_coverage(question: str, text: str, reading: ReadingKnobs) -> float:
     """The share of the question's content words `text` holds (`matches`); 1 for a question without any."""
     asked = content_words(question)
     if not asked:
         return 1.0
     held = content_words(text)
-    return sum(matches(word, held) for word in asked) / len(asked)
+    return sum(matches(word, held, reading) for word in asked) / len(asked)
 
 
 def quotable_highlight(
-    question: str, highlights: Sequence[Highlight], knobs: ConfidenceKnobs, gate: GateKnobs
+    question: str, highlights: Sequence[Highlight], knobs: ConfidenceKnobs, gate: GateKnobs, reading: ReadingKnobs
 ) -> Highlight | None:
     """The first of the top `knobs.quote_candidates` highlights (best first) that may stand as the answer, or None.
     A yes/no question is never answered by a quote: the sentence would not say which."""
@@ -36,9 +36,9 @@ def quotable_highlight(
         if highlight.score < knobs.quote_min_score:
             continue
         text = f"{highlight.label} {highlight.sentence}"
-        if question_coverage(question, text) < knobs.quote_min_terms:
+        if question_coverage(question, text, reading) < knobs.quote_min_terms:
             continue
-        if unmentioned_terms(question, [text], gate):
+        if unmentioned_terms(question, [text], gate, reading):
             continue
         if shape == "number" and not any(v.kind != "name" for v in own_values(highlight.sentence, question)):
             continue

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pagegraph.config import ReadingKnobs
 from pagegraph.ingest.document_dates import MONTHS
 from pagegraph.retrievers.highlights import content_words, matches, sentences
 from pagegraph.store.bm25 import unspaced
@@ -332,34 +333,37 @@ def asks_computation(question: str) -> bool:
     return _COMPUTATION.search(question) is not None
 
 
-def anchors(value: Value, answer: str, question: str) -> set[str]:
+def anchors(value: Value, answer: str, question: str, reading: ReadingKnobs) -> set[str]:
     """The question's words that the answer writes right after a value ("10 *meetings*" for "how many meetings"):
     what the value counts or measures, which the sentence stating it must name too."""
     if value.kind == "name":
         return set()
     following = content_words(" ".join(re.findall(r"[A-Za-z]+", answer[value.end : value.end + 40])[:2]))
     asked = content_words(question)
-    return {word for word in following if matches(word, asked)}
+    return {word for word in following if matches(word, asked, reading)}
 
 
-def check_values(answer: str, question: str, passages: Sequence[str], cited: Sequence[int]) -> ValueFinding:
+def check_values(
+    answer: str, question: str, passages: Sequence[str], cited: Sequence[int], reading: ReadingKnobs
+) -> ValueFinding:
     """Look the answer's own values up in the sentences of the passages it cites (1-based numbers). A value counts
     as stated by a sentence that holds it and names what the answer says it counts or measures; an answer that
     cites nothing states its values in no cited sentence."""
     answer = _LABEL.sub(lambda m: " " * len(m.group(0)), answer)  # the labels' words are no value's context
     values = own_values(answer, question)
     numbers = [n for n in dict.fromkeys(cited) if 1 <= n <= len(passages)]
-    candidates = [Holding(n, offset, text) for n in numbers for offset, text in sentences(passages[n - 1])]
+    candidates = [Holding(n, offset, text) for n in numbers for offset, text in sentences(passages[n - 1], reading)]
     if not values or not passages:
         return ValueFinding(values, [], None)
     held: dict[int, int] = {}
     missing = []
     for value in values:
-        needed = anchors(value, answer, question)
+        needed = anchors(value, answer, question, reading)
         found = [
             i
             for i, holding in enumerate(candidates)
-            if value_in(value, holding.sentence) and all(matches(w, content_words(holding.sentence)) for w in needed)
+            if value_in(value, holding.sentence)
+            and all(matches(w, content_words(holding.sentence), reading) for w in needed)
         ]
         if not found:
             missing.append(value)
@@ -376,7 +380,9 @@ def check_values(answer: str, question: str, passages: Sequence[str], cited: Seq
     answer_words = {w for w in content_words(answer) if w.isalpha()}
     kinds = {value.kind for value in missing}
     everywhere = [
-        Holding(n, offset, text) for n in range(1, len(passages) + 1) for offset, text in sentences(passages[n - 1])
+        Holding(n, offset, text)
+        for n in range(1, len(passages) + 1)
+        for offset, text in sentences(passages[n - 1], reading)
     ]
 
     def likeness(holding: Holding) -> tuple[int, bool]:

@@ -26,7 +26,9 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     reason = state.get("abstain_reason") or "no relevant passage was found"
     language = question_language(state["question"], context.reading)
     if state.get("answer_doubted"):
-        quote = quotable_highlight(state["question"], state.get("highlights") or [], context.confidence, context.gate)
+        quote = quotable_highlight(
+            state["question"], state.get("highlights") or [], context.confidence, context.gate, context.reading
+        )
         if quote is not None:
             return quoted(state, quote, language, f"{reason}; quoted {quote.label} instead", timer)
     route = state.get("route")

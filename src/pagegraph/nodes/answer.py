@@ -18,8 +18,6 @@ from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.graph import RagState
 
-STRUCTURED_OUTPUT_MAX_TEMPERATURE = 0.2
-
 
 def render_evidence(number: int, evidence: Evidence) -> str:
     """A passage as the answer model reads it: its number, its label, its text with tables as readings (a passage
@@ -34,7 +32,7 @@ def answer(state: RagState, runtime: Runtime[Context], services: Services) -> di
     output_type = state.get("output_type") or context.output_type
     temperature = context.temperature
     if output_type != "answer":
-        temperature = min(temperature, STRUCTURED_OUTPUT_MAX_TEMPERATURE)
+        temperature = min(temperature, context.structured_max_temperature)
     model = services.chat_model(context, temperature=temperature)
     # each step's best passages first, so the budget drops the weakest passage of every step before a strong one
     ranked = sorted(state.get("retrieved") or [], key=lambda e: (e.rank, e.step))

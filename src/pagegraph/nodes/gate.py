@@ -29,7 +29,9 @@ def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     elif best < threshold:
         reason = f"no passage of the searched documents is close to the question (best similarity {best:.2f} < {threshold:.2f})"
     elif context.gate.key_terms and (
-        unmentioned := unmentioned_in_evidence(services.index(context), state["question"], retrieved, context.gate)
+        unmentioned := unmentioned_in_evidence(
+            services.index(context), state["question"], retrieved, context.gate, context.reading
+        )
     ):
         named = ", ".join(f"“{term}”" for term in unmentioned)
         reason = f"neither the {len(retrieved)} passages found nor the rest of their documents mention {named}"

@@ -57,7 +57,7 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
             index.embedder,
             locate,
             count=context.reading.highlights,
-            weights=context.reading.sentence_weights,
+            reading=context.reading,
         )
     note = " (from a search of the question)" if search else ""
     summary = (

@@ -19,15 +19,14 @@ from pagegraph.state.answering import ChunkFacts, MappedChunk
 from pagegraph.state.graph import ChunkTask
 from pagegraph.store.bm25 import tokenize
 
-FALLBACK_FACTS = 3
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def question_sentences(question: str, text: str) -> list[str]:
-    """The chunk's sentences that share most words with the question, best first."""
+def question_sentences(question: str, text: str, count: int) -> list[str]:
+    """The `count` sentences of the chunk that share most words with the question, best first."""
     wanted = set(tokenize(question))
     scored = [(len(wanted & set(tokenize(s))), s.strip()) for s in _SENTENCE.split(text) if s.strip()]
-    return [s for score, s in sorted(scored, key=lambda pair: -pair[0]) if score > 0][:FALLBACK_FACTS]
+    return [s for score, s in sorted(scored, key=lambda pair: -pair[0]) if score > 0][:count]
 
 
 def map_chunk(task: ChunkTask, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
@@ -44,7 +43,9 @@ def map_chunk(task: ChunkTask, runtime: Runtime[Context], services: Services) ->
         services.chat_model(context, temperature=0.0),
         ChunkFacts,
         messages,
-        default=ChunkFacts(relevant=True, facts=question_sentences(task["question"], evidence.text)),
+        default=ChunkFacts(
+            relevant=True, facts=question_sentences(task["question"], evidence.text, context.small_model.fallback_facts)
+        ),
         purpose="map_chunk",
         repairs=context.repair_attempts,
     )

@@ -76,7 +76,9 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
     except TreeUnavailableError as exc:
         details = {"document": document.name, "loaded": False, "error": str(exc)}
         return {"trace": [timer.record(f"{document.name}: skipped", error=str(exc), details=details)]}
-    view, shown = build_selection_view(tree, context.pageindex.selection_view_tokens)
+    view, shown = build_selection_view(
+        tree, context.pageindex.selection_view_tokens, summary_chars=context.pageindex.view_summary_chars
+    )
     messages = [
         SystemMessage(content=SELECT_SYSTEM.format(n=context.pageindex.nodes_per_file)),
         HumanMessage(content=SELECT_REQUEST.format(question=task["question"], document=document.name, sections=view)),

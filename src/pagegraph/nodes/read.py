@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.checks.citations import cited_sentence, is_refusal, resolve_citations, strip_citations
-from pagegraph.config import Context
+from pagegraph.config import Context, ReadingKnobs
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.answer import render_evidence
@@ -39,7 +39,7 @@ def figures(text: str) -> set[str]:
     return {match.replace(",", "") for match in _FIGURE.findall(text)}
 
 
-def answer_support(answer: str, question: str, text: str) -> float:
+def answer_support(answer: str, question: str, text: str, knobs: ReadingKnobs) -> float:
     """The share of the answer's own figures and words (those the question does not already hold) that `text`
     holds: 0 for an answer that only restates the question. A count (a "how many" question) is usually counted,
     not written: figures `text` lacks are not held against it, and a bare count is supported as far as `text` is
@@ -49,17 +49,17 @@ def answer_support(answer: str, question: str, text: str) -> float:
     own_figures = figures(answer) - asked_figures
     if _COUNT_QUESTION.search(question):
         own_figures &= passage_figures
-    own_words = {w for w in content_words(_FIGURE.sub(" ", answer)) - _YES_NO if not matches(w, asked_words)}
+    own_words = {w for w in content_words(_FIGURE.sub(" ", answer)) - _YES_NO if not matches(w, asked_words, knobs)}
     total = len(own_figures) + len(own_words)
     if not total:
         if _COUNT_QUESTION.search(question) and figures(answer) and asked_words:
-            return sum(matches(w, passage_words) for w in asked_words) / len(asked_words)
+            return sum(matches(w, passage_words, knobs) for w in asked_words) / len(asked_words)
         return 0.0
-    found = len(own_figures & passage_figures) + sum(matches(w, passage_words) for w in own_words)
+    found = len(own_figures & passage_figures) + sum(matches(w, passage_words, knobs) for w in own_words)
     return found / total
 
 
-def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: bool) -> Reading:
+def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: bool, knobs: ReadingKnobs) -> Reading:
     """The reading's signals: did the model refuse, and how much of its answer does the excerpt it cites hold (citing
     none: the excerpt holding most of it; verify attributes each sentence later). An answer citing an excerpt that
     holds less of it than another does is cited to that other one instead (small models often copy the right value
@@ -68,7 +68,7 @@ def judge_reading(draft: str, question: str, evidence: list[Evidence], wide: boo
     if is_refusal(answer, cited) or not evidence:
         return Reading(draft=draft, wide=wide, refused=True, support=0.0)
     plain = " ".join(strip_citations(draft).split())
-    scores = {n: answer_support(plain, question, evidence[n - 1].text) for n in range(1, len(evidence) + 1)}
+    scores = {n: answer_support(plain, question, evidence[n - 1].text, knobs) for n in range(1, len(evidence) + 1)}
     best = max(scores, key=scores.__getitem__)
     if not cited:
         return Reading(draft=draft, wide=wide, refused=False, support=round(scores[best], 3), source=best)
@@ -100,8 +100,8 @@ def fell_short(reading: Reading, context: Context) -> bool:
 
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
-    passages, _ = with_table_readings(passages)
-    scored = score_sentences(state["question"], passages, index.embedder, context.reading.sentence_weights)
+    passages, _ = with_table_readings(passages, context.reading)
+    scored = score_sentences(state["question"], passages, index.embedder, context.reading)
     reading = context.reading
     return focus_passages(
         passages,
@@ -142,7 +142,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     messages = [SystemMessage(content=system), HumanMessage(content=request.replace("{evidence}", blocks))]
     reply, call = invoke_model(model, messages, purpose="read")
     draft = message_text(reply).strip()
-    reading = judge_reading(draft, state["question"], kept, wide)
+    reading = judge_reading(draft, state["question"], kept, wide, context.reading)
     if not wide and (fell_short(reading, context) or context.reading.confirm_answers):
         reading = reading.model_copy(update={"widen": True})
     how = "whole passages" if wide else "focused excerpts"

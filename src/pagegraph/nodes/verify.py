@@ -62,9 +62,9 @@ def value_check(
     retrieved = {p.id: p for p in state.get("retrieved") or []}
     passages = [retrieved.get(e.id, e) for e in evidence]
     texts = [p.text for p in passages]
-    finding = check_values(text, state["question"], texts, cited)
+    finding = check_values(text, state["question"], texts, cited, context.reading)
     if finding.missing and len(cited) < len(passages):
-        anywhere = check_values(text, state["question"], texts, range(1, len(passages) + 1))
+        anywhere = check_values(text, state["question"], texts, range(1, len(passages) + 1), context.reading)
         finding = anywhere if not anywhere.missing else finding
     index = services.index(context) if services.has_index(context) else None
 
@@ -93,7 +93,9 @@ def value_check(
     sentence, where = located(finding.sentence)
     others = []
     if finding.values and not finding.missing and where is not None:
-        others = other_periods(finding.values, state["question"], where.page_text, where.start)
+        others = other_periods(
+            finding.values, state["question"], where.page_text, where.start, context.confidence.period_heading_lines
+        )
     doubted = bool(finding.missing or others)
     status = "no_values" if not finding.values else "unsupported" if doubted else "supported"
     check = ValueCheck(

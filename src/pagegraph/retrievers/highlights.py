@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import regex
 
-from pagegraph.config import SentenceWeights
+from pagegraph.config import ReadingKnobs
 from pagegraph.ingest.loaders.tables import table_readings
 from pagegraph.state.answering import GAP_MARK, Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
@@ -70,9 +70,6 @@ _SENTENCE_END = regex.compile(
 )
 # Words that shape a question but are not what it is about.
 _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
-MIN_PREFIX = 4
-MIN_WORDS = 3
-MAX_SENTENCE_CHARS = 400
 
 
 def answer_shape(question: str) -> AnswerShape:
@@ -101,16 +98,17 @@ def shape_fit(sentence: str, shape: AnswerShape) -> float:
     return 0.0
 
 
-def sentences(text: str) -> list[tuple[int, str]]:
-    """(offset in `text`, sentence) of each sentence worth showing."""
+def sentences(text: str, reading: ReadingKnobs) -> list[tuple[int, str]]:
+    """(offset in `text`, sentence) of each sentence worth showing: of `reading.sentence_min_words` words or more,
+    cut at `reading.sentence_max_chars`."""
     found = []
     start = 0
     for end_match in [*_SENTENCE_END.finditer(text), None]:
         end = end_match.start() if end_match else len(text)
         piece = text[start:end]
         stripped = piece.strip(" \t|-*•#")
-        if word_count(stripped) >= MIN_WORDS:  # a character of a script without spaces counts as a word
-            found.append((start + piece.index(stripped), stripped[:MAX_SENTENCE_CHARS]))
+        if word_count(stripped) >= reading.sentence_min_words:  # a character of a script without spaces: a word
+            found.append((start + piece.index(stripped), stripped[: reading.sentence_max_chars]))
         start = end_match.end() if end_match else len(text)
     return found
 
@@ -130,13 +128,14 @@ def content_words(text: str) -> set[str]:
     return words
 
 
-def matches(term: str, words: set[str]) -> bool:
-    """A word equals the term, or one starts with the other and the shorter has MIN_PREFIX letters ("weigh" and
-    "weight"; not "governor" and "government")."""
+def matches(term: str, words: set[str], reading: ReadingKnobs) -> bool:
+    """A word equals the term, or one starts with the other and the shorter has `reading.word_prefix_letters`
+    letters ("weigh" and "weight"; not "governor" and "government")."""
     if term in words:
         return True
-    return len(term) >= MIN_PREFIX and any(
-        len(word) >= MIN_PREFIX and (word.startswith(term) or term.startswith(word)) for word in words
+    least = reading.word_prefix_letters
+    return len(term) >= least and any(
+        len(word) >= least and (word.startswith(term) or term.startswith(word)) for word in words
     )
 
 
@@ -178,29 +177,32 @@ def locate_in_chunks(
     return None
 
 
-def with_table_readings(passages: Sequence[Evidence]) -> tuple[list[Evidence], dict[str, str]]:
+def with_table_readings(passages: Sequence[Evidence], reading: ReadingKnobs) -> tuple[list[Evidence], dict[str, str]]:
     """The passages with their tables written as readings (`table_readings`), and each reading's row as its page
     writes it, by what `sentences` keeps of the reading."""
     readable, rows = [], {}
     for passage in passages:
         text, raw_of = table_readings(passage.text, passage.table_header)
         readable.append(passage.model_copy(update={"text": text}) if raw_of else passage)
-        rows.update({reading[:MAX_SENTENCE_CHARS]: row for reading, row in raw_of.items()})
+        rows.update({text[: reading.sentence_max_chars]: row for text, row in raw_of.items()})
     return readable, rows
 
 
 def score_sentences(
-    question: str, passages: Sequence[Evidence], embedder: Embedder, weights: SentenceWeights
+    question: str, passages: Sequence[Evidence], embedder: Embedder, reading: ReadingKnobs
 ) -> list[ScoredSentence]:
-    """Every sentence of `passages` (best passage first), in reading order, scored by `weights` for how likely it
-    holds the answer to `question`."""
-    candidates = [(rank, offset, sentence) for rank, p in enumerate(passages) for offset, sentence in sentences(p.text)]
+    """Every sentence of `passages` (best passage first), in reading order, scored by `reading.sentence_weights`
+    for how likely it holds the answer to `question`."""
+    weights = reading.sentence_weights
+    candidates = [
+        (rank, offset, sentence) for rank, p in enumerate(passages) for offset, sentence in sentences(p.text, reading)
+    ]
     if not candidates:
         return []
     cosines = embedder.embed([sentence for _, _, sentence in candidates]) @ embedder.embed_queries([question])[0]
     dense = embedder.comparable(cosines)
     terms = content_words(question)
-    found = [{t for t in terms if matches(t, content_words(sentence))} for _, _, sentence in candidates]
+    found = [{t for t in terms if matches(t, content_words(sentence), reading)} for _, _, sentence in candidates]
     # A question word found in every passage (the product's name, say) tells less than one found in few.
     weight = {t: float(np.log(len(found) / max(1, sum(t in f for f in found)))) for t in terms}
     total = sum(weight.values())
@@ -224,14 +226,14 @@ def pick_highlights(
     locate: Callable[[str, Evidence], Location | None],
     *,
     count: int,
-    weights: SentenceWeights,
+    reading: ReadingKnobs,
 ) -> list[Highlight]:
     """The `count` sentences of `passages` (best first) most likely to hold the answer, each located by `locate`
     (sentences it cannot place are passed over); a table row as its reading, located by its cells."""
     picked: list[Highlight] = []
     seen: set[str] = set()
-    readable, rows = with_table_readings(passages)
-    for candidate in sorted(score_sentences(question, readable, embedder, weights), key=lambda c: -c.score):
+    readable, rows = with_table_readings(passages, reading)
+    for candidate in sorted(score_sentences(question, readable, embedder, reading), key=lambda c: -c.score):
         if len(picked) == count:
             break
         passage = passages[candidate.passage]

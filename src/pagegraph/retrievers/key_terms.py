@@ -22,8 +22,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from pagegraph.config import GateKnobs
-from pagegraph.retrievers.highlights import MIN_PREFIX, matches
+from pagegraph.config import GateKnobs, ReadingKnobs
+from pagegraph.retrievers.highlights import matches
 from pagegraph.state.answering import Evidence
 from pagegraph.store.bm25 import tokenize
 from pagegraph.store.index import Index
@@ -39,7 +39,6 @@ _DOCUMENT_WORDS = frozenset(
     {"page", "pages", "section", "sections", "figure", "figures", "fig", "table", "tables", "appendix", "chapter"}
     | {"pdf", "word", "docx", "txt", "markdown", "excel", "powerpoint"}
 )
-MIN_LETTERS = 3
 
 
 def key_terms(question: str) -> list[str]:
@@ -60,29 +59,30 @@ def key_terms(question: str) -> list[str]:
     return terms
 
 
-def term_parts(term: str) -> list[str]:
-    return [p for p in _PART.findall(term.lower()) if p.isdigit() or len(p) >= MIN_LETTERS]
+def term_parts(term: str, min_letters: int) -> list[str]:
+    """The parts of a term worth looking for: its numbers and its words of at least `min_letters` letters."""
+    return [p for p in _PART.findall(term.lower()) if p.isdigit() or len(p) >= min_letters]
 
 
-def unmentioned_terms(question: str, texts: Iterable[str], gate: GateKnobs) -> list[str]:
+def unmentioned_terms(question: str, texts: Iterable[str], gate: GateKnobs, reading: ReadingKnobs) -> list[str]:
     """The question's key terms some part of which no text mentions (near spellings as `gate` allows)."""
     terms = key_terms(question)
     if not terms:
         return []
     words = set(_PART.findall(" ".join(texts).lower()))
-    spellings = [w for w in words if len(w) >= MIN_PREFIX and not w.isdigit()]
+    spellings = [w for w in words if len(w) >= reading.word_prefix_letters and not w.isdigit()]
 
     def mentioned(part: str) -> bool:
         if part.isdigit():
             return part in words
-        if matches(part, words):
+        if matches(part, words, reading):
             return True
         near = len(part) >= gate.near_spelling_letters and difflib.get_close_matches(
             part, spellings, n=1, cutoff=gate.near_spelling_ratio
         )
         return bool(near)
 
-    return [term for term in terms if not all(mentioned(part) for part in term_parts(term))]
+    return [term for term in terms if not all(mentioned(part) for part in term_parts(term, gate.term_part_letters))]
 
 
 def documents_holding(index: Index, words: list[str]) -> np.ndarray:
@@ -96,15 +96,17 @@ def documents_holding(index: Index, words: list[str]) -> np.ndarray:
     return held
 
 
-def documents_mention(index: Index, term: str, documents: list[str]) -> bool:
+def documents_mention(index: Index, term: str, documents: list[str], gate: GateKnobs) -> bool:
     """Whether one of `documents` (names) holds each of the term's parts as a word."""
     profiles = index.profiles
     rows = [profiles.row_named[name] for name in documents if name in profiles.row_named]
-    return bool(documents_holding(index, tokenize(" ".join(term_parts(term))))[rows].any())
+    return bool(documents_holding(index, tokenize(" ".join(term_parts(term, gate.term_part_letters))))[rows].any())
 
 
-def unmentioned_in_evidence(index: Index, question: str, passages: list[Evidence], gate: GateKnobs) -> list[str]:
+def unmentioned_in_evidence(
+    index: Index, question: str, passages: list[Evidence], gate: GateKnobs, reading: ReadingKnobs
+) -> list[str]:
     """The key terms neither the passages (with their file names and sections) nor their documents mention."""
-    missed = unmentioned_terms(question, (f"{e.source} {e.section} {e.text}" for e in passages), gate)
+    missed = unmentioned_terms(question, (f"{e.source} {e.section} {e.text}" for e in passages), gate, reading)
     documents = sorted({e.source for e in passages})
-    return [term for term in missed if not documents_mention(index, term, documents)]
+    return [term for term in missed if not documents_mention(index, term, documents, gate)]

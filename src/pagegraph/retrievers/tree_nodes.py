@@ -10,6 +10,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, Field
 
+from pagegraph.config import PageIndexKnobs
 from pagegraph.errors import PagegraphError
 from pagegraph.llm.calls import estimate_tokens
 from pagegraph.llm.structured import StructuredResult
@@ -18,7 +19,6 @@ from pagegraph.state.documents import DocumentRecord, NodeSummary
 from pagegraph.store.index import Index
 
 STRUCTURED_OUTLINES = ("bookmarks", "headings", "filing", "detected")
-VIEW_SUMMARY_CHARS = 240
 
 
 class TreeUnavailableError(PagegraphError):
@@ -88,6 +88,9 @@ def load_tree(index: Index, document: DocumentRecord) -> DocumentTree:
     )
 
 
+_VIEW = PageIndexKnobs()  # a view's defaults are the pageindex graph's
+
+
 def page_span(section: NodeSummary) -> str:
     if section.start_page == section.end_page:
         return f"p. {section.start_page}"
@@ -95,15 +98,19 @@ def page_span(section: NodeSummary) -> str:
 
 
 def build_selection_view(
-    tree: DocumentTree, token_budget: int = 2000, with_path: bool = False, count: Callable[[str], int] = estimate_tokens
+    tree: DocumentTree,
+    token_budget: int = _VIEW.selection_view_tokens,
+    with_path: bool = False,
+    count: Callable[[str], int] = estimate_tokens,
+    summary_chars: int = _VIEW.view_summary_chars,
 ) -> tuple[str, list[str]]:
     """One line per section (id | title | pages | summary), in tree order, and the ids shown. A big tree is cut to
     the token budget level by level, so the top levels are always there and the deepest go first."""
     lines: dict[str, str] = {}
     for section in tree.sections:
         summary = " ".join(section.summary.split())
-        if len(summary) > VIEW_SUMMARY_CHARS:
-            summary = summary[: VIEW_SUMMARY_CHARS - 3] + "..."
+        if len(summary) > summary_chars:
+            summary = summary[: summary_chars - 3] + "..."
         title = " > ".join(tree.paths.get(section.node_id, [])) if with_path else section.title
         indent = "  " * section.level
         lines[section.node_id] = (

@@ -26,7 +26,6 @@ from pagegraph.state.documents import Confidentiality
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.ingest import IngestReport, Status
 
-PASSAGE_CHARS = 1500  # of a passage's text in an answer's evidence: its sentences come first, whole
 QuestionGraph = Literal[GRAPH_NAMES]  # type: ignore[valid-type]
 
 
@@ -250,7 +249,10 @@ class DocumentTools:
                 for c in output.get("citations") or []
             ],
             evidence=found_sentences(highlights),
-            passages=[found_passage(p, highlights, PASSAGE_CHARS) for p in output.get("evidence") or []],
+            passages=[
+                found_passage(p, highlights, self.context.reading.answer_passage_chars)
+                for p in output.get("evidence") or []
+            ],
         )
 
     def documents(self, access: Access | None = None) -> DocumentList:
