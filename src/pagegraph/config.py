@@ -114,11 +114,13 @@ class ModelSettings(BaseSettings):
     )
     llm_max_tokens: int = Field(default=1024, ge=16, description="longest reply a model may write")
     llm_slots: int = Field(
-        default=2,
+        default=1,
         ge=1,
         le=16,
         description="calls the local model's process decodes at once (llama.cpp's parallel slots, each with the "
-        "whole context window); more wait their turn there",
+        "whole context window); more wait their turn there. 1 keeps an answer the same from run to run: calls "
+        "decoded together change each other's arithmetic, and so the words and pages chosen (docs/models.md); a "
+        "server with several users may set 2 or more for throughput",
     )
     llm_repack: bool = Field(
         default=False,

@@ -44,7 +44,7 @@ class LlamaCppChatModel(BaseChatModel):
     n_ctx: int = Field(default=8192, ge=256, description="context window of one call in tokens")
     n_threads: int = Field(default=1, ge=1)
     n_batch: int = Field(default=512, ge=1, description="prompt tokens evaluated per step")
-    slots: int = Field(default=2, ge=1, description="calls the model process decodes at once")
+    slots: int = Field(default=1, ge=1, description="calls the model process decodes at once")
     repack: bool = Field(default=False, description="llama.cpp's repacked weight layouts (Settings.llm_repack)")
     timeout_s: float = Field(default=600.0, gt=0, description="a call that takes longer ends the process as hung")
     load_timeout_s: float = Field(default=300.0, gt=0, description="time to load the weights and answer once")
