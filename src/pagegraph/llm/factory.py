@@ -1,7 +1,7 @@
 """Turn a model spec into a LangChain chat model.
 
 Specs: `local` (embedded Qwen2.5-Coder-1.5B), `local-fast` (Qwen2.5-Coder-0.5B), `gguf:PATH` (any GGUF file),
-`ollama:NAME`, `openai:NAME` (with Settings.openai_base_url or base_url= for any OpenAI-compatible server),
+`ollama:NAME`, `openai:NAME` (with Settings.models.openai_base_url or base_url= for any OpenAI-compatible server),
 `PROVIDER:NAME` for anything `init_chat_model` knows, and the profiles cheap/balanced/premium.
 """
 

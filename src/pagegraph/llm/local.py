@@ -45,7 +45,7 @@ class LlamaCppChatModel(BaseChatModel):
     n_threads: int = Field(default=1, ge=1)
     n_batch: int = Field(default=512, ge=1, description="prompt tokens evaluated per step")
     slots: int = Field(default=1, ge=1, description="calls the model process decodes at once")
-    repack: bool = Field(default=False, description="llama.cpp's repacked weight layouts (Settings.llm_repack)")
+    repack: bool = Field(default=False, description="llama.cpp's repacked weight layouts (Settings.models.llm_repack)")
     timeout_s: float = Field(default=600.0, gt=0, description="a call that takes longer ends the process as hung")
     load_timeout_s: float = Field(default=300.0, gt=0, description="time to load the weights and answer once")
     server_binary: Path | None = Field(default=None, description="llama-server; None finds the built one")

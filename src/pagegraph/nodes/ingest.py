@@ -1,7 +1,7 @@
 """The `ingest` graph's one stage: index files that are on the server's disk, reporting each file as it finishes
 (stream mode `custom`); a cancelled run stops within seconds and releases the index. A server user needs the
 editor or admin role, may only tag documents into their own projects and up to their ceiling, and reads only from
-the ingest folders (`Settings.ingest_roots`)."""
+the ingest folders (`Settings.server.ingest_roots`)."""
 
 from __future__ import annotations
 

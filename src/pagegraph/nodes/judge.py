@@ -25,7 +25,7 @@ from pagegraph.state.usage import ModelCall
 
 def judge_options(model: BaseChatModel, alternatives: int) -> dict[str, int]:
     """A one-token reply, with the likeliest first tokens from the models that report them (the embedded one, and
-    OpenAI-compatible clients made with `logprobs` on: `Settings.model_logprobs`)."""
+    OpenAI-compatible clients made with `logprobs` on: `Settings.models.model_logprobs`)."""
     reports = embedded(model) or (provider(model) == "openai" and getattr(model, "logprobs", None))
     return {**reply_cap(model, 1), **({"top_logprobs": alternatives} if reports else {})}
 

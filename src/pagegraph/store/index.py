@@ -88,7 +88,7 @@ def _no_index(where: str, folder: Path) -> PagegraphError:
 
 def _records(folder: Path, settings: Settings, *, write: bool, pool_size: int | None = None) -> RecordStore:
     """The one place a store is made: the folder's store.sqlite, or the index's schema in PostgreSQL when
-    `Settings.database_url` is set."""
+    `Settings.storage.database_url` is set."""
     if settings.storage.database_url:
         pool = pool_size or settings.storage.database_pool_size
         return PostgresStore(settings.storage.database_url, index_schema(folder), pool, write=write)
@@ -125,7 +125,7 @@ def open_index(
     records_only: bool = False,
 ) -> Index | RecordStore:
     """Open (with `write`, create) the index `folder` names: in the folder, or in PostgreSQL when
-    `Settings.database_url` is set (a `DatabaseIndex`, schema named after the folder). A writer of a folder that
+    `Settings.storage.database_url` is set (a `DatabaseIndex`, schema named after the folder). A writer of a folder that
     another process is writing fails with IndexLockedError, or with `wait_for_writer` is told why (the callback
     gets the reason) and waits its turn; writers of a database work side by side (`RecordStore.claim`).
 
