@@ -381,7 +381,11 @@ class Settings(BaseSettings):
             moved = ", ".join(f"{key!r} is now {SETTING_GROUPS[key]}.{key}" for key in flat)
             example = f"Settings({SETTING_GROUPS[flat[0]]}={{{flat[0]!r}: ...}})"
             raise SettingsError(f"settings of the flat layout: {moved} (give them as {example})")
-        groups = {key: GROUP_CLASSES[key](**value) for key, value in given.items() if isinstance(value, dict)}
+        groups = {
+            key: GROUP_CLASSES[key](**value)
+            for key, value in given.items()
+            if key in GROUP_CLASSES and isinstance(value, dict)
+        }
         super().__init__(**given | groups)
 
     def with_changes(self, **changes: Any) -> Settings:
