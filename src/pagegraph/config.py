@@ -647,8 +647,8 @@ class ReadingKnobs(BaseModel):
         default=1500,
         ge=200,
         le=20000,
-        description="characters of each passage an answer hands to another agent (the MCP `ask` tool, "
-        "`DocumentTools.ask`): its highlighted sentences first, whole",
+        description="characters of each passage's text an answer hands to another agent (the MCP `ask` tool, "
+        "`DocumentTools.ask`), then '…'; its highlighted sentences come whole beside it",
     )
     sentence_min_words: int = Field(
         default=3,

@@ -22,6 +22,7 @@ from pagegraph.cli.common import (
 )
 from pagegraph.config import Context, get_settings
 from pagegraph.errors import PagegraphError
+from pagegraph.state.documents import clipped
 
 if TYPE_CHECKING:
     from pagegraph.state.answering import Evidence, Highlight
@@ -84,5 +85,4 @@ def print_passages(passages: list[Evidence], highlights: list[Highlight], spelli
             console.print(f"   [yellow]»[/yellow] {escape(' '.join(sentence.sentence.split()))}", highlight=False)
         if not sentences:
             text = " ".join(passage.text.split())
-            snippet = text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
-            console.print(f"   [dim]{escape(snippet)}[/dim]", highlight=False)
+            console.print(f"   [dim]{escape(clipped(text, SNIPPET_CHARS))}[/dim]", highlight=False)

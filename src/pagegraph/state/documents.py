@@ -62,6 +62,11 @@ def names_a_section(title: str, source: str) -> bool:
     )
 
 
+def clipped(text: str, chars: int) -> str:
+    """The text, or its first `chars` characters ending in "…" when it is longer."""
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 

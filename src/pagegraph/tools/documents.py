@@ -22,7 +22,7 @@ from pagegraph.graphs.search import build_search_graph
 from pagegraph.nodes.start import length_refusal
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Highlight
-from pagegraph.state.documents import Confidentiality
+from pagegraph.state.documents import Confidentiality, clipped
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.ingest import IngestReport, Status
 
@@ -122,7 +122,7 @@ def found_sentences(highlights: list[Highlight]) -> list[FoundSentence]:
 
 
 def found_passage(passage: Evidence, highlights: list[Highlight], chars: int | None = None) -> FoundPassage:
-    text = passage.text if chars is None or len(passage.text) <= chars else passage.text[: chars - 1].rstrip() + "…"
+    text = passage.text if chars is None else clipped(passage.text, chars)
     return FoundPassage(
         label=passage.label(),
         source=passage.source,
