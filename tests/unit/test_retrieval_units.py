@@ -14,7 +14,8 @@ from pagegraph.state.documents import Chunk, DocumentTags
 from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.catalog import ChunkCatalog
-from pagegraph.store.vectors import chroma_where, chunk_metadata
+from pagegraph.store.filters import chroma_where
+from pagegraph.store.vectors import chunk_metadata
 
 
 def test_weighted_rrf_arithmetic() -> None:

@@ -21,24 +21,19 @@ log = logging.getLogger(__name__)
 CHROMA_DIR = "chroma"
 
 
-# The tags `chunk_metadata` leaves out when a document lacks them.
-_OPTIONAL_TAGS = ("project", "source_type", "date")
-
-
-def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
-    """Flat metadata for pre-filtering: Chroma accepts scalars only."""
-    meta: dict[str, str | int | float | bool] = {
+def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool | None]:
+    """Flat metadata for pre-filtering: Chroma accepts scalars only. A tag the document lacks is None: left out when
+    the chunk is added, and dropped from what Chroma holds when its metadata is updated (an update merges)."""
+    tags = chunk.tags
+    meta: dict[str, str | int | float | bool | None] = {
         **chunk.location(),
-        "confidentiality": chunk.tags.confidentiality,
-        "confidentiality_rank": CONFIDENTIALITY_LEVELS.index(chunk.tags.confidentiality),
+        "confidentiality": tags.confidentiality,
+        "confidentiality_rank": CONFIDENTIALITY_LEVELS.index(tags.confidentiality),
+        "project": tags.project or None,
+        "source_type": tags.source_type or None,
+        "date": day_number(tags.date) if tags.date else None,
     }
-    if chunk.tags.project:
-        meta["project"] = chunk.tags.project
-    if chunk.tags.source_type:
-        meta["source_type"] = chunk.tags.source_type
-    if chunk.tags.date:
-        meta["date"] = day_number(chunk.tags.date)
-    for key, value in chunk.tags.extra.items():
+    for key, value in tags.extra.items():
         meta[f"tag_{key}"] = value
     return meta
 
@@ -94,7 +89,7 @@ class VectorStore:
                 ids=[chunk.id for chunk in part],
                 embeddings=embeddings[start : start + batch],
                 documents=[chunk.text for chunk in part],
-                metadatas=[chunk_metadata(chunk) for chunk in part],
+                metadatas=[{k: v for k, v in chunk_metadata(chunk).items() if v is not None} for chunk in part],
             )
 
     def ids(self) -> set[str]:
@@ -107,13 +102,12 @@ class VectorStore:
         return held
 
     def update_metadata(self, chunks: list[Chunk]) -> None:
-        """Write the chunks' metadata anew (after a retag). Chroma merges an update into what it holds, and drops a
-        key whose value is None: a tag the document no longer has (its date, say) is sent as None."""
+        """Write the chunks' metadata anew (after a retag): a tag the document no longer has (its date, say) goes as
+        None, which Chroma drops."""
         batch = self._client.get_max_batch_size()
         for start in range(0, len(chunks), batch):
             part = chunks[start : start + batch]
-            metadatas = [dict.fromkeys(_OPTIONAL_TAGS) | chunk_metadata(c) for c in part]
-            self._collection.update(ids=[c.id for c in part], metadatas=metadatas)
+            self._collection.update(ids=[c.id for c in part], metadatas=[chunk_metadata(c) for c in part])
 
     def delete_document(self, document_id: str) -> None:
         self._collection.delete(where={"document_id": document_id})
