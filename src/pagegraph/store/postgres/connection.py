@@ -50,7 +50,7 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def reason(exc: Exception) -> str:
+def _reason(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
@@ -77,7 +77,7 @@ class Connections:
         try:
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S * 2)
         except PoolTimeout as exc:
-            raise PagegraphError(f"the database at {redacted(url)} is not reachable: {reason(exc)}") from exc
+            raise PagegraphError(f"the database at {redacted(url)} is not reachable: {_reason(exc)}") from exc
         self._pinned = threading.local()
 
     def _prepare_database(self) -> bool:
@@ -93,12 +93,12 @@ class Connections:
                 except psycopg.Error as exc:
                     raise PagegraphError(
                         f"the database at {redacted(self.url)} lacks the pgvector extension and this user may not "
-                        f"install it ({reason(exc)}): have an administrator run `CREATE EXTENSION vector;` in it "
+                        f"install it ({_reason(exc)}): have an administrator run `CREATE EXTENSION vector;` in it "
                         "(pgvector 0.5 or later; managed services list it as `vector`)"
                     ) from exc
                 return True
         except psycopg.OperationalError as exc:
-            raise PagegraphError(f"cannot connect to the database at {redacted(self.url)}: {reason(exc)}") from exc
+            raise PagegraphError(f"cannot connect to the database at {redacted(self.url)}: {_reason(exc)}") from exc
 
     def _note_returned(self, conn: psycopg.Connection) -> None:
         conn.autocommit = False  # as `_connection` found it
