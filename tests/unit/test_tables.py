@@ -9,7 +9,7 @@ import pypdfium2 as pdfium
 from fpdf import FPDF
 
 from pagegraph import build_graph
-from pagegraph.config import Context, Settings
+from pagegraph.config import Context, ReadingKnobs, Settings
 from pagegraph.ingest.chunking import table_header
 from pagegraph.ingest.loaders import ReadOptions, load_document
 from pagegraph.ingest.loaders.pdfium_text import pdfium_text
@@ -26,6 +26,7 @@ from pagegraph.ingest.loaders.tables import (
 from pagegraph.ingest.pipeline import Ingestor
 from pagegraph.ingest.prepare import prepare_document
 from pagegraph.llm.embedder import Embedder
+from pagegraph.retrievers.highlights import asked_columns
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
 from pagegraph.store.chunk_text import search_text
@@ -169,7 +170,7 @@ def test_a_pdf_table_highlight_reads_with_its_row_label_and_column_heading(
                 break
         page = index.pages(index.documents()[0].id)[0]
     top = highlights[0]
-    assert top.sentence == 'Brightness (typ.) — 27" model: 300 cd/m2; 32" model: 350 cd/m2', highlights
+    assert top.sentence == 'Brightness (typ.) — 32" model: 350 cd/m2', "the row label, the asked column, its value"
     assert page.text[top.start : top.end] == "Brightness (typ.) | 300 cd/m2 | 350 cd/m2", "the page's row is marked"
     assert top.label == "[monitors.pdf, p. 1]"
 
@@ -209,3 +210,47 @@ def test_table_readings_carry_headings_spans_label_cells_and_units() -> None:
     assert key_values == "AC IN — AC 100 V – 240 V\nWeight — Approx. 0.7 kg", "a key and its value head no column"
     gapped, _ = table_readings("| Item | 2023 |\n| --- | --- |\n| Revenue | 5 | … | Cost | 3 |")
     assert gapped.split("\n") == ["Revenue — 2023: 5", "…", "Cost — 3"], "a row after a passage's gap is a row"
+
+
+def test_a_reading_keeps_the_columns_the_question_names() -> None:
+    reading = ReadingKnobs()
+    statement = (
+        "| | Year ended December 31, | | |\n| --- | --- | --- | --- |\n| | 2015 | 2014 | 2013 |\n"
+        "| Net income | 122,641 | 266,799 | 112,403 |"
+    )
+    for question, expected in [
+        ("What was the net income in 2013?", "Net income — Year ended December 31, 2013: 112,403"),
+        ("What was net income for the year ended 2014?", "Net income — Year ended December 31, 2014: 266,799"),
+        (
+            "How did net income change?",
+            "Net income — Year ended December 31, 2015: 122,641; Year ended December 31, 2014: 266,799; "
+            "Year ended December 31, 2013: 112,403",
+        ),
+    ]:
+        assert table_readings(statement, columns=asked_columns(question, reading))[0] == expected, question
+    scores = "| Method | Physics | Chemistry |\n| --- | --- | --- |\n| PaLM-2L + Step-Back | 73.2% | 81.8% |"
+    chemistry, rows = table_readings(scores, columns=asked_columns("Step-Back accuracy on Chemistry?", reading))
+    assert chemistry == "PaLM-2L + Step-Back — Chemistry: 81.8%"
+    assert rows[chemistry] == "PaLM-2L + Step-Back | 73.2% | 81.8%", "the reading still marks its whole row"
+
+
+def test_a_text_layer_table_under_a_line_of_years_reads_by_year() -> None:
+    text = (
+        "Year ended December 31,\n2015 2014 2013\n(in thousands, except per share data)\n"
+        "Revenues $ 6,779,511 $ 5,504,656 $ 4,374,562\nEarnings per share:\nBasic $ 0.29 $ 0.63 $ 0.28\n"
+        "Free cash flow (1) (920,557) (126,699) (16,300)\nDebt due to related party — — 198,109\n"
+        "(1) See Liquidity for a definition.\nOther 1 2 3"
+    )
+    readable, rows = table_readings(text)
+    assert readable.split("\n")[3:9] == [
+        "Revenues — 2015: $6,779,511; 2014: $5,504,656; 2013: $4,374,562 (in thousands)",
+        "Earnings per share:",
+        "Basic — 2015: $0.29; 2014: $0.63; 2013: $0.28 (in thousands)",
+        "Free cash flow (1) — 2015: (920,557); 2014: (126,699); 2013: (16,300) (in thousands)",
+        "Debt due to related party — 2015: —; 2014: —; 2013: 198,109 (in thousands)",
+        "(1) See Liquidity for a definition.",
+    ]
+    assert readable.endswith("\nOther 1 2 3"), "a line after the table's end is not one of its rows"
+    assert all(row in text for row in rows.values()), "each reading's line is found in the text as written"
+    asked, _ = table_readings(text, columns=asked_columns("What was free cash flow in 2014?", ReadingKnobs()))
+    assert "Free cash flow (1) — 2014: (126,699) (in thousands)" in asked.split("\n")

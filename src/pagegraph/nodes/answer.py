@@ -8,21 +8,22 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.ingest.loaders.tables import table_readings
+from pagegraph.ingest.loaders.tables import ColumnChoice, table_readings
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
 from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.prompts.answer import ANSWER_REQUEST, ANSWER_SYSTEM, FORMAT_INSTRUCTIONS, HISTORY, REFUSAL, TURN
+from pagegraph.retrievers.highlights import asked_columns
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.graph import RagState
 
 
-def render_evidence(number: int, evidence: Evidence) -> str:
-    """A passage as the answer model reads it: its number, its label, its text with tables as readings (a passage
-    without a table as it is)."""
-    readable, rows = table_readings(evidence.text, evidence.table_header)
+def render_evidence(number: int, evidence: Evidence, columns: ColumnChoice | None = None) -> str:
+    """A passage as the answer model reads it: its number, its label, its text with tables as readings of the
+    `columns` asked about (a passage without a table as it is)."""
+    readable, rows = table_readings(evidence.text, evidence.table_header, columns)
     return f"[{number}] {evidence.label()}\n{readable if rows else evidence.text}"
 
 
@@ -46,9 +47,12 @@ def answer(state: RagState, runtime: Runtime[Context], services: Services) -> di
     )
     budget = min(context.reading.max_evidence_tokens, evidence_budget(model, system + request, services.settings))
     count = token_counter(model)
-    fit = fit_evidence(list(enumerate(ranked, 1)), lambda item: render_evidence(*item), budget=budget, count=count)
+    columns = asked_columns(state["question"], context.reading)
+    fit = fit_evidence(
+        list(enumerate(ranked, 1)), lambda item: render_evidence(*item, columns), budget=budget, count=count
+    )
     kept = [evidence for _, evidence in fit.kept]
-    blocks = "\n\n".join(render_evidence(n, e) for n, e in enumerate(kept, 1))
+    blocks = "\n\n".join(render_evidence(n, e, columns) for n, e in enumerate(kept, 1))
     messages = [SystemMessage(content=system), HumanMessage(content=request.replace("{evidence}", blocks))]
     reply, call = invoke_model(model, messages, purpose="answer")
     summary = f"{output_type} from {len(kept)} passages ({fit.tokens} of {budget} evidence tokens; {len(fit.dropped)} dropped)"

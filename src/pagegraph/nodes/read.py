@@ -20,6 +20,7 @@ from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
 from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
 from pagegraph.retrievers.highlights import (
     answer_shape,
+    asked_columns,
     content_words,
     focus_passages,
     matches,
@@ -100,7 +101,7 @@ def fell_short(reading: Reading, context: Context) -> bool:
 
 def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
     index = services.index(context)
-    passages, _ = with_table_readings(passages, context.reading)
+    passages, _ = with_table_readings(passages, state["question"], context.reading)
     scored = score_sentences(state["question"], passages, index.embedder, context.reading)
     reading = context.reading
     return focus_passages(
@@ -134,11 +135,15 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         history=HISTORY.format(turns=turns) if turns else "", question=state["question"], evidence="{evidence}"
     ) + answer_language_instruction(state["question"], context.reading)
     budget = min(limit, evidence_budget(model, system + request, services.settings))
+    columns = asked_columns(state["question"], context.reading)
     fit = fit_evidence(
-        list(enumerate(passages, 1)), lambda item: render_evidence(*item), budget=budget, count=token_counter(model)
+        list(enumerate(passages, 1)),
+        lambda item: render_evidence(*item, columns),
+        budget=budget,
+        count=token_counter(model),
     )
     kept = [evidence for _, evidence in fit.kept]
-    blocks = "\n\n".join(render_evidence(n, e) for n, e in enumerate(kept, 1))
+    blocks = "\n\n".join(render_evidence(n, e, columns) for n, e in enumerate(kept, 1))
     messages = [SystemMessage(content=system), HumanMessage(content=request.replace("{evidence}", blocks))]
     reply, call = invoke_model(model, messages, purpose="read")
     draft = message_text(reply).strip()

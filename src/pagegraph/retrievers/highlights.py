@@ -19,7 +19,7 @@ import numpy as np
 import regex
 
 from pagegraph.config import ReadingKnobs
-from pagegraph.ingest.loaders.tables import table_readings
+from pagegraph.ingest.loaders.tables import ColumnChoice, table_readings
 from pagegraph.state.answering import GAP_MARK, Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
 from pagegraph.store.bm25 import tokenize, word_count
@@ -177,12 +177,31 @@ def locate_in_chunks(
     return None
 
 
-def with_table_readings(passages: Sequence[Evidence], reading: ReadingKnobs) -> tuple[list[Evidence], dict[str, str]]:
-    """The passages with their tables written as readings (`table_readings`), and each reading's row as its page
-    writes it, by what `sentences` keeps of the reading."""
+def asked_columns(question: str, reading: ReadingKnobs) -> ColumnChoice:
+    """The columns of a table a question asks about: those whose headings hold the most of its content words (a year,
+    a model's name, a subject), when some hold more than others; else every column ("Net income — 2013: 112,403"
+    for a question about 2013, not the row's three years)."""
+    asked = content_words(question)
+
+    def choose(headings: list[str]) -> set[int] | None:
+        held = [sum(matches(word, content_words(heading), reading) for word in asked) for heading in headings[1:]]
+        most = max(held, default=0)
+        if not most or min(held) == most:
+            return None
+        return {i for i, count in enumerate(held, 1) if count == most}
+
+    return choose
+
+
+def with_table_readings(
+    passages: Sequence[Evidence], question: str, reading: ReadingKnobs
+) -> tuple[list[Evidence], dict[str, str]]:
+    """The passages with their tables written as readings of the columns the question asks about (`table_readings`,
+    `asked_columns`), and each reading's row as its page writes it, by what `sentences` keeps of the reading."""
     readable, rows = [], {}
+    columns = asked_columns(question, reading)
     for passage in passages:
-        text, raw_of = table_readings(passage.text, passage.table_header)
+        text, raw_of = table_readings(passage.text, passage.table_header, columns)
         readable.append(passage.model_copy(update={"text": text}) if raw_of else passage)
         rows.update({text[: reading.sentence_max_chars]: row for text, row in raw_of.items()})
     return readable, rows
@@ -232,7 +251,7 @@ def pick_highlights(
     (sentences it cannot place are passed over); a table row as its reading, located by its cells."""
     picked: list[Highlight] = []
     seen: set[str] = set()
-    readable, rows = with_table_readings(passages, reading)
+    readable, rows = with_table_readings(passages, question, reading)
     for candidate in sorted(score_sentences(question, readable, embedder, reading), key=lambda c: -c.score):
         if len(picked) == count:
             break

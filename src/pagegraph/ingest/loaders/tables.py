@@ -14,6 +14,7 @@ import ctypes
 import logging
 import re
 import time
+from collections.abc import Callable
 from contextlib import closing
 
 import numpy as np
@@ -31,6 +32,10 @@ _ANCHOR = 30
 _PROSE_CELL = 150  # a cell this long is a paragraph that happens to sit in a ruled box, not a table
 _PREFIXES = {"$", "€", "£", "("}
 _SUFFIXES = {"%", ")", "%)"}
+
+# Which of a table's columns to read, given each column's heading (the label column's first): their indexes, or None
+# for all of them.
+ColumnChoice = Callable[[list[str]], set[int] | None]
 
 
 def looks_tabular(text: str) -> bool:
@@ -313,20 +318,43 @@ def row_reading(label: str, cells: list[str], headings: list[str], units: str = 
     return f"{reading} ({units})" if units and values else reading
 
 
+# A text layer's table without rules: a line of years heads the columns ("2015 2014 2013"), and each row below it
+# is a label followed by one value per year ("Net income 122,641 266,799 112,403"; "$ 1,043", "(920,557)", "30 %",
+# "—" for none).
+_YEARS_LINE = re.compile(r"^\s*(?:(?:19|20)\d\d\s+)+(?:19|20)\d\d\s*$")
+_TEXT_VALUE = r"(?:[$€£]\s*)?\(?-?\d[\d,]*(?:\.\d+)?\)?(?:\s*%)?|[—–-]"
+
+
+def _text_row(line: str, years: list[str]) -> tuple[str, list[str]] | None:
+    """A line under a line of years read as its label and one value per year, or None when it is not one."""
+    values: list[str] = []
+    rest = line.rstrip()
+    while len(values) < len(years) and (found := re.search(rf"(?:^|\s)({_TEXT_VALUE})$", rest)):
+        values.insert(0, " ".join(found.group(1).replace("$ ", "$").replace(" %", "%").split()))
+        rest = rest[: found.start()].rstrip()
+    if len(values) < len(years) or not re.search(r"[^\W\d_]", rest):
+        return None
+    return rest.strip(), values
+
+
 def _data_like(header: list[str]) -> bool:
     """A two-column table's first row that is a key and its value ("AC IN | AC 100 V – 240 V 50 Hz"), not a header."""
     return len(header) == 2 and bool(re.search(r"\d", header[1])) and len(header[1].split()) >= 3
 
 
-def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str, str]]:
+def table_readings(
+    text: str, header: str | None = None, columns: ColumnChoice | None = None
+) -> tuple[str, dict[str, str]]:
     """`text` with each Markdown table's body rows written as readings (`row_reading`) and its header and separator
     rows left out, and each reading's Markdown rows (from its first cell to its last, as `highlights.sentences`
     takes a row) to find it again in the page. `header` is the header row of a table `text` starts inside
     (`Chunk.table_header`). Body rows at a table's top with an empty first cell and only headings in the rest
     ("| | 2023 | 2022 |") join the header; rows with an empty first cell continue the labelled row above them, or
     belong to the next when that one's label stands alone on its row (a label cell spanning rows, its text
-    centred: "Brightness — 27": 250 (min.), 300 (typ.)"); rows before a table's first label are that label's. A line of units just above a table ("(in
-    millions)") travels with its rows. A passage's gap marks (`GAP_MARK`) stand on lines of their own."""
+    centred: "Brightness — 27": 250 (min.), 300 (typ.)"); rows before a table's first label are that label's. A line
+    of units just above a table ("(in millions)") travels with its rows. `columns` picks the cells each reading
+    keeps by their headings (the columns a question names); the label always stays. A passage's gap marks
+    (`GAP_MARK`) stand on lines of their own."""
     lines = text.replace(GAP_MARK, f"\n{GAP_MARK.strip()}\n").split("\n")
     out: list[str] = []
     raw_of: dict[str, str] = {}
@@ -342,16 +370,34 @@ def table_readings(text: str, header: str | None = None) -> tuple[str, dict[str,
         width = max(map(len, group))
         merged = [", ".join(row[i] for row in group if i < len(row) and row[i]) for i in range(width)]
         merged[0] = next((row[0] for row in group if row[0]), "")
-        reading = row_reading(merged[0], merged, _column_headings(headings, width), units)
+        column_headings = _column_headings(headings, width)
+        kept = columns(column_headings) if columns else None
+        if kept:
+            merged = [cell if i == 0 or i in kept else "" for i, cell in enumerate(merged)]
+        reading = row_reading(merged[0], merged, column_headings, units)
         raw_of.setdefault(reading, "\n".join(line.strip() for line in group_lines).strip(" |"))
         out.append(reading)
         group.clear()
         group_lines.clear()
 
+    years: list[str] = []  # the column headings of a text table being read (`_YEARS_LINE`)
     for n, line in enumerate(lines):
         if not _is_row(line):
             flush()
             in_table = False
+            if _YEARS_LINE.match(line):
+                years, units = line.split(), ""
+            elif years and (found := _text_row(line, years)):
+                label, values = found
+                kept = columns(["", *years]) if columns else None
+                cells = ["", *(value if kept is None or i in kept else "" for i, value in enumerate(values, 1))]
+                reading = row_reading(label, cells, ["", *years], units)
+                raw_of.setdefault(reading, line.strip())
+                line = reading
+            elif years and (unit := _UNITS.search(line)) and not re.search(r"\d", line):
+                units = " ".join(unit.group().lower().split())
+            elif years and (re.search(r"\d", line) or len(line) > _PROSE_CELL):
+                years = []
             out.append(line)
             continue
         if _SEPARATOR_ROW.match(line.strip()):
