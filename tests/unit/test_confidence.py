@@ -127,6 +127,18 @@ def test_a_value_read_in_another_year_s_column_is_never_supported(balance_sheet)
     assert right["band"] == "supported" and right["value_check"].other_period == []
 
 
+def test_a_value_for_a_year_the_table_has_no_column_for_is_no_answer(
+    tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder
+) -> None:
+    # the report mentions 2019, so the question's year passes the key-term gate; its table has no 2019 column
+    report = BALANCE_SHEET.replace("The amounts", "The company was founded in 2019. The amounts")
+    with markdown_library(tmp_path_factory.mktemp("report"), {"report.md": report}, cache_dir, embedder) as index:
+        reply = "The total equity was $18,705 [1]."
+        output = answer((index, cache_dir), reply, question="What was the total equity in 2019?")
+    assert output["abstained"] and output["band"] == "not_found"
+    assert "no column for 2019" in output["abstain_reason"]
+
+
 def test_an_answer_to_a_calculation_is_weighed_down_and_says_why(balance_sheet) -> None:
     question = "What is the ratio of total liabilities to total equity in fiscal 2021?"
     reply = "The ratio of total liabilities to total equity is 2.28 [1]."

@@ -87,8 +87,9 @@ def other_periods(
     values: Sequence[Value], question: str, page_text: str, at: int, heading_lines: int
 ) -> list[OtherPeriod]:
     """The values that the row holding offset `at` of `page_text` states only in columns of other years than the one
-    the question names — when the row has one number per period of its heading, and that year is among them (a
-    quarterly report heads the quarter's columns and the year-to-date's with the same two years)."""
+    the question names — when the row has one number per period of its heading (a quarterly report heads the
+    quarter's columns and the year-to-date's with the same two years). Where the heading has no column for that
+    year, `asked_cells` is empty: the row does not state the asked year's value at all."""
     asked = asked_year(question)
     if asked is None:
         return []
@@ -96,7 +97,7 @@ def other_periods(
     end = page_text.find("\n", at)
     cells = row_cells(page_text[start : end if end >= 0 else len(page_text)])
     years = heading_years(page_text, start, heading_lines)
-    if len(cells) < 2 or len(years) != len(cells) or asked not in years:
+    if len(cells) < 2 or len(years) != len(cells):
         return []
     numbers = [extract_values(cell, names=False) for cell in cells]
     asked_cells = [cell for cell, year in zip(cells, years) if year == asked]  # a quarter's and the year-to-date's

@@ -37,6 +37,7 @@ _HEADING = re.compile(r"^(#+)[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # the sections each structured document is asked for, as its instructions write them
 SECTIONS = {kind: _HEADING.findall(text) for kind, text in FORMAT_INSTRUCTIONS.items() if kind != "answer"}
 REFUSED_IN_WORDS = "the answer model said the retrieved passages do not hold the answer"
+NO_SUCH_PERIOD = "the answer's value is another period's: the table it comes from has no column for {year}"
 UNCONFIRMED = "the evidence did not confirm the answer the model wrote (confidence {value:.2f}, below {threshold:.2f})"
 
 
@@ -103,9 +104,11 @@ def value_check(
         values=[v.text for v in finding.values],
         missing=[v.text for v in finding.missing],
         other_period=[
-            f"{o.value.text} is for {o.period} in the cited row; for {o.asked} it reads {' or '.join(o.asked_cells)}"
+            f"{o.value.text} is for {o.period} in the cited row; "
+            + (f"for {o.asked} it reads {' or '.join(o.asked_cells)}" if o.asked_cells else f"it has no {o.asked}")
             for o in others
         ],
+        period_absent=next((o.asked for o in others if not o.asked_cells), None),
         closest=sentence if doubted else None,
         # a question about a difference answered in words ("how do the plans differ?") asked for no calculation
         computed=asks_computation(state["question"]) and any(v.kind != "name" for v in finding.values),
@@ -135,6 +138,10 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     # words of an answer written in the question's language are not looked for in evidence in another one
     same_language = not supporting or question_language(supporting, context.reading) == language
     overlap_share = round(overlap(content_tokens(text), supporting), 3) if same_language else None
+    if checked.period_absent is not None:
+        reason = NO_SUCH_PERIOD.format(year=checked.period_absent)
+        details = {"value_check": checked.model_dump(mode="json"), "withheld": text}
+        return {"abstain_reason": reason, "answer_doubted": True, "trace": [timer.record(reason, details=details)]}
     if refuses_in_words(strip_citations(text), checked):
         reason = REFUSED_IN_WORDS
         details = {"overlap": overlap_share, "withheld": text}

@@ -201,6 +201,11 @@ class ValueCheck(BaseModel):
         description="those a cited table row states only for another period than the year the question names, "
         "with the row's value for that year",
     )
+    period_absent: int | None = Field(
+        default=None,
+        description="the year the question names where the table row holding the answer's value has no column for "
+        "it: the answer states another period's value, and the run abstains",
+    )
     closest: EvidenceSentence | None = Field(
         default=None,
         description="unsupported: the evidence sentence most like the answer (or the row read in another period's "
