@@ -27,6 +27,10 @@ def test_key_terms_are_years_and_names_capitalised_inside_a_sentence() -> None:
     assert key_terms("In the table at Page 28, which signal of the Word file is slowest (Give its name)?") == []
     assert key_terms("WHAT IS THE LAST YEAR IN THE TABLE?") == []
     assert key_terms("What Is The Battery Capacity Of The Unit?") == []
+    assert key_terms("What is the weight of the 43-inch model, or of 2.5-inch drives?") == ["43"], "a variant's number"
+    assert key_terms("What does the 10-Q say?") == [], "a form's number names no variant"
+    assert unmentioned_terms("How bright is the 43-inch model?", ['27" and 32" models'], GATE, READING) == ["43"]
+    assert unmentioned_terms("How bright is the 32-inch model?", ['27" and 32" models'], GATE, READING) == []
 
 
 def test_a_term_is_mentioned_by_its_parts_prefixes_and_near_spellings() -> None:

@@ -5,9 +5,10 @@ documents that mention it. A small answer model answers "the 2024 election" from
 address for a department the document does not hold; a named term that no retrieved passage mentions tells that the
 documents do not hold the answer more reliably than the model's own refusal, and costs no model call.
 
-Key terms are years and words written with a capital letter inside a sentence (names, acronyms, model names): not
-the first word of a sentence or bracket, not in a question written mostly in capitals or title case, and not words
-that name a part or kind of document (page, table, PDF, Word). A term is mentioned when each of its parts (its runs
+Key terms are years, the numbers of variants ("43" of "the 43-inch model"), and words written with a capital letter
+inside a sentence (names, acronyms, model names): not the first word of a sentence or bracket, not in a question
+written mostly in capitals or title case, and not words that name a part or kind of document (page, table, PDF,
+Word). A term is mentioned when each of its parts (its runs
 of three or more letters, and its numbers) is: the same word or one sharing a prefix with it (`matches`), or, for
 five or more letters (`gate.near_spelling_letters`), a near spelling ("Netfilx" for "Netflix"). A term the passages
 miss still counts as mentioned when one of the documents they come from holds each of its words somewhere (BM25's
@@ -29,7 +30,11 @@ from pagegraph.store.bm25 import tokenize
 from pagegraph.store.index import Index
 
 # a year stands apart from Latin letters and digits, not from other scripts' letters ("2015年", "в2015")
-_TERM = re.compile(r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|(?<![0-9A-Za-z_])(?:19|20)\d\d(?![0-9A-Za-z_])")
+# a name, a year, or the number of a variant joined to its unit ("the 43-inch model", "a 12-month plan")
+_TERM = re.compile(
+    r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|(?<![0-9A-Za-z_])(?:19|20)\d\d(?![0-9A-Za-z_])|(?<![\w.,])\d+(?=-[A-Za-z]{2})"
+)
+_VARIANT = re.compile(r"\d+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _STARTS_SENTENCE = re.compile(r"(?:^|[.?!:;(])[\s\"“'‘(]*$")
 _PART = re.compile(r"[a-z]+|\d+")
@@ -42,13 +47,14 @@ _DOCUMENT_WORDS = frozenset(
 
 
 def key_terms(question: str) -> list[str]:
-    """The years and the names written with a capital inside a sentence, in the order the question has them."""
+    """The years, the numbers of variants and the names written with a capital inside a sentence, in the order the
+    question has them."""
     words = [w for w in question.split() if w[:1].isalpha()]
     capitals_say_nothing = sum(w[0].isupper() for w in words) * 2 > len(words)
     terms: list[str] = []
     for match in _TERM.finditer(question):
         term = _POSSESSIVE.sub("", match.group(0).rstrip(".'’"))
-        if _YEAR.fullmatch(term):
+        if _YEAR.fullmatch(term) or _VARIANT.fullmatch(term):
             named = True
         elif capitals_say_nothing or _STARTS_SENTENCE.search(question[: match.start()]):
             named = False
