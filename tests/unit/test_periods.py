@@ -52,7 +52,8 @@ def test_a_row_s_numbers_are_its_cells_after_the_label() -> None:
     assert row_cells("| TOTAL EQUITY | 18,078 |  | 18,705 |  |") == ["18,078", "18,705"]
     assert row_cells("| Cash and cash equivalents |  | $11,258 |  | $12,277 |") == ["$11,258", "$12,277"]
     assert row_cells("Technology and development 650,788 472,321 378,769") == ["650,788", "472,321", "378,769"]
-    assert row_cells("Revenues $ 6,779,511 $ 5,504,656 $ 4,374,562") == ["$ 6,779,511", "$ 5,504,656", "$ 4,374,562"]
+    assert row_cells("Revenues $ 6,779,511 $ 5,504,656 $ 4,374,562") == ["$6,779,511", "$5,504,656", "$4,374,562"]
+    assert row_cells("Debt due — — 198,109 ($1,2)") == ["—", "—", "198,109", "($1,2)"], "a dash is an empty cell"
     assert row_cells("2015 2014 2013") == []  # numbers alone: no labelled row
 
 

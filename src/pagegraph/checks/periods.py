@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pagegraph.checks.values import MONTHS, Value, extract_values, same_value
+from pagegraph.ingest.loaders.tables import trailing_values
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of")
@@ -19,7 +20,6 @@ _PERIOD_WORDS = frozenset(
 )
 _TOKEN = re.compile(r"[A-Za-z]+|\d+(?:st|nd|rd|th)?")
 _CELL_NUMBER = re.compile(r"\d")
-_TRAILING_NUMBER = re.compile(r"[\s$€£]*\(?-?[$€£]?\d[\d,.]*\)?%?\s*$")
 
 
 @dataclass(frozen=True)
@@ -68,19 +68,13 @@ def heading_years(page_text: str, row_start: int, lines_above: int) -> list[int]
 
 
 def row_cells(row: str) -> list[str]:
-    """The row's numbers in order: a Markdown row's cells after its label, or the run of numbers ending a line of
-    text ("Technology and development 650,788 472,321 378,769")."""
+    """The row's values in order: a Markdown row's cells with a number after its label, or the values ending a line
+    of text ("Technology and development 650,788 472,321 378,769"; a dash for an empty cell)."""
     if row.lstrip().startswith("|"):
         cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
         return [cell for cell in cells[1:] if _CELL_NUMBER.search(cell)]
-    cells: list[str] = []
-    rest = row.rstrip()
-    while match := _TRAILING_NUMBER.search(rest):
-        if match.start() == 0:  # a line of numbers only is no labelled row
-            return []
-        cells.insert(0, match.group().strip())
-        rest = rest[: match.start()]
-    return cells
+    label, cells = trailing_values(row)
+    return cells if label.strip() else []  # a line of numbers only is no labelled row
 
 
 def other_periods(

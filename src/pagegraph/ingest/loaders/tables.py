@@ -322,19 +322,26 @@ def row_reading(label: str, cells: list[str], headings: list[str], units: str = 
 # is a label followed by one value per year ("Net income 122,641 266,799 112,403"; "$ 1,043", "(920,557)", "30 %",
 # "—" for none).
 _YEARS_LINE = re.compile(r"^\s*(?:(?:19|20)\d\d\s+)+(?:19|20)\d\d\s*$")
-_TEXT_VALUE = r"(?:[$€£]\s*)?\(?-?\d[\d,]*(?:\.\d+)?\)?(?:\s*%)?|[—–-]"
+_TEXT_VALUE_AT_END = re.compile(r"(?:^|\s)(\(?(?:[$€£]\s*)?\(?-?\d[\d,]*(?:\.\d+)?\)?(?:\s*%)?|[—–-])$")
+
+
+def trailing_values(line: str, most: int | None = None) -> tuple[str, list[str]]:
+    """The values a line of a text-layer table ends with, in order (at most `most`), each as written less its inner
+    spaces ("$ 1,043" → "$1,043", "30 %" → "30%"; "—" for an empty cell), and the text before them."""
+    values: list[str] = []
+    rest = line.rstrip()
+    while (most is None or len(values) < most) and (found := _TEXT_VALUE_AT_END.search(rest)):
+        values.insert(0, "".join(found.group(1).split()))
+        rest = rest[: found.start()].rstrip()
+    return rest, values
 
 
 def _text_row(line: str, years: list[str]) -> tuple[str, list[str]] | None:
     """A line under a line of years read as its label and one value per year, or None when it is not one."""
-    values: list[str] = []
-    rest = line.rstrip()
-    while len(values) < len(years) and (found := re.search(rf"(?:^|\s)({_TEXT_VALUE})$", rest)):
-        values.insert(0, " ".join(found.group(1).replace("$ ", "$").replace(" %", "%").split()))
-        rest = rest[: found.start()].rstrip()
-    if len(values) < len(years) or not re.search(r"[^\W\d_]", rest):
+    label, values = trailing_values(line, len(years))
+    if len(values) < len(years) or not re.search(r"[^\W\d_]", label):
         return None
-    return rest.strip(), values
+    return label.strip(), values
 
 
 def _data_like(header: list[str]) -> bool:
