@@ -254,3 +254,9 @@ def test_a_text_layer_table_under_a_line_of_years_reads_by_year() -> None:
     assert all(row in text for row in rows.values()), "each reading's line is found in the text as written"
     asked, _ = table_readings(text, columns=asked_columns("What was free cash flow in 2014?", ReadingKnobs()))
     assert "Free cash flow (1) — 2014: (126,699) (in thousands)" in asked.split("\n")
+    employees = "Number of Employees\n2021 2020 2019\n\n| United States | 192,000 | 181,000 | 167,000 |\n"
+    employees += "| --- | --- | --- | --- |\n| Canada | 47,000 | 46,000 | 42,000 |"
+    assert table_readings(employees)[0].split("\n")[3:] == [
+        "United States — 2021: 192,000; 2020: 181,000; 2019: 167,000",
+        "Canada — 2021: 47,000; 2020: 46,000; 2019: 42,000",
+    ], "a ruled table whose first row is data reads under the line of years above it"

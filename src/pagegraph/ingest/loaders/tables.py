@@ -345,8 +345,12 @@ def _text_row(line: str, years: list[str]) -> tuple[str, list[str]] | None:
 
 
 def _data_like(header: list[str]) -> bool:
-    """A two-column table's first row that is a key and its value ("AC IN | AC 100 V – 240 V 50 Hz"), not a header."""
-    return len(header) == 2 and bool(re.search(r"\d", header[1])) and len(header[1].split()) >= 3
+    """A table's first row that is data, not a header: a two-column table's key and its value ("AC IN | AC 100 V –
+    240 V 50 Hz"), or a label and amounts that are no years ("United States | 192,000 | 181,000")."""
+    if len(header) == 2 and bool(re.search(r"\d", header[1])) and len(header[1].split()) >= 3:
+        return True
+    amounts = [cell for cell in header[1:] if cell]
+    return bool(amounts) and all(_NUMBER.fullmatch(c) and not re.fullmatch(r"(?:19|20)\d\d", c) for c in amounts)
 
 
 def table_readings(
@@ -420,6 +424,8 @@ def table_readings(
                 headings, heading_rows_open = [cells], True
                 continue
             headings = [_cells(header)] if header and not out and not _data_like(_cells(header)) else []
+            if not headings and _YEARS_LINE.match(above) and len(above.split()) == len(cells) - 1:
+                headings = [["", *above.split()]]  # a line of years just above the table heads its columns
             heading_rows_open = bool(headings)
         if heading_rows_open and not cells[0] and all(_YEARLIKE.match(c) for c in cells[1:] if c):
             headings.append(cells)
