@@ -72,6 +72,10 @@ def test_a_value_from_another_year_s_column_is_named_with_the_asked_year_s() -> 
     assert [o.asked_cells for o in other_periods(extract_values("650,788"), question, INCOME, row, LINES)] == [
         ["472,321"]
     ]
+    segment = "2015 2014 2015 vs. 2014\nRevenues $ 1,953,435 $ 1,308,061 $ 645,374 49 %\n"
+    assert heading_years(segment, segment.index("Revenues"), LINES) == [2015, 2014, 2015, 2014]
+    (other,) = other_periods(extract_values("$1,953,435"), "Revenues in 2016?", segment, segment.index("Rev"), LINES)
+    assert (other.period, other.asked_cells) == (2015, []), "a change column's years count as columns"
     absent = other_periods(extract_values("650,788"), "What was it in 2016?", INCOME, row, LINES)
     assert [(o.period, o.asked, o.asked_cells) for o in absent] == [(2015, 2016, [])], "the row has no 2016 column"
 

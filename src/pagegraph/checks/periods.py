@@ -13,10 +13,11 @@ from pagegraph.checks.values import MONTHS, Value, extract_values, same_value
 from pagegraph.ingest.loaders.tables import trailing_values
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-# words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of")
+# words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of", a change
+# column's "2015 vs. 2014")
 _PERIOD_WORDS = frozenset(
     "fiscal fy year years ended ending end as of at weeks week months month quarter three six nine twelve "
-    "and the".split()
+    "and the vs versus".split()
 )
 _TOKEN = re.compile(r"[A-Za-z]+|\d+(?:st|nd|rd|th)?")
 _CELL_NUMBER = re.compile(r"\d")
