@@ -8,11 +8,11 @@ documents do not hold the answer more reliably than the model's own refusal, and
 Key terms are years, the numbers of variants ("43" of "the 43-inch model"), and words written with a capital letter
 inside a sentence (names, acronyms, model names): not the first word of a sentence or bracket, not in a question
 written mostly in capitals or title case, and not words that name a part or kind of document (page, table, PDF,
-Word). A term is mentioned when each of its parts (its runs
-of three or more letters, and its numbers) is: the same word or one sharing a prefix with it (`matches`), or, for
-five or more letters (`gate.near_spelling_letters`), a near spelling ("Netfilx" for "Netflix"). A term the passages
-miss still counts as mentioned when one of the documents they come from holds each of its words somewhere (BM25's
-words: exact, stopwords aside): filings name their company on the cover and write "we" after it.
+Word). A term is mentioned when each of its parts (its runs of three or more letters, and its numbers) is: the same
+word or one sharing a prefix with it (`matches`), or, for five or more letters (`gate.near_spelling_letters`), a near
+spelling ("Netfilx" for "Netflix"). A term the passages miss still counts as mentioned when one of the documents
+they come from holds each of its words somewhere (BM25's words: exact, stopwords aside): filings name their company
+on the cover and write "we" after it.
 """
 
 from __future__ import annotations
