@@ -34,8 +34,6 @@ from pagegraph.store.index import Index
 _TERM = re.compile(
     r"[A-Za-z][\w'’.-]*[A-Za-z0-9]|(?<![0-9A-Za-z_])(?:19|20)\d\d(?![0-9A-Za-z_])|(?<![\w.,])\d+(?=-[A-Za-z]{2})"
 )
-_VARIANT = re.compile(r"\d+")
-_YEAR = re.compile(r"(?:19|20)\d\d")
 _STARTS_SENTENCE = re.compile(r"(?:^|[.?!:;(])[\s\"“'‘(]*$")
 _PART = re.compile(r"[a-z]+|\d+")
 _POSSESSIVE = re.compile(r"['’]s$")
@@ -54,7 +52,7 @@ def key_terms(question: str) -> list[str]:
     terms: list[str] = []
     for match in _TERM.finditer(question):
         term = _POSSESSIVE.sub("", match.group(0).rstrip(".'’"))
-        if _YEAR.fullmatch(term) or _VARIANT.fullmatch(term):
+        if term.isdigit():  # a year, or a variant's number
             named = True
         elif capitals_say_nothing or _STARTS_SENTENCE.search(question[: match.start()]):
             named = False

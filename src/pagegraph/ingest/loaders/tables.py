@@ -353,6 +353,12 @@ def _data_like(header: list[str]) -> bool:
     return bool(amounts) and all(_NUMBER.fullmatch(c) and not re.fullmatch(r"(?:19|20)\d\d", c) for c in amounts)
 
 
+def _asked_cells(cells: list[str], headings: list[str], columns: ColumnChoice | None) -> list[str]:
+    """A row's cells with those outside the columns `columns` picks by their `headings` left empty; the label stays."""
+    kept = columns(headings) if columns else None
+    return [cell if not kept or i == 0 or i in kept else "" for i, cell in enumerate(cells)]
+
+
 def table_readings(
     text: str, header: str | None = None, columns: ColumnChoice | None = None
 ) -> tuple[str, dict[str, str]]:
@@ -382,10 +388,7 @@ def table_readings(
         merged = [", ".join(row[i] for row in group if i < len(row) and row[i]) for i in range(width)]
         merged[0] = next((row[0] for row in group if row[0]), "")
         column_headings = _column_headings(headings, width)
-        kept = columns(column_headings) if columns else None
-        if kept:
-            merged = [cell if i == 0 or i in kept else "" for i, cell in enumerate(merged)]
-        reading = row_reading(merged[0], merged, column_headings, units)
+        reading = row_reading(merged[0], _asked_cells(merged, column_headings, columns), column_headings, units)
         raw_of.setdefault(reading, "\n".join(line.strip() for line in group_lines).strip(" |"))
         out.append(reading)
         group.clear()
@@ -400,8 +403,7 @@ def table_readings(
                 years, units = line.split(), ""
             elif years and (found := _text_row(line, years)):
                 label, values = found
-                kept = columns(["", *years]) if columns else None
-                cells = ["", *(value if kept is None or i in kept else "" for i, value in enumerate(values, 1))]
+                cells = _asked_cells(["", *values], ["", *years], columns)
                 reading = row_reading(label, cells, ["", *years], units)
                 raw_of.setdefault(reading, line.strip())
                 line = reading
