@@ -260,3 +260,40 @@ def test_a_text_layer_table_under_a_line_of_years_reads_by_year() -> None:
         "United States — 2021: 192,000; 2020: 181,000; 2019: 167,000",
         "Canada — 2021: 47,000; 2020: 46,000; 2019: 42,000",
     ], "a ruled table whose first row is data reads under the line of years above it"
+
+
+def test_a_table_without_rules_takes_the_headings_its_columns_stand_under(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=10)
+    pdf.add_page()
+    pdf.multi_cell(
+        0, 6, "Table 1: accuracy over 5 runs, standard deviations in parentheses.", new_x="LMARGIN", new_y="NEXT"
+    )
+    scores = [
+        ["Method", "MMLU Physics", "MMLU Chemistry"],
+        ["PaLM-2L", "66.4% (0.8%)", "70.9% (0.9%)"],
+        ["PaLM-2L + Step-Back", "73.2% (1.9%)", "81.8% (1.4%)"],
+        ["GPT-4", "70.3% (2.3%)", "79.9% (1.0%)"],
+    ]
+    with pdf.table(borders_layout="NONE", col_widths=(60, 40, 40), text_align=("LEFT", "CENTER", "CENTER")) as table:
+        for row in scores:
+            table.row(row)
+    pdf.multi_cell(0, 6, "Stock prices by quarter.", new_x="LMARGIN", new_y="NEXT")
+    with pdf.table(borders_layout="NONE", col_widths=(50, 25, 25, 25, 25), text_align="CENTER") as table:
+        years = table.row()
+        years.cell("")
+        years.cell("2015", colspan=2)  # a year centred over each pair of columns
+        years.cell("2014", colspan=2)
+        for row in [["", "High", "Low", "High", "Low"], ["First quarter", "$69.50", "$45.26", "$65.43", "$45.58"]]:
+            table.row(row)
+        table.row(["Second quarter", "100.89", "58.46", "64.40", "42.79"])
+    pdf.multi_cell(0, 6, "(in thousands)\nTotal assets 1,200 1,100\nTotal debt 300 250", new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "results.pdf"))
+
+    text = load_document(tmp_path / "results.pdf", read=ReadOptions(tables=True)).pages[0].text
+    assert markdown(scores) in text, "the headings of a table without rules stand over their columns"
+    chemistry = asked_columns("What did PaLM-2L + Step-Back reach on MMLU Chemistry?", ReadingKnobs())
+    assert "PaLM-2L + Step-Back — MMLU Chemistry: 81.8% (1.4%)" in table_readings(text, columns=chemistry)[0]
+    prices = table_readings(text)[0]
+    assert "First quarter — 2015 High: $69.50; 2015 Low: $45.26; 2014 High: $65.43; 2014 Low: $45.58" in prices
+    assert "(in thousands)\nTotal assets 1,200 1,100\nTotal debt 300 250" in text, "a units line heads no columns"

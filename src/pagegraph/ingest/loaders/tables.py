@@ -57,7 +57,8 @@ def pages_with_tables(data: bytes, texts: dict[int, str], seconds: float) -> dic
                     )
                     break
                 try:
-                    tables = [clean_rows(rows) for rows in ruled_tables(document[number - 1])]
+                    page = document[number - 1]
+                    tables = [clean_rows(rows) for rows in ruled_tables(page)] + aligned_tables(page)
                 except Exception as exc:  # a page PDFium cannot read, or odd geometry, keeps its text-layer text
                     log.info("page %d: table detection failed (%s)", number, exc)
                     continue
@@ -96,12 +97,12 @@ def _rows(cells: list[Cell]) -> list[list[Cell | None]]:
     return rows
 
 
-def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, str]:
-    """The text of each cell: the characters whose box's centre lies in it (a descender of the row above does not),
-    in PDFium's reading order, with a space wherever anything else (a space, a line break) came between two of them."""
+def _page_chars(textpage: pdfium.PdfTextPage) -> tuple[list[str], np.ndarray]:
+    """Each character of the page in PDFium's reading order, line breaks included, and its box (left, right,
+    bottom, top; NaN for a space, a line break or a character PDFium generated)."""
     raw = textpage.raw
     count = pdfium_raw.FPDFText_CountChars(raw)
-    chars, xs, ys = [], np.full(count, np.nan), np.full(count, np.nan)
+    chars, boxes = [], np.full((count, 4), np.nan)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     for i in range(count):
         char = _character(pdfium_raw.FPDFText_GetUnicode(raw, i))
@@ -109,8 +110,16 @@ def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, s
         if not char or char.isspace() or pdfium_raw.FPDFText_IsGenerated(raw, i) == 1:
             continue
         if pdfium_raw.FPDFText_GetCharBox(raw, i, left, right, bottom, top):
-            xs[i], ys[i] = (left.value + right.value) / 2, -(bottom.value + top.value) / 2
-    owner = np.full(count, -1)
+            boxes[i] = left.value, right.value, bottom.value, top.value
+    return chars, boxes
+
+
+def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, str]:
+    """The text of each cell: the characters whose box's centre lies in it (a descender of the row above does not),
+    in PDFium's reading order, with a space wherever anything else (a space, a line break) came between two of them."""
+    chars, boxes = _page_chars(textpage)
+    xs, ys = boxes[:, :2].mean(axis=1), -boxes[:, 2:].mean(axis=1)
+    owner = np.full(len(chars), -1)
     for k, (x0, y0, x1, y1) in enumerate(cells):
         owner[(xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1)] = k
     texts: list[list[str]] = [[] for _ in cells]
@@ -122,6 +131,106 @@ def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, s
         texts[k].append(chars[i])
         last[k] = i
     return {cell: pdfium_text("".join(text)) for cell, text in zip(cells, texts)}
+
+
+def aligned_tables(page: pdfium.PdfPage) -> list[list[list[str]]]:
+    """Tables a page draws without rules, which its text layer gives as plain lines (a paper's table of results): a
+    line of column headings in words over two or more lines that each end with the same number (two or more) of
+    values, each column of values apart from the next on the page; a line of years above the headings ("2015 2014"
+    over "High Low High Low") is an upper heading row. Each heading word belongs to the column it stands over (the
+    nearest by the characters' boxes), or to the labels' column. A line of years alone over such rows is read at
+    question time (`table_readings`), so a headings line holding numbers is left to it, and so is a units line."""
+    textpage = page.get_textpage()
+    try:
+        chars, boxes = _page_chars(textpage)
+    finally:
+        textpage.close()
+    text = "".join(chars)
+    lines = [(m.start(), m.group()) for m in re.finditer(r"[^\r\n]+", text)]
+    split = [_trailing_spans(line) for _, line in lines]
+    tables, n = [], 1
+    while n < len(lines):
+        width, end = len(split[n][1]), n
+        while end < len(lines) and len(split[end][1]) == width and _LETTER.search(split[end][0]):
+            end += 1
+        if width >= 2 and end - n >= 2:
+            rows = [(start, line, *split[k]) for k, (start, line) in enumerate(lines[n:end], start=n)]
+            years = lines[n - 2] if n >= 2 and _YEARS_LINE.match(lines[n - 2][1]) else None
+            table = _aligned_table(lines[n - 1], years, rows, boxes)
+            tables += [table] if table else []
+        n = max(end, n + 1)
+    return tables
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+_LONE_NUMBER = re.compile(r"(?<![\w-])[$€£(]?\d")  # a number standing alone, not part of a name ("GPT-4")
+Line = tuple[int, str]  # a line of the page's characters and the offset of its first
+
+
+def _aligned_table(
+    heading: Line, years: Line | None, rows: list[tuple[int, str, str, list[tuple[int, int]]]], boxes: np.ndarray
+) -> list[list[str]] | None:
+    """The rows (each: its offset, its line, its label and its values' spans in the line) under `heading` (and
+    `years` above it) as a table whose first rows are the headings, or None when the line above is no heading or the
+    words of a heading line do not stand over the columns in order, each column of values under one of them."""
+    words = heading[1]
+    if (
+        _trailing_spans(words)[1]
+        or not _LETTER.search(words)
+        or _LONE_NUMBER.search(words)
+        or _UNITS.search(words)
+        or len(words) > _PROSE_CELL
+    ):
+        return None
+
+    def extent(start: int, end: int) -> tuple[float, float]:
+        part = boxes[start:end]
+        return (np.nan, np.nan) if np.isnan(part[:, 0]).all() else (np.nanmin(part[:, 0]), np.nanmax(part[:, 1]))
+
+    def column(spans: list[tuple[float, float]]) -> tuple[float, float]:
+        return min(a for a, _ in spans), max(b for _, b in spans)
+
+    width = len(rows[0][3])
+    labels = column([extent(start, start + len(label)) for start, _, label, _ in rows])
+    values = [column([extent(start + s[j][0], start + s[j][1]) for start, _, _, s in rows]) for j in range(width)]
+    ranges = [labels, *values]
+    if any(np.isnan(r).any() for r in ranges) or any(a[1] >= b[0] for a, b in zip(ranges, ranges[1:])):
+        return None
+
+    def over_columns(line: Line) -> list[str] | None:
+        """The line's words joined by the column they stand over, or None when they are out of order."""
+        cells: list[list[str]] = [[] for _ in ranges]
+        last = 0
+        for word in re.finditer(r"\S+", line[1]):
+            left, right = extent(line[0] + word.start(), line[0] + word.end())
+            centre = (left + right) / 2
+            if np.isnan(centre):
+                return None
+            k = min(range(len(ranges)), key=lambda i: max(ranges[i][0] - centre, centre - ranges[i][1], 0.0))
+            if k < last:
+                return None
+            cells[k].append(word.group())
+            last = k
+        return [" ".join(cell) for cell in cells]
+
+    headings = over_columns(heading)
+    if headings is None or not all(headings[1:]):
+        return None
+    body = [[label.strip(), *(_value_text(line[a:b]) for a, b in spans)] for _, line, label, spans in rows]
+    if years is None:
+        return [headings, *body]
+    # a year heads the columns nearer to it than to another year, and stands in the first of them (a heading row's
+    # cell spans the empty cells to its right: `_column_headings`)
+    marks = [
+        (word.group(), sum(extent(years[0] + word.start(), years[0] + word.end())) / 2)
+        for word in re.finditer(r"\S+", years[1])
+    ]
+    upper = [""] * len(ranges)
+    for j, (left, right) in enumerate(values, start=1):
+        year, _ = min(marks, key=lambda mark: abs(mark[1] - (left + right) / 2))
+        if year not in upper:
+            upper[j] = year
+    return [[headings[0], *upper[1:]], ["", *headings[1:]], *body]  # the second heading row joins the header
 
 
 def _character(code: int) -> str:
@@ -322,18 +431,31 @@ def row_reading(label: str, cells: list[str], headings: list[str], units: str = 
 # is a label followed by one value per year ("Net income 122,641 266,799 112,403"; "$ 1,043", "(920,557)", "30 %",
 # "—" for none).
 _YEARS_LINE = re.compile(r"^\s*(?:(?:19|20)\d\d\s+)+(?:19|20)\d\d\s*$")
-_TEXT_VALUE_AT_END = re.compile(r"(?:^|\s)(\(?(?:[$€£]\s*)?\(?-?\d[\d,]*(?:\.\d+)?\)?(?:\s*%)?|[—–-])$")
+# a value with its spread or change in brackets after it ("73.2% (1.9%)") is one cell
+_TEXT_VALUE_AT_END = re.compile(
+    r"(?:^|\s)(\(?(?:[$€£]\s*)?\(?-?\d[\d,]*(?:\.\d+)?\)?(?:\s*%)?(?:\s*\(\s*[±+-]?\d+(?:\.\d+)?\s*%\s*\))?|[—–-])$"
+)
 
 
 def trailing_values(line: str, most: int | None = None) -> tuple[str, list[str]]:
     """The values a line of a text-layer table ends with, in order (at most `most`), each as written less its inner
     spaces ("$ 1,043" → "$1,043", "30 %" → "30%"; "—" for an empty cell), and the text before them."""
-    values: list[str] = []
+    rest, spans = _trailing_spans(line, most)
+    return rest, [_value_text(line[start:end]) for start, end in spans]
+
+
+def _value_text(value: str) -> str:
+    return re.sub(r"(?<=[\d%])\(", " (", "".join(value.split()))  # "73.2 % ( 1.9 %)" → "73.2% (1.9%)"
+
+
+def _trailing_spans(line: str, most: int | None = None) -> tuple[str, list[tuple[int, int]]]:
+    """Where in `line` each of the values it ends with stands (`trailing_values`), and the text before them."""
+    spans: list[tuple[int, int]] = []
     rest = line.rstrip()
-    while (most is None or len(values) < most) and (found := _TEXT_VALUE_AT_END.search(rest)):
-        values.insert(0, "".join(found.group(1).split()))
+    while (most is None or len(spans) < most) and (found := _TEXT_VALUE_AT_END.search(rest)):
+        spans.insert(0, found.span(1))
         rest = rest[: found.start()].rstrip()
-    return rest, values
+    return rest, spans
 
 
 def _text_row(line: str, years: list[str]) -> tuple[str, list[str]] | None:
