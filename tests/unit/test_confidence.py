@@ -18,6 +18,7 @@ from pagegraph.cli.answer_view import COMPUTED_NOTE, print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.judge import read_verdict
+from pagegraph.nodes.verify import OTHER_PERIOD, UNSTATED
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.services import Services
 from pagegraph.state.answering import ValueCheck, Verdict
@@ -85,16 +86,21 @@ def verify_details(output: dict) -> dict:
     return next(r.details for r in output["trace"] if r.stage == "verify")
 
 
-def test_a_count_the_cited_sentence_does_not_state_is_never_supported(governance) -> None:
+def test_a_count_no_passage_states_is_withheld_and_the_sentence_stating_the_count_quoted(governance) -> None:
     output = answer(governance, "10 meetings of the Board took place [1].")
-    assert not output["abstained"] and "10 meetings" in output["answer"]
-    assert output["band"] == "uncertain" and output["low_confidence"]
-    # the judge was sure, the value check was not: the band and the confidence shown both say uncertain
-    assert output["confidence"] < CONTEXT.confidence.supported <= verify_details(output)["verdict"]["probability"]
-    check = output["value_check"]
-    assert check.status == "unsupported" and check.missing == ["10"]
+    # the judge was sure; no passage says 10 meetings, and a sentence matching the question strongly says five
+    assert output["band"] == "quoted" and "five meetings of the Board took place" in output["answer"]
+    assert "10 meetings" not in output["answer"]
+    verified = next(r for r in output["trace"] if r.stage == "verify")
+    assert verified.summary == UNSTATED.format(values="10") and verified.details["withheld"].startswith("10 meetings")
+    check = ValueCheck.model_validate(verified.details["value_check"])
+    assert check.status == "unsupported" and check.missing == check.unstated == ["10"]
     assert "five meetings of the Board took place" in check.closest.sentence
     assert check.closest.page == 1 and check.closest.start is not None
+    unquoted = answer(
+        governance, "10 meetings of the Board took place [1].", context=Context(confidence={"quote": False})
+    )
+    assert unquoted["abstained"] and unquoted["abstain_reason"] == UNSTATED.format(values="10")
 
 
 def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_stating_it(governance) -> None:
@@ -109,22 +115,23 @@ def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_statin
     assert page_text[quote.start : quote.end] == quote.sentence
 
 
-def test_a_value_read_in_another_year_s_column_is_never_supported(balance_sheet) -> None:
-    output = answer(balance_sheet, "The total equity was $18,705 [1].", question=EQUITY)
-    assert not output["abstained"] and output["band"] == "uncertain"
+def test_a_value_read_in_another_year_s_column_is_withheld(balance_sheet) -> None:
+    quiet = Context(confidence={"quote": False})
+    output = answer(balance_sheet, "The total equity was $18,705 [1].", question=EQUITY, context=quiet)
     # the judge was sure; the row's heading says 2020
-    assert output["confidence"] < CONTEXT.confidence.supported <= verify_details(output)["verdict"]["probability"]
-    check = output["value_check"]
-    assert check.status == "unsupported" and check.missing == []
-    assert check.other_period == ["$18,705 is for 2020 in the cited row; for 2021 it reads 18,078"]
+    doubt = "$18,705 is for 2020 in the cited row; for 2021 it reads 18,078"
+    assert output["abstained"] and output["abstain_reason"] == OTHER_PERIOD.format(detail=doubt)
+    check = ValueCheck.model_validate(next(r for r in output["trace"] if r.stage == "verify").details["value_check"])
+    assert check.status == "unsupported" and check.missing == [] and check.other_period == [doubt]
     assert "Total equity | 18,078 | 18,705" in check.closest.sentence
-    console = Console(record=True, width=200)
-    print_footer(console, output)
-    shown = console.export_text()
-    assert check.other_period[0] in shown and "the closest evidence" in shown
-    assert "in no sentence the answer cites" not in shown  # the value is there, in the 2020 column
     right = answer(balance_sheet, "The total equity was $18,078 [1].", question=EQUITY)
     assert right["band"] == "supported" and right["value_check"].other_period == []
+    # where such a check is shown (a structured output is banded, not withheld), it names the asked year's cell
+    console = Console(record=True, width=200)
+    print_footer(console, {**right, "band": "uncertain", "value_check": check})
+    shown = console.export_text()
+    assert doubt in shown and "the closest evidence" in shown
+    assert "in no sentence the answer cites" not in shown  # the value is there, in the 2020 column
 
 
 def test_a_value_for_a_year_the_table_has_no_column_for_is_no_answer(

@@ -2,7 +2,9 @@
 answer's values are in the sentences it cites (without a model), and give the answer its confidence and band
 (`checks.confidence`, from the `judge` stage's verdict). An answer that says in its own words that the passages do
 not hold the answer is a refusal, and so is a judged one whose confidence is below
-`Context.confidence.abstain_below`."""
+`Context.confidence.abstain_below`. A short answer stating a number no passage given to the model holds, or another
+period's value of a table row, is withheld (`misstated`); the abstention may then quote a strong evidence sentence
+instead (`nodes.abstain`)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ _HEADING = re.compile(r"^(#+)[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 SECTIONS = {kind: _HEADING.findall(text) for kind, text in FORMAT_INSTRUCTIONS.items() if kind != "answer"}
 REFUSED_IN_WORDS = "the answer model said the retrieved passages do not hold the answer"
 NO_SUCH_PERIOD = "the answer's value is another period's: the table it comes from has no column for {year}"
+OTHER_PERIOD = "the answer's value is another period's: {detail}"
+UNSTATED = "the answer model wrote {values}, which no passage it was given states"
 UNCONFIRMED = "the evidence did not confirm the answer the model wrote (confidence {value:.2f}, below {threshold:.2f})"
 
 
@@ -103,6 +107,7 @@ def value_check(
         status=status,
         values=[v.text for v in finding.values],
         missing=[v.text for v in finding.missing],
+        unstated=[v.text for v in finding.missing if v.kind != "name"],
         other_period=[
             f"{o.value.text} is for {o.period} in the cited row; "
             + (f"for {o.asked} it reads {' or '.join(o.asked_cells)}" if o.asked_cells else f"it has no {o.asked}")
@@ -115,6 +120,20 @@ def value_check(
     )
     holder = finding.sentence.passage if finding.sentence is not None and not doubted else None
     return check, (None if doubted else sentence), holder
+
+
+def misstated(checked: ValueCheck) -> str | None:
+    """Why a short answer whose values the evidence does not state is withheld, or None: a number, amount,
+    percentage or date no passage given to the model holds (unless the question asks for a computed value), or a
+    value a table row states for another period than the year asked. A name the passages spell otherwise, or one
+    wrong item of a list, leaves the answer shown, banded uncertain."""
+    if checked.period_absent is not None:
+        return NO_SUCH_PERIOD.format(year=checked.period_absent)
+    if checked.other_period:
+        return OTHER_PERIOD.format(detail="; ".join(checked.other_period))
+    if checked.unstated and not checked.computed:
+        return UNSTATED.format(values=", ".join(checked.unstated))
+    return None
 
 
 def verify(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
@@ -138,8 +157,8 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     # words of an answer written in the question's language are not looked for in evidence in another one
     same_language = not supporting or question_language(supporting, context.reading) == language
     overlap_share = round(overlap(content_tokens(text), supporting), 3) if same_language else None
-    if checked.period_absent is not None:
-        reason = NO_SUCH_PERIOD.format(year=checked.period_absent)
+    short = (state.get("output_type") or context.output_type) == "answer"
+    if short and (reason := misstated(checked)):
         details = {"value_check": checked.model_dump(mode="json"), "withheld": text}
         return {"abstain_reason": reason, "answer_doubted": True, "trace": [timer.record(reason, details=details)]}
     if refuses_in_words(strip_citations(text), checked):

@@ -196,6 +196,11 @@ class ValueCheck(BaseModel):
     )
     values: list[str] = Field(default_factory=list, description="the answer's own values, as it writes them")
     missing: list[str] = Field(default_factory=list, description="those no cited sentence states")
+    unstated: list[str] = Field(
+        default_factory=list,
+        description="those of `missing` that are numbers, amounts, percentages or dates (no name): unless the "
+        "question asks for a computed value, the run withholds a short answer stating one",
+    )
     other_period: list[str] = Field(
         default_factory=list,
         description="those a cited table row states only for another period than the year the question names, "
