@@ -18,7 +18,7 @@ from pagegraph.cli.answer_view import COMPUTED_NOTE, print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.judge import read_verdict
-from pagegraph.nodes.verify import OTHER_PERIOD, UNSTATED
+from pagegraph.nodes.verify import OTHER_COLUMN, OTHER_PERIOD, UNSTATED
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.services import Services
 from pagegraph.state.answering import ValueCheck, Verdict
@@ -144,6 +144,33 @@ def test_a_value_for_a_year_the_table_has_no_column_for_is_no_answer(
         output = answer((index, cache_dir), reply, question="What was the total equity in 2019?")
     assert output["abstained"] and output["band"] == "not_found"
     assert "no column for 2019" in output["abstain_reason"]
+
+
+def test_a_value_from_a_column_the_question_does_not_name_is_withheld(
+    tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder
+) -> None:
+    specs = """# Monitor
+
+## Specifications
+
+| Specification | 27" model | 32" model |
+| --- | --- | --- |
+| Brightness (typ.) | 300 cd/m2 | 350 cd/m2 |
+| Product weight | 4.6 kg | 6.2 kg |
+"""
+    question = "What is the product weight of the 32-inch model?"
+    quiet = Context(confidence={"quote": False})
+    with markdown_library(tmp_path_factory.mktemp("specs"), {"monitor.md": specs}, cache_dir, embedder) as index:
+        wrong = answer((index, cache_dir), "The product weight is 4.6 kg [1].", question=question, context=quiet)
+        right = answer((index, cache_dir), "The product weight is 6.2 kg [1].", question=question, context=quiet)
+        unnamed = answer((index, cache_dir), "The product weight is 4.6 kg [1].", question="What does it weigh?")
+    doubt = (
+        "4.6 is in another column of the cited row than the question names; in those it names, the row reads: "
+        'Product weight — 32" model: 6.2 kg'
+    )
+    assert wrong["abstained"] and wrong["abstain_reason"] == OTHER_COLUMN.format(detail=doubt)
+    assert right["band"] == "supported" and right["value_check"].other_column == []
+    assert not unnamed["abstained"] and unnamed["value_check"].other_column == [], "a question naming no column"
 
 
 def test_an_answer_to_a_calculation_is_weighed_down_and_says_why(balance_sheet) -> None:

@@ -22,6 +22,7 @@ from pagegraph.checks.citations import (
     resolve_citations,
     strip_citations,
 )
+from pagegraph.checks.columns import OtherColumn, other_columns
 from pagegraph.checks.confidence import answer_confidence, refuses_in_words
 from pagegraph.checks.periods import other_periods
 from pagegraph.checks.values import Holding, asks_computation, check_values
@@ -41,6 +42,7 @@ SECTIONS = {kind: _HEADING.findall(text) for kind, text in FORMAT_INSTRUCTIONS.i
 REFUSED_IN_WORDS = "the answer model said the retrieved passages do not hold the answer"
 NO_SUCH_PERIOD = "the answer's value is another period's: the table it comes from has no column for {year}"
 OTHER_PERIOD = "the answer's value is another period's: {detail}"
+OTHER_COLUMN = "the answer's value is another column's: {detail}"
 UNSTATED = "the answer model wrote {values}, which no passage it was given states"
 UNCONFIRMED = "the evidence did not confirm the answer the model wrote (confidence {value:.2f}, below {threshold:.2f})"
 
@@ -96,12 +98,14 @@ def value_check(
         return sentence, where
 
     sentence, where = located(finding.sentence)
-    others = []
+    others, outside = [], OtherColumn([], "")
     if finding.values and not finding.missing and where is not None:
         others = other_periods(
             finding.values, state["question"], where.page_text, where.start, context.confidence.period_heading_lines
         )
-    doubted = bool(finding.missing or others)
+        if not others:
+            outside = other_columns(finding.values, state["question"], where.page_text, where.start, context.reading)
+    doubted = bool(finding.missing or others or outside.values)
     status = "no_values" if not finding.values else "unsupported" if doubted else "supported"
     check = ValueCheck(
         status=status,
@@ -112,6 +116,11 @@ def value_check(
             f"{o.value.text} is for {o.period} in the cited row; "
             + (f"for {o.asked} it reads {' or '.join(o.asked_cells)}" if o.asked_cells else f"it has no {o.asked}")
             for o in others
+        ],
+        other_column=[
+            f"{v.text} is in another column of the cited row than the question names; in those it names, the row "
+            f"reads: {outside.asked_reading}"
+            for v in outside.values
         ],
         period_absent=next((o.asked for o in others if not o.asked_cells), None),
         closest=sentence if doubted else None,
@@ -125,12 +134,15 @@ def value_check(
 def misstated(checked: ValueCheck) -> str | None:
     """Why a short answer whose values the evidence does not state is withheld, or None: a number, amount,
     percentage or date no passage given to the model holds (unless the question asks for a computed value), or a
-    value a table row states for another period than the year asked. A name the passages spell otherwise, or one
+    value a table row states for another period than the year asked or in another column than those the question
+    names. A name the passages spell otherwise, or one
     wrong item of a list, leaves the answer shown, banded uncertain."""
     if checked.period_absent is not None:
         return NO_SUCH_PERIOD.format(year=checked.period_absent)
     if checked.other_period:
         return OTHER_PERIOD.format(detail="; ".join(checked.other_period))
+    if checked.other_column:
+        return OTHER_COLUMN.format(detail="; ".join(checked.other_column))
     if checked.unstated and not checked.computed:
         return UNSTATED.format(values=", ".join(checked.unstated))
     return None
@@ -179,7 +191,7 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
             c.model_copy(update={"quote": quote}) if c.chunk_ids == evidence[holder - 1].chunk_ids else c
             for c in citations
         ]
-    doubts = [*(f"missing {v}" for v in checked.missing), *checked.other_period]
+    doubts = [*(f"missing {v}" for v in checked.missing), *checked.other_period, *checked.other_column]
     values = f"; values {checked.status}" + (f" ({'; '.join(doubts)})" if doubts else "")
     trace = timer.record(
         f"{len(cited)} cited by the model, {len(attributed)} attributed, {invalid} invalid removed{values}; "

@@ -191,8 +191,8 @@ class ValueCheck(BaseModel):
 
     status: Literal["supported", "unsupported", "no_values"] = Field(
         description="supported: a cited sentence states each value; unsupported: some value is in no cited sentence "
-        "about it, or is a table row's value for another period than the one asked; no_values: the answer states "
-        "none the question does not already hold"
+        "about it, or is a table row's value for another period or column than the one asked; no_values: the answer "
+        "states none the question does not already hold"
     )
     values: list[str] = Field(default_factory=list, description="the answer's own values, as it writes them")
     missing: list[str] = Field(default_factory=list, description="those no cited sentence states")
@@ -205,6 +205,11 @@ class ValueCheck(BaseModel):
         default_factory=list,
         description="those a cited table row states only for another period than the year the question names, "
         "with the row's value for that year",
+    )
+    other_column: list[str] = Field(
+        default_factory=list,
+        description="those a cited table row states only in columns the question does not name, where it names some "
+        "of the table's columns and not others, with the row read in the columns it names",
     )
     period_absent: int | None = Field(
         default=None,

@@ -467,8 +467,8 @@ function showAnswer(view, values) {
   if (uncertain && check && check.status === "unsupported") {
     if (check.missing.length)
       view.band.append(element("div", {}, `${check.missing.join(", ")}: in no sentence the answer cites.`));
-    // a table row's value for another period than the year asked, with the row's value for that year
-    for (const doubt of check.other_period || []) view.band.append(element("div", {}, `${doubt}.`));
+    // a table row's value for another period or column than the one asked, with the row as read in the asked one
+    for (const doubt of [...(check.other_period || []), ...(check.other_column || [])]) view.band.append(element("div", {}, `${doubt}.`));
     if (check.closest)
       view.band.append(element("div", {}, "The closest evidence: ",
         citeLink(check.closest.label, sentenceTarget(check.closest)), " ", check.closest.sentence.replace(/\s+/g, " ")));
