@@ -18,7 +18,7 @@ from pagegraph.cli.answer_view import COMPUTED_NOTE, print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.judge import read_verdict
-from pagegraph.nodes.verify import OTHER_COLUMN, OTHER_PERIOD, UNSTATED
+from pagegraph.nodes.verify import UNSTATED
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.services import Services
 from pagegraph.state.answering import ValueCheck, Verdict
@@ -115,23 +115,22 @@ def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_statin
     assert page_text[quote.start : quote.end] == quote.sentence
 
 
-def test_a_value_read_in_another_year_s_column_is_withheld(balance_sheet) -> None:
-    quiet = Context(confidence={"quote": False})
-    output = answer(balance_sheet, "The total equity was $18,705 [1].", question=EQUITY, context=quiet)
+def test_a_value_read_in_another_year_s_column_is_never_supported(balance_sheet) -> None:
+    output = answer(balance_sheet, "The total equity was $18,705 [1].", question=EQUITY)
+    assert not output["abstained"] and output["band"] == "uncertain"
     # the judge was sure; the row's heading says 2020
-    doubt = "$18,705 is for 2020 in the cited row; for 2021 it reads 18,078"
-    assert output["abstained"] and output["abstain_reason"] == OTHER_PERIOD.format(detail=doubt)
-    check = ValueCheck.model_validate(next(r for r in output["trace"] if r.stage == "verify").details["value_check"])
-    assert check.status == "unsupported" and check.missing == [] and check.other_period == [doubt]
+    assert output["confidence"] < CONTEXT.confidence.supported <= verify_details(output)["verdict"]["probability"]
+    check = output["value_check"]
+    assert check.status == "unsupported" and check.missing == check.unstated == []
+    assert check.other_period == ["$18,705 is for 2020 in the cited row; for 2021 it reads 18,078"]
     assert "Total equity | 18,078 | 18,705" in check.closest.sentence
+    console = Console(record=True, width=200)
+    print_footer(console, output)
+    shown = console.export_text()
+    assert check.other_period[0] in shown and "the closest evidence" in shown
+    assert "in no sentence the answer cites" not in shown  # the value is there, in the 2020 column
     right = answer(balance_sheet, "The total equity was $18,078 [1].", question=EQUITY)
     assert right["band"] == "supported" and right["value_check"].other_period == []
-    # where such a check is shown (a structured output is banded, not withheld), it names the asked year's cell
-    console = Console(record=True, width=200)
-    print_footer(console, {**right, "band": "uncertain", "value_check": check})
-    shown = console.export_text()
-    assert doubt in shown and "the closest evidence" in shown
-    assert "in no sentence the answer cites" not in shown  # the value is there, in the 2020 column
 
 
 def test_a_value_for_a_year_the_table_has_no_column_for_is_no_answer(
@@ -146,7 +145,7 @@ def test_a_value_for_a_year_the_table_has_no_column_for_is_no_answer(
     assert "no column for 2019" in output["abstain_reason"]
 
 
-def test_a_value_from_a_column_the_question_does_not_name_is_withheld(
+def test_a_value_from_a_column_the_question_does_not_name_is_never_supported(
     tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder
 ) -> None:
     specs = """# Monitor
@@ -159,16 +158,18 @@ def test_a_value_from_a_column_the_question_does_not_name_is_withheld(
 | Product weight | 4.6 kg | 6.2 kg |
 """
     question = "What is the product weight of the 32-inch model?"
-    quiet = Context(confidence={"quote": False})
     with markdown_library(tmp_path_factory.mktemp("specs"), {"monitor.md": specs}, cache_dir, embedder) as index:
-        wrong = answer((index, cache_dir), "The product weight is 4.6 kg [1].", question=question, context=quiet)
-        right = answer((index, cache_dir), "The product weight is 6.2 kg [1].", question=question, context=quiet)
+        wrong = answer((index, cache_dir), "The product weight is 4.6 kg [1].", question=question)
+        right = answer((index, cache_dir), "The product weight is 6.2 kg [1].", question=question)
         unnamed = answer((index, cache_dir), "The product weight is 4.6 kg [1].", question="What does it weigh?")
     doubt = (
         "4.6 is in another column of the cited row than the question names; in those it names, the row reads: "
         'Product weight — 32" model: 6.2 kg'
     )
-    assert wrong["abstained"] and wrong["abstain_reason"] == OTHER_COLUMN.format(detail=doubt)
+    assert not wrong["abstained"] and wrong["band"] == "uncertain" and wrong["value_check"].other_column == [doubt]
+    console = Console(record=True, width=200)
+    print_footer(console, wrong)
+    assert doubt in console.export_text()
     assert right["band"] == "supported" and right["value_check"].other_column == []
     assert not unnamed["abstained"] and unnamed["value_check"].other_column == [], "a question naming no column"
 

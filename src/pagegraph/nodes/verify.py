@@ -2,9 +2,9 @@
 answer's values are in the sentences it cites (without a model), and give the answer its confidence and band
 (`checks.confidence`, from the `judge` stage's verdict). An answer that says in its own words that the passages do
 not hold the answer is a refusal, and so is a judged one whose confidence is below
-`Context.confidence.abstain_below`. A short answer stating a number no passage given to the model holds, or another
-period's value of a table row, is withheld (`misstated`); the abstention may then quote a strong evidence sentence
-instead (`nodes.abstain`)."""
+`Context.confidence.abstain_below`. A short answer stating a number no passage given to the model holds, or a value
+from a table row with no column for the year asked, is withheld (`misstated`); the abstention may then quote a
+strong evidence sentence instead (`nodes.abstain`)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,6 @@ _HEADING = re.compile(r"^(#+)[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 SECTIONS = {kind: _HEADING.findall(text) for kind, text in FORMAT_INSTRUCTIONS.items() if kind != "answer"}
 REFUSED_IN_WORDS = "the answer model said the retrieved passages do not hold the answer"
 NO_SUCH_PERIOD = "the answer's value is another period's: the table it comes from has no column for {year}"
-OTHER_PERIOD = "the answer's value is another period's: {detail}"
-OTHER_COLUMN = "the answer's value is another column's: {detail}"
 UNSTATED = "the answer model wrote {values}, which no passage it was given states"
 UNCONFIRMED = "the evidence did not confirm the answer the model wrote (confidence {value:.2f}, below {threshold:.2f})"
 
@@ -139,15 +137,11 @@ def value_check(
 def misstated(checked: ValueCheck) -> str | None:
     """Why a short answer whose values the evidence does not state is withheld, or None: a number, amount,
     percentage or date no passage given to the model holds (unless the question asks for a computed value), or a
-    value a table row states for another period than the year asked or in another column than those the question
-    names. A name the passages spell otherwise, or one
-    wrong item of a list, leaves the answer shown, banded uncertain."""
+    value from a table row with no column for the year asked. A value the evidence holds for another period,
+    column or named thing than the one asked, a name the passages spell otherwise and one wrong item of a list
+    leave the answer shown, banded uncertain, with what the evidence says beside it."""
     if checked.period_absent is not None:
         return NO_SUCH_PERIOD.format(year=checked.period_absent)
-    if checked.other_period:
-        return OTHER_PERIOD.format(detail="; ".join(checked.other_period))
-    if checked.other_column:
-        return OTHER_COLUMN.format(detail="; ".join(checked.other_column))
     if checked.unstated and not checked.computed:
         return UNSTATED.format(values=", ".join(checked.unstated))
     return None
