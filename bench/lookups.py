@@ -25,6 +25,12 @@ def row_right(row: dict) -> bool:
     return row["abstained"] if not row["answerable"] else not row["abstained"] and row["answer_score"] >= RIGHT
 
 
+def stated_nowhere(row: dict) -> list[str]:
+    """The values of a row's answer that no passage given to the model holds (another period's or column's value
+    is held, in another cell)."""
+    return ((row.get("confidence_signals") or {}).get("value_check") or {}).get("missing") or []
+
+
 def figures(rows: list[dict], kinds: dict[str, str]) -> dict:
     by_kind: dict[str, list[bool]] = {}
     for row in rows:
@@ -41,7 +47,7 @@ def figures(rows: list[dict], kinds: dict[str, str]) -> dict:
         "bands": {band: {"n": n, "precision": round(right_in_band[band] / n, 3)} for band, n in sorted(bands.items())},
         "unanswerable_refused": round(sum(r["abstained"] for r in unanswerable) / max(1, len(unanswerable)), 3),
         "answerable_refused": round(sum(r["abstained"] for r in answerable) / max(1, len(answerable)), 3),
-        "value_in_no_passage": sum(not r["abstained"] and r.get("value_check") == "unsupported" for r in rows),
+        "value_in_no_passage": sum(not r["abstained"] and bool(stated_nowhere(r)) for r in rows),
         "errors": sum(bool(r.get("error")) for r in rows),
     }
 

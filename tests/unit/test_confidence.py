@@ -174,21 +174,6 @@ def test_a_value_from_a_column_the_question_does_not_name_is_never_supported(
     assert not unnamed["abstained"] and unnamed["value_check"].other_column == [], "a question naming no column"
 
 
-def test_a_value_the_sentence_gives_for_another_named_thing_is_uncertain(
-    tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder
-) -> None:
-    paper = "# Results\n\nStep-Back Prompting improves PaLM-2L: 7% on MMLU Physics, 27% on TimeQA, and 7% on MuSiQue.\n"
-    question = "By how much does Step-Back Prompting improve PaLM-2L on TimeQA?"
-    with markdown_library(tmp_path_factory.mktemp("paper"), {"paper.md": paper}, cache_dir, embedder) as index:
-        wrong = answer((index, cache_dir), "7% [1].", question=question)
-        right = answer((index, cache_dir), "27% [1].", question=question)
-    assert not wrong["abstained"] and wrong["band"] == "uncertain"
-    assert wrong["value_check"].other_subject == [
-        "7%: the cited sentence gives another value where it names what was asked (27% on TimeQA)"
-    ]
-    assert right["band"] == "supported" and right["value_check"].other_subject == []
-
-
 def test_an_answer_to_a_calculation_is_weighed_down_and_says_why(balance_sheet) -> None:
     question = "What is the ratio of total liabilities to total equity in fiscal 2021?"
     reply = "The ratio of total liabilities to total equity is 2.28 [1]."

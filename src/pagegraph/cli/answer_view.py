@@ -62,7 +62,7 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
             console.print(
                 f"[yellow]{escape(', '.join(check.missing))}: in no sentence the answer cites[/yellow]", highlight=False
             )
-        for doubt in [*check.other_period, *check.other_column, *check.other_subject]:
+        for doubt in [*check.other_period, *check.other_column]:
             console.print(f"[yellow]{escape(doubt)}[/yellow]", highlight=False)
         if check.closest is not None:
             sentence = " ".join(check.closest.sentence.split())

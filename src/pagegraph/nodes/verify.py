@@ -22,7 +22,6 @@ from pagegraph.checks.citations import (
     resolve_citations,
     strip_citations,
 )
-from pagegraph.checks.clauses import other_subjects
 from pagegraph.checks.columns import OtherColumn, other_columns
 from pagegraph.checks.confidence import answer_confidence, refuses_in_words
 from pagegraph.checks.periods import other_periods
@@ -104,10 +103,7 @@ def value_check(
         )
         if not others:
             outside = other_columns(finding.values, state["question"], where.page_text, where.start, context.reading)
-    subjects = []
-    if finding.sentence is not None and not (finding.missing or others or outside.values):
-        subjects = other_subjects(finding.values, state["question"], finding.sentence.sentence)
-    doubted = bool(finding.missing or others or outside.values or subjects)
+    doubted = bool(finding.missing or others or outside.values)
     status = "no_values" if not finding.values else "unsupported" if doubted else "supported"
     check = ValueCheck(
         status=status,
@@ -124,7 +120,6 @@ def value_check(
             f"reads: {outside.asked_reading}"
             for v in outside.values
         ],
-        other_subject=subjects,
         period_absent=next((o.asked for o in others if not o.asked_cells), None),
         closest=sentence if doubted else None,
         # a question about a difference answered in words ("how do the plans differ?") asked for no calculation
@@ -191,7 +186,6 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
             for c in citations
         ]
     doubts = [*(f"missing {v}" for v in checked.missing), *checked.other_period, *checked.other_column]
-    doubts += checked.other_subject
     values = f"; values {checked.status}" + (f" ({'; '.join(doubts)})" if doubts else "")
     trace = timer.record(
         f"{len(cited)} cited by the model, {len(attributed)} attributed, {invalid} invalid removed{values}; "

@@ -211,11 +211,6 @@ class ValueCheck(BaseModel):
         description="those a cited table row states only in columns the question does not name, where it names some "
         "of the table's columns and not others, with the row read in the columns it names",
     )
-    other_subject: list[str] = Field(
-        default_factory=list,
-        description="those the cited sentence gives for another named thing than the question names, where it gives "
-        "several, with what it gives where it names the question's (the answer is shown uncertain)",
-    )
     period_absent: int | None = Field(
         default=None,
         description="the year the question names where the table row holding the answer's value has no column for "

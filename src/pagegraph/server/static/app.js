@@ -468,7 +468,7 @@ function showAnswer(view, values) {
     if (check.missing.length)
       view.band.append(element("div", {}, `${check.missing.join(", ")}: in no sentence the answer cites.`));
     // a table row's value for another period or column than the one asked, with the row as read in the asked one
-    for (const doubt of [...(check.other_period || []), ...(check.other_column || []), ...(check.other_subject || [])]) view.band.append(element("div", {}, `${doubt}.`));
+    for (const doubt of [...(check.other_period || []), ...(check.other_column || [])]) view.band.append(element("div", {}, `${doubt}.`));
     if (check.closest)
       view.band.append(element("div", {}, "The closest evidence: ",
         citeLink(check.closest.label, sentenceTarget(check.closest)), " ", check.closest.sentence.replace(/\s+/g, " ")));
