@@ -61,16 +61,18 @@ def value_check(
     holding it), located on its page. The answer's values are looked up in the passages it cites, and, when some are
     missing there, in every passage given to the model: a value another passage states is supported by it (the
     caller cites that passage). A value that sentence, a table row, states only in the column of another period
-    than the year the question names (`checks.periods`) is not supported either. Passages are read as retrieved
+    than the year the question names (`checks.periods`), or only outside the columns the question names
+    (`checks.columns`), is not supported either. Passages are read as retrieved
     (an excerpt the model read, with its tables as readings, is looked up in its whole passage), so that a sentence
     is found on its page."""
     retrieved = {p.id: p for p in state.get("retrieved") or []}
     passages = [retrieved.get(e.id, e) for e in evidence]
     texts = [p.text for p in passages]
     finding = check_values(text, state["question"], texts, cited, context.reading)
+    nowhere = finding.missing  # the values no passage given states
     if finding.missing and len(cited) < len(passages):
         anywhere = check_values(text, state["question"], texts, range(1, len(passages) + 1), context.reading)
-        finding = anywhere if not anywhere.missing else finding
+        finding, nowhere = (anywhere, []) if not anywhere.missing else (finding, anywhere.missing)
     index = services.index(context) if services.has_index(context) else None
 
     def located(holding: Holding | None) -> tuple[EvidenceSentence | None, Location | None]:
@@ -109,7 +111,7 @@ def value_check(
         status=status,
         values=[v.text for v in finding.values],
         missing=[v.text for v in finding.missing],
-        unstated=[v.text for v in finding.missing if v.kind != "name"],
+        unstated=[v.text for v in nowhere if v.kind != "name"],
         other_period=[
             f"{o.value.text} is for {o.period} in the cited row; "
             + (f"for {o.asked} it reads {' or '.join(o.asked_cells)}" if o.asked_cells else f"it has no {o.asked}")
@@ -132,9 +134,9 @@ def value_check(
 def misstated(checked: ValueCheck) -> str | None:
     """Why a short answer whose values the evidence does not state is withheld, or None: a number, amount,
     percentage or date no passage given to the model holds (unless the question asks for a computed value), or a
-    value from a table row with no column for the year asked. A value the evidence holds for another period,
-    column or named thing than the one asked, a name the passages spell otherwise and one wrong item of a list
-    leave the answer shown, banded uncertain, with what the evidence says beside it."""
+    value from a table row with no column for the year asked. A value the evidence holds for another period or
+    column than the one asked, a name the passages spell otherwise and one wrong item of a list leave the answer
+    shown, banded uncertain, with what the evidence says beside it."""
     if checked.period_absent is not None:
         return NO_SUCH_PERIOD.format(year=checked.period_absent)
     if checked.unstated and not checked.computed:

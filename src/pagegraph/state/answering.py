@@ -198,8 +198,9 @@ class ValueCheck(BaseModel):
     missing: list[str] = Field(default_factory=list, description="those no cited sentence states")
     unstated: list[str] = Field(
         default_factory=list,
-        description="those of `missing` that are numbers, amounts, percentages or dates (no name): unless the "
-        "question asks for a computed value, the run withholds a short answer stating one",
+        description="the numbers, amounts, percentages and dates (no names) of the answer that no passage given to "
+        "the model states: unless the question asks for a computed value, the run withholds a short answer stating "
+        "one",
     )
     other_period: list[str] = Field(
         default_factory=list,
