@@ -14,9 +14,6 @@ from pagegraph.config import ReadingKnobs
 from pagegraph.ingest.loaders.tables import table_readings
 from pagegraph.retrievers.highlights import asked_columns
 
-# lines just above a table that belong to it: a units line ("(in millions)") and a line of years over its columns
-_LINES_ABOVE = 2
-
 
 @dataclass(frozen=True)
 class OtherColumn:
@@ -37,14 +34,9 @@ def other_columns(
     end = len(page_text) if end < 0 else end
     if not page_text.startswith("|", start):
         return OtherColumn([], "")
-    top = start
-    while top > 0 and page_text.startswith("|", above := page_text.rfind("\n", 0, top - 1) + 1):
-        top = above
-    for _ in range(_LINES_ABOVE):
-        top = page_text.rfind("\n", 0, max(0, top - 1)) + 1 if top > 0 else 0
-    table = page_text[top:end]
-    asked = table_readings(table, columns=asked_columns(question, reading))[0].rsplit("\n", 1)[-1]
-    whole = table_readings(table)[0].rsplit("\n", 1)[-1]
+    # the page read up to the row: its last reading is the row's, under its table's headings
+    asked = table_readings(page_text[:end], columns=asked_columns(question, reading))[0].rsplit("\n", 1)[-1]
+    whole = table_readings(page_text[:end])[0].rsplit("\n", 1)[-1]
     if asked == whole:
         return OtherColumn([], "")
     outside = [value for value in values if value_in(value, whole) and not value_in(value, asked)]
