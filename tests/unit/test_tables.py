@@ -18,6 +18,7 @@ from pagegraph.ingest.loaders.tables import (
     clean_rows,
     looks_tabular,
     markdown,
+    page_chars,
     pages_with_tables,
     place_tables,
     ruled_tables,
@@ -119,9 +120,9 @@ def test_a_table_is_a_grid_of_drawn_lines(tmp_path: Path) -> None:
     pdf.rect(20, 20, 100, 30)
     pdf.output(str(tmp_path / "drawn.pdf"))
     drawn = pdfium.PdfDocument(tmp_path / "drawn.pdf")
-    assert [ruled_tables(page) for page in drawn] == [[], [], []]
+    assert [ruled_tables(page, *page_chars(page)) for page in drawn] == [[], [], []]
     ruled = pdfium.PdfDocument(ruled_table_pdf(tmp_path / "report.pdf"))
-    (first,) = ruled_tables(ruled[0])
+    (first,) = ruled_tables(ruled[0], *page_chars(ruled[0]))
     assert [clean_rows(first)[i] for i in (0, 1, -1)] == [YEARS, ROWS[0], ROWS[29]], "PDFium reads each cell's text"
 
 

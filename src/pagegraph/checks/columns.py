@@ -36,8 +36,6 @@ def other_columns(
         return OtherColumn([], "")
     # the page read up to the row: its last reading is the row's, under its table's headings
     asked = table_readings(page_text[:end], columns=asked_columns(question, reading))[0].rsplit("\n", 1)[-1]
-    whole = table_readings(page_text[:end])[0].rsplit("\n", 1)[-1]
-    if asked == whole:
-        return OtherColumn([], "")
-    outside = [value for value in values if value_in(value, whole) and not value_in(value, asked)]
+    row = page_text[start:end]
+    outside = [value for value in values if value_in(value, row) and not value_in(value, asked)]
     return OtherColumn(outside, asked if outside else "")

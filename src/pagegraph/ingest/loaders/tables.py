@@ -58,7 +58,9 @@ def pages_with_tables(data: bytes, texts: dict[int, str], seconds: float) -> dic
                     break
                 try:
                     page = document[number - 1]
-                    tables = [clean_rows(rows) for rows in ruled_tables(page)] + aligned_tables(page)
+                    chars, boxes = page_chars(page)
+                    tables = [clean_rows(rows) for rows in ruled_tables(page, chars, boxes)]
+                    tables += aligned_tables(chars, boxes)
                 except Exception as exc:  # a page PDFium cannot read, or odd geometry, keeps its text-layer text
                     log.info("page %d: table detection failed (%s)", number, exc)
                     continue
@@ -70,17 +72,13 @@ def pages_with_tables(data: bytes, texts: dict[int, str], seconds: float) -> dic
     return rewritten
 
 
-def ruled_tables(page: pdfium.PdfPage) -> list[list[list[str | None]]]:
+def ruled_tables(page: pdfium.PdfPage, chars: list[str], boxes: np.ndarray) -> list[list[list[str | None]]]:
     """The page's tables of drawn lines with two or more rows and columns, each as rows of cell text (None where a row
-    has no cell in a column)."""
+    has no cell in a column), from the page's characters and their boxes (`page_chars`)."""
     grids = _grids(page)
     if not grids:
         return []
-    textpage = page.get_textpage()
-    try:
-        texts = _cell_texts(textpage, [cell for grid in grids for cell in grid])
-    finally:
-        textpage.close()
+    texts = _cell_texts(chars, boxes, [cell for grid in grids for cell in grid])
     return [[[None if cell is None else texts[cell] for cell in row] for row in _rows(grid)] for grid in grids]
 
 
@@ -97,27 +95,30 @@ def _rows(cells: list[Cell]) -> list[list[Cell | None]]:
     return rows
 
 
-def _page_chars(textpage: pdfium.PdfTextPage) -> tuple[list[str], np.ndarray]:
+def page_chars(page: pdfium.PdfPage) -> tuple[list[str], np.ndarray]:
     """Each character of the page in PDFium's reading order, line breaks included, and its box (left, right,
     bottom, top; NaN for a space, a line break or a character PDFium generated)."""
-    raw = textpage.raw
-    count = pdfium_raw.FPDFText_CountChars(raw)
-    chars, boxes = [], np.full((count, 4), np.nan)
-    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
-    for i in range(count):
-        char = _character(pdfium_raw.FPDFText_GetUnicode(raw, i))
-        chars.append(char)
-        if not char or char.isspace() or pdfium_raw.FPDFText_IsGenerated(raw, i) == 1:
-            continue
-        if pdfium_raw.FPDFText_GetCharBox(raw, i, left, right, bottom, top):
-            boxes[i] = left.value, right.value, bottom.value, top.value
+    textpage = page.get_textpage()
+    try:
+        raw = textpage.raw
+        count = pdfium_raw.FPDFText_CountChars(raw)
+        chars, boxes = [], np.full((count, 4), np.nan)
+        left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+        for i in range(count):
+            char = _character(pdfium_raw.FPDFText_GetUnicode(raw, i))
+            chars.append(char)
+            if not char or char.isspace() or pdfium_raw.FPDFText_IsGenerated(raw, i) == 1:
+                continue
+            if pdfium_raw.FPDFText_GetCharBox(raw, i, left, right, bottom, top):
+                boxes[i] = left.value, right.value, bottom.value, top.value
+    finally:
+        textpage.close()
     return chars, boxes
 
 
-def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, str]:
+def _cell_texts(chars: list[str], boxes: np.ndarray, cells: list[Cell]) -> dict[Cell, str]:
     """The text of each cell: the characters whose box's centre lies in it (a descender of the row above does not),
     in PDFium's reading order, with a space wherever anything else (a space, a line break) came between two of them."""
-    chars, boxes = _page_chars(textpage)
     xs, ys = boxes[:, :2].mean(axis=1), -boxes[:, 2:].mean(axis=1)
     owner = np.full(len(chars), -1)
     for k, (x0, y0, x1, y1) in enumerate(cells):
@@ -133,18 +134,14 @@ def _cell_texts(textpage: pdfium.PdfTextPage, cells: list[Cell]) -> dict[Cell, s
     return {cell: pdfium_text("".join(text)) for cell, text in zip(cells, texts)}
 
 
-def aligned_tables(page: pdfium.PdfPage) -> list[list[list[str]]]:
+def aligned_tables(chars: list[str], boxes: np.ndarray) -> list[list[list[str]]]:
     """Tables a page draws without rules, which its text layer gives as plain lines (a paper's table of results): a
     line of column headings in words over two or more lines that each end with the same number (two or more) of
     values, each column of values apart from the next on the page; a line of years above the headings ("2015 2014"
     over "High Low High Low") is an upper heading row. Each heading word belongs to the column it stands over (the
     nearest by the characters' boxes), or to the labels' column. A line of years alone over such rows is read at
-    question time (`table_readings`), so a headings line holding numbers is left to it, and so is a units line."""
-    textpage = page.get_textpage()
-    try:
-        chars, boxes = _page_chars(textpage)
-    finally:
-        textpage.close()
+    question time (`table_readings`), so a headings line holding numbers is left to it, and so is a units line. Read
+    from the page's characters and their boxes (`page_chars`)."""
     text = "".join(chars)
     lines = [(m.start(), m.group()) for m in re.finditer(r"[^\r\n]+", text)]
     split = [_trailing_spans(line) for _, line in lines]
@@ -461,7 +458,7 @@ def _trailing_spans(line: str, most: int | None = None) -> tuple[str, list[tuple
 def _text_row(line: str, years: list[str]) -> tuple[str, list[str]] | None:
     """A line under a line of years read as its label and one value per year, or None when it is not one."""
     label, values = trailing_values(line, len(years))
-    if len(values) < len(years) or not re.search(r"[^\W\d_]", label):
+    if len(values) < len(years) or not _LETTER.search(label):
         return None
     return label.strip(), values
 
