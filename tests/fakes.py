@@ -14,7 +14,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
 from pagegraph.prompts.answer import REFUSAL
-from pagegraph.prompts.judge import JUDGE_SYSTEM
+from pagegraph.prompts.judge import JUDGE_SYSTEM, REREAD_SYSTEM
 
 Reply = str | BaseException | Callable[[list[BaseMessage]], str]
 
@@ -37,6 +37,12 @@ def is_judge_request(messages: list[BaseMessage]) -> bool:
     return bool(messages) and messages[0].type == "system" and messages[0].content == JUDGE_SYSTEM
 
 
+def is_reread_request(messages: list[BaseMessage]) -> bool:
+    """The judge's second reading (`nodes.judge.reread`): its system prompt opens as `REREAD_SYSTEM` does."""
+    opening = REREAD_SYSTEM.split("{", 1)[0]
+    return bool(messages) and messages[0].type == "system" and str(messages[0].content).startswith(opening)
+
+
 class ScriptedChatModel(BaseChatModel):
     """Replies with the scripted items in order: a str becomes the reply text, an exception is raised, a callable
     is given the request's messages and returns the reply text (for parallel calls whose order is not fixed).
@@ -47,7 +53,12 @@ class ScriptedChatModel(BaseChatModel):
     The judge's closed check (`nodes.judge`) is answered with `judge_reply` outside the script, its requests kept in
     `judged`: "Yes" (P(Yes) from the written word, `Context.confidence.written_yes`) unless a test scripts it; with
     `judge_yes` set, the reply also reports its first token's top log-probabilities, Yes at that probability and No
-    at the rest; with `judge_reply=None` the judge's request takes the next scripted reply like any other.
+    at the rest; with `judge_reply=None` the judge's request (and its second reading's) takes the next scripted reply
+    like any other.
+
+    The judge's second reading (`nodes.judge.reread`) is answered outside the script too, its requests kept in
+    `rereads`: with `reread_reply` where a test sets it, else with the last scripted reply (a model that reads the
+    same again).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -59,6 +70,9 @@ class ScriptedChatModel(BaseChatModel):
     judge_reply: str | None = "Yes"
     judge_yes: float | None = None
     judged: list[list[BaseMessage]] = Field(default_factory=list)
+    reread_reply: str | None = None
+    rereads: list[list[BaseMessage]] = Field(default_factory=list)
+    last_reply: str = ""
 
     @classmethod
     def replying(
@@ -68,8 +82,16 @@ class ScriptedChatModel(BaseChatModel):
         logprob: float | None = None,
         judge_reply: str | None = "Yes",
         judge_yes: float | None = None,
+        reread_reply: str | None = None,
     ) -> ScriptedChatModel:
-        return cls(script=list(replies), usage=usage, logprob=logprob, judge_reply=judge_reply, judge_yes=judge_yes)
+        return cls(
+            script=list(replies),
+            usage=usage,
+            logprob=logprob,
+            judge_reply=judge_reply,
+            judge_yes=judge_yes,
+            reread_reply=reread_reply,
+        )
 
     def extend(self, replies: Iterable[Reply]) -> None:
         self.script.extend(replies)
@@ -95,6 +117,10 @@ class ScriptedChatModel(BaseChatModel):
                 metadata["logprobs"] = {"content": [first]}
             message = AIMessage(content=self.judge_reply, response_metadata=metadata)
             return ChatResult(generations=[ChatGeneration(message=message)])
+        if self.judge_reply is not None and is_reread_request(messages):
+            self.rereads.append(list(messages))
+            again = self.last_reply if self.reread_reply is None else self.reread_reply
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=again))])
         self.requests.append((list(messages), dict(kwargs)))
         if not self.script:
             raise AssertionError("the scripted model was called more often than scripted")
@@ -103,6 +129,7 @@ class ScriptedChatModel(BaseChatModel):
             raise reply
         if callable(reply):
             reply = reply(messages)
+        self.last_reply = reply
         usage = None
         if self.usage:
             prompt = sum(len(str(m.content).split()) for m in messages)

@@ -786,6 +786,18 @@ class ConfidenceKnobs(BaseModel):
         le=20,
         description="the question's top highlight sentences the judge checks the answer against",
     )
+    reread: bool = Field(
+        default=True,
+        description="before an answer stating numbers, amounts, percentages or dates is shown as supported, ask the "
+        "model the question again over the judge's sentences alone: the values it reads there must be the answer's "
+        "(one more short call; an answer read otherwise, or in part, is uncertain)",
+    )
+    reread_tokens: int = Field(
+        default=48,
+        ge=8,
+        le=512,
+        description="the longest reply the second reading may write, in tokens",
+    )
     judge_alternatives: int = Field(
         default=10,
         ge=2,

@@ -115,6 +115,31 @@ def test_the_right_count_is_supported_and_its_citation_marks_the_sentence_statin
     assert page_text[quote.start : quote.end] == quote.sentence
 
 
+def test_an_answer_a_second_reading_of_its_sentences_does_not_restate_is_uncertain(governance) -> None:
+    question = "How many independent directors does the Board of Directors have?"
+    model = ScriptedChatModel.replying(
+        "10 directors [1].", "10 directors [1].", judge_yes=0.99, reread_reply="four [1]"
+    )
+    index, cache_dir = governance
+    graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
+    output = graph.invoke({"question": question}, context=CONTEXT)
+    assert output["value_check"].status == "supported", "the board has 10 members: a value the sentence states"
+    assert output["band"] == "uncertain" and output["confidence"] < CONTEXT.confidence.supported
+    verdict = verify_details(output)["verdict"]
+    assert verdict["reread"] == "four" and verdict["restated"] is False
+    assert next(r for r in output["trace"] if r.stage == "judge").summary.endswith("read again: 'four', other values")
+    (asked,) = model.rereads
+    assert "has 10 members, of whom four are independent" in asked[-1].content and question in asked[-1].content
+    right = ScriptedChatModel.replying("Four [1].", "Four [1].", judge_yes=0.99, reread_reply="four directors [2]")
+    graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=right, index=index))
+    assert graph.invoke({"question": question}, context=CONTEXT)["band"] == "supported"
+    doubted = ScriptedChatModel.replying("Four [1].", "Four [1].", judge_yes=0.2)
+    graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=doubted, index=index))
+    output = graph.invoke({"question": question}, context=CONTEXT)
+    assert output["band"] == "uncertain" and not doubted.rereads, "an answer the judge doubts is not read again"
+    assert verify_details(output)["verdict"]["restated"] is None
+
+
 def test_a_value_read_in_another_year_s_column_is_never_supported(balance_sheet) -> None:
     output = answer(balance_sheet, "The total equity was $18,705 [1].", question=EQUITY)
     assert not output["abstained"] and output["band"] == "uncertain"
@@ -215,8 +240,9 @@ def test_an_answer_the_judge_doubts_is_uncertain_or_with_a_refusal_threshold_not
 def test_without_log_probabilities_the_written_word_stands_in(governance) -> None:
     output = answer(governance, "Five meetings of the Board took place in the year [1].", judge_yes=None)
     signals = verify_details(output)
-    assert signals["verdict"] == {"probability": CONTEXT.confidence.written_yes, "from_logprobs": False}
-    written = Verdict(probability=CONTEXT.confidence.written_yes, from_logprobs=False)
+    verdict = signals["verdict"]
+    assert (verdict["probability"], verdict["from_logprobs"]) == (CONTEXT.confidence.written_yes, False)
+    written = Verdict(probability=CONTEXT.confidence.written_yes, from_logprobs=False, restated=verdict["restated"])
     expected = answer_confidence(written, signals["overlap"], output["value_check"], CONTEXT)
     assert output["confidence"] == expected.value and output["band"] == expected.band
 

@@ -47,7 +47,7 @@ def test_normal_path_cites_retrieved_evidence(ask) -> None:
     assert output["answer"] == f"The SB-40 weighs 98 kg {cited.label()}."
     assert [(c.label, c.origin) for c in output["citations"]] == [(cited.label(), "model")]
     assert not output["abstained"] and output["confidence"] > 0
-    assert output["usage"].calls == 2 and len(model.requests) == 1 and len(model.judged) == 1
+    assert output["usage"].calls == 3 and len(model.requests) == len(model.judged) == len(model.rereads) == 1
     prompt = model.requests[0][0][-1].content
     assert f"[1] {output['evidence'][0].label()}" in prompt and "Question: How much does the SB-40 weigh?" in prompt
 

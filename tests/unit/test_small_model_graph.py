@@ -38,7 +38,8 @@ def test_normal_path_makes_two_plus_n_calls(ask) -> None:
         "It weighs 98 kg [1].",
         graph="small_model",
     )
-    assert output["llm_calls"] == 2 + 5 + 1 == output["usage"].calls == len(model.requests) + len(model.judged)
+    calls = len(model.requests) + len(model.judged) + len(model.rereads)
+    assert output["llm_calls"] == 2 + 5 + 2 == output["usage"].calls == calls  # and the judge's two
     stages = [r.stage for r in output["trace"]]
     assert stages[:4] == ["highlight", "plan_search", "search", "gate"]
     assert stages[-4:] == ["filter_facts", "reduce", "judge", "verify"]
@@ -59,7 +60,7 @@ def test_map_count_follows_the_context(ask) -> None:
         graph="small_model",
         small_model={"map_chunks": 3},
     )
-    assert output["llm_calls"] == 6 and len(maps(output)) == 3  # plan, 3 maps, reduce, judge
+    assert output["llm_calls"] == 7 and len(maps(output)) == 3  # plan, 3 maps, reduce, judge, second reading
 
 
 def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
@@ -77,7 +78,7 @@ def test_invalid_plan_falls_back_to_question_keywords(ask) -> None:
     assert plan.summary.startswith("model output invalid: keywords from the question")
     assert plan.ids == ["sb", "40", "weigh"]
     assert [a.step for a in plan.attempts] == ["initial", "repair"]
-    assert output["llm_calls"] == 9, "one repair call (repair_attempts), then the deterministic fallback"
+    assert output["llm_calls"] == 10, "one repair call (repair_attempts), then the deterministic fallback"
 
 
 @pytest.mark.parametrize(
@@ -199,4 +200,4 @@ def test_a_failing_stage_falls_back_to_basic(ask) -> None:
     output, _ = ask(QUESTION, RuntimeError("planner down"), citing("98 kg", "98 kg [{n}]."), graph="small_model")
     assert output["trace"][1].error == "RuntimeError: planner down"
     assert [r.stage for r in output["trace"]][-4:] == ["gate", "answer", "judge", "verify"]
-    assert output["llm_calls"] == 2 and not output["abstained"]  # the answer and the judge
+    assert output["llm_calls"] == 3 and not output["abstained"]  # the answer, the judge, its second reading

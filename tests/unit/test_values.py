@@ -8,6 +8,7 @@ from pagegraph.checks.values import (
     check_values,
     extract_values,
     own_values,
+    restates,
     same_value,
     value_in,
 )
@@ -138,3 +139,14 @@ def test_a_question_asking_for_a_difference_a_ratio_or_a_change_asks_for_a_compu
 def test_a_word_ending_like_a_currency_keeps_the_number_after_it() -> None:
     assert [v.text for v in extract_values("The pump delivers 42 litres; 991 users, 5 members.")] == ["42", "991", "5"]
     assert [(v.kind, v.number) for v in extract_values("It costs Rs 42.")] == [("money", 42.0)]
+
+
+def test_a_second_reading_restates_an_answer_only_with_its_values_and_no_other() -> None:
+    question = "What share of Republican-leaning independents approved of Trump's job performance?"
+    assert restates("About 70% approved [2].", "70%", question)
+    assert not restates("64%", "70%", question), "another value of the same sentences"
+    assert restates("1 to 2 minutes", "1 minute", "How long should you rest before measuring again?")
+    two = "What is the operating temperature range, and how much does the adapter weigh?"
+    assert not restates("0°C – 35°C", "0°C – 35°C, 0.7 kg", two), "an answer to one part of two"
+    assert not restates("$60", "The documents do not contain the answer.", "What is the annual fee?")
+    assert not restates("Paris", "Paris", "Where is the head office?"), "names are not read again"

@@ -42,9 +42,10 @@ def answer_confidence(
     """The answer's confidence: the judge's P(Yes) times the share of the answer's words found in the evidence it
     cites — both must hold for an answer to be trusted, and on dev rows their product ranked answers better than
     either alone or the other combinations measured (docs/asking.md). Its band: supported at
-    `Context.confidence.supported` or above when no value of the answer is missing from its cited sentences, else
-    uncertain (below `abstain_below` the verifier refuses instead). An output the judge did not check (a
-    structured document: `verdict` None) has the overlap alone, and is uncertain; an answer written in another
+    `Context.confidence.supported` or above when no value of the answer is missing from its cited sentences and
+    the judge's second reading of its sentences (where asked) states the answer's values, else uncertain (below
+    `abstain_below` the verifier refuses instead). An output the judge did not check (a structured document:
+    `verdict` None) has the overlap alone, and is uncertain; an answer written in another
     language than its evidence (`overlap` None) has the judge's P(Yes) alone. A number answering a question that
     asks for a computed value (a difference, a ratio: `values.computed`) is weighed down by `computed_weight`: both
     checks confirm values the evidence states, not arithmetic. An uncertain answer's confidence is held below
@@ -53,7 +54,12 @@ def answer_confidence(
     parts += [overlap] if overlap is not None else []
     parts += [context.confidence.computed_weight] if parts and values.computed else []
     value = round(math.prod(parts), 3) if parts else 0.0
-    supported = verdict is not None and value >= context.confidence.supported and values.status != "unsupported"
+    supported = (
+        verdict is not None
+        and verdict.restated is not False
+        and value >= context.confidence.supported
+        and values.status != "unsupported"
+    )
     band: Band = "supported" if supported else "uncertain"
     if not supported:  # an uncertain answer never shows the confidence of a supported one
         value = max(0.0, min(value, round(context.confidence.supported - context.confidence.uncertain_margin, 3)))

@@ -308,6 +308,17 @@ def own_values(answer: str, question: str) -> list[Value]:
     return own
 
 
+def restates(answer: str, again: str, question: str) -> bool:
+    """Whether a second answer to `question` states one or more of the answer's own numbers, amounts, percentages
+    and dates, and none the answer lacks (names aside; a refusal or an answer stating none restates nothing)."""
+    first, second = ([v for v in own_values(text, question) if v.kind != "name"] for text in (answer, again))
+
+    def held(value: Value, values: list[Value]) -> bool:
+        return any(same_value(value, other) or same_value(other, value) for other in values)
+
+    return any(held(value, second) for value in first) and all(held(value, first) for value in second)
+
+
 @dataclass(frozen=True)
 class Holding:
     """A sentence of passage number `passage` (1-based, as the answer cites them) at `offset` in its text."""

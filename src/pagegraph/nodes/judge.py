@@ -1,7 +1,12 @@
 """Judge: ask the answer model one closed question — do the question's top evidence sentences state this answer? —
 and read how likely its first token was Yes rather than No. Small models state wrong values with fluent certainty;
 asked to check a given answer against a few sentences, they tell right from wrong far better than their own token
-probabilities do (docs/asking.md). The answer's confidence (`verify`) is built on it."""
+probabilities do (docs/asking.md). The answer's confidence (`verify`) is built on it.
+
+An answer stating numbers, amounts, percentages or dates that the judge confirms well enough to be shown as supported
+is read a second time: the model is asked the question itself over the same sentences, and a supported answer must
+state the values it reads there (`checks.values.restates`). A reader that took a neighbouring value of a long
+passage, or answered one part of two, is rarely confirmed by a reading of the best sentences alone."""
 
 from __future__ import annotations
 
@@ -12,11 +17,24 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.checks.citations import is_refusal, resolve_citations, strip_citations
+from pagegraph.checks.values import own_values, restates
 from pagegraph.config import Context
 from pagegraph.llm.calls import embedded, first_token_alternatives, invoke_model, message_text, provider
 from pagegraph.llm.structured import reply_cap
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.prompts.judge import JUDGE_REQUEST, JUDGE_SYSTEM, NO_SENTENCES, NO_WORDS, YES_WORDS
+from pagegraph.nodes.language import answer_language_instruction
+from pagegraph.prompts.answer import REFUSAL
+from pagegraph.prompts.extract import SHAPE_INSTRUCTIONS
+from pagegraph.prompts.judge import (
+    JUDGE_REQUEST,
+    JUDGE_SYSTEM,
+    NO_SENTENCES,
+    NO_WORDS,
+    REREAD_REQUEST,
+    REREAD_SYSTEM,
+    YES_WORDS,
+)
+from pagegraph.retrievers.highlights import answer_shape
 from pagegraph.services import Services
 from pagegraph.state.answering import Verdict
 from pagegraph.state.graph import RagState
@@ -58,6 +76,17 @@ def ask_judge(
     return read_verdict(reply, context.confidence.written_yes), call
 
 
+def reread(model: BaseChatModel, question: str, sentences: list[str], context: Context) -> tuple[str, ModelCall]:
+    """What the model answers to `question` over `sentences` alone (citations left out), and the call."""
+    system = REREAD_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[answer_shape(question)], refusal=REFUSAL)
+    request = REREAD_REQUEST.format(
+        sentences="\n\n".join(f"[{n}] {' '.join(s.split())}" for n, s in enumerate(sentences, 1)), question=question
+    ) + answer_language_instruction(question, context.reading)
+    messages = [SystemMessage(content=system), HumanMessage(content=request)]
+    reply, call = invoke_model(model, messages, purpose="reread", **reply_cap(model, context.confidence.reread_tokens))
+    return " ".join(strip_citations(message_text(reply)).split()), call
+
+
 def judge(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("judge")
     context = context_of(runtime)
@@ -69,7 +98,17 @@ def judge(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         return {"verdict": None, "trace": [timer.record("a refusal: nothing to judge")]}
     highlights = (state.get("highlights") or [])[: context.confidence.judge_sentences]
     model = services.chat_model(context, temperature=0.0)
-    verdict, call = ask_judge(model, state["question"], text, [h.sentence for h in highlights], context)
+    sentences = [h.sentence for h in highlights]
+    verdict, call = ask_judge(model, state["question"], text, sentences, context)
     source = "log-probabilities" if verdict.from_logprobs else "the written word"
     summary = f"P(yes) {verdict.probability:.2f} from {source}, over {len(highlights)} highlight sentences"
-    return {"verdict": verdict, "trace": [timer.record(summary, calls=[call])]}
+    calls = [call]
+    stated = [v for v in own_values(strip_citations(text), state["question"]) if v.kind != "name"]
+    # only an answer that could be banded supported is read again: the confidence is at most the judge's P(Yes)
+    if context.confidence.reread and stated and sentences and verdict.probability >= context.confidence.supported:
+        again, call = reread(model, state["question"], sentences, context)
+        restated = restates(strip_citations(text), again, state["question"])
+        verdict = verdict.model_copy(update={"reread": again, "restated": restated})
+        calls.append(call)
+        summary += f"; read again: {again!r}, " + ("the same values" if restated else "other values")
+    return {"verdict": verdict, "trace": [timer.record(summary, calls=calls)]}

@@ -231,7 +231,7 @@ class ValueCheck(BaseModel):
 
 class Verdict(BaseModel):
     """Whether the answer model, asked a closed question, finds the answer stated by the question's top evidence
-    sentences."""
+    sentences; and, asked the question itself over them, whether it reads the same values."""
 
     probability: float = Field(
         ge=0.0,
@@ -240,6 +240,16 @@ class Verdict(BaseModel):
         "no log-probabilities, the written word's stand-in (`Context.confidence.written_yes`)",
     )
     from_logprobs: bool = Field(description="read from the model's log-probabilities, not from the word it wrote")
+    reread: str | None = Field(
+        default=None,
+        description="the second reading: what the model answered when asked the question again over the same "
+        "sentences alone (its citations left out); None when not asked (`Context.confidence.reread`)",
+    )
+    restated: bool | None = Field(
+        default=None,
+        description="whether the second reading states the answer's numbers, amounts, percentages and dates and no "
+        "other (`checks.values.restates`); an answer it does not is never supported; None when not asked",
+    )
 
 
 class Confidence(BaseModel):
