@@ -7,7 +7,8 @@ without it can be scored this way.
 Reported per run, beside the run's own figures and the token overlap (the confidence shown before
 issue 39): accuracy, coverage, confident_wrong_rate, precision per band and AURC (`pagegraph.eval.calibration`),
 as shown by default and, with `--abstain-below T`, with that refusal threshold (`Context.confidence.abstain_below`),
-and the judge call's cost.
+and the judge calls' cost. `without_reread`: the same rows banded from the same judge and checks without the judge's
+second reading (`Context.confidence.reread` off), as landed before it.
 
     PAGEGRAPH_LLM_THREADS=2 .venv/bin/python bench/answer_check.py --index .pagegraph/eval-mmlb-dev28 \\
         --run bench/results/answers-40-answer-tokens.json [--run ...] [--questions FILE] [--abstain-below 0.35] \\
@@ -35,19 +36,22 @@ def refused(row: dict, threshold: float) -> dict:
 
 
 def replay_model(settings: Any) -> Any:
-    """The embedded model, answering the judge itself and every other request with the row's stored answer."""
+    """The embedded model, answering the judge and its second reading itself and every other request with the row's
+    stored answer."""
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
 
     from pagegraph.llm import get_chat_model
     from pagegraph.llm.local import LlamaCppChatModel
-    from pagegraph.prompts.judge import JUDGE_SYSTEM
+    from pagegraph.prompts.judge import JUDGE_SYSTEM, REREAD_SYSTEM
+
+    rereading = REREAD_SYSTEM.split("{", 1)[0]
 
     class ReplayModel(LlamaCppChatModel):
         stored: str = ""
 
         def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-            if messages and messages[0].content == JUDGE_SYSTEM:
+            if messages and (messages[0].content == JUDGE_SYSTEM or str(messages[0].content).startswith(rereading)):
                 return super()._generate(messages, stop, run_manager, **kwargs)
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.stored))])
 
@@ -63,9 +67,11 @@ def main() -> None:
     args = parser.parse_args()
 
     from pagegraph import build_graph
+    from pagegraph.checks.confidence import answer_confidence
     from pagegraph.eval.answers import overlap_baseline
     from pagegraph.eval.calibration import calibration_metrics, is_right
     from pagegraph.services import Services
+    from pagegraph.state.answering import ValueCheck, Verdict
     from pagegraph.store.index import open_index
 
     questions = questions_by_id(args.questions)
@@ -83,10 +89,11 @@ def main() -> None:
                 "run": calibration_metrics(rows),
                 "overlap": calibration_metrics([overlap_baseline(row) for row in rows]),
             }
-            judged, seconds, changed = [], [], 0
+            judged, without, seconds, changed = [], [], [], 0
             for row in rows:
                 if row["abstained"] or row["error"]:
                     judged.append({**row, "verdict": None})
+                    without.append(judged[-1])
                     continue
                 question = questions[row["id"]]
                 model.stored = row["answer"]
@@ -97,13 +104,27 @@ def main() -> None:
                 seconds += [call.latency_ms / 1000 for call in calls]
                 details = next((t.details for t in out["trace"] if t.stage == "verify" and t.details), {})
                 verdict = (details.get("verdict") or {}).get("probability")
+                restated = (details.get("verdict") or {}).get("restated")
                 changed += out["abstained"]  # the replay refused what the run answered (the gate, say)
                 judged.append(
                     {**row, "verdict": verdict, "confidence": out.get("confidence") or 0.0, "band": out.get("band")}
+                    | {"restated": restated}
                     | ({"abstained": True, "band": "not_found"} if out["abstained"] else {})
                 )
+                landed = judged[-1]
+                if restated is not None and out.get("band") in ("supported", "uncertain"):
+                    unread = Verdict.model_validate({**details["verdict"], "reread": None, "restated": None})
+                    check = ValueCheck.model_validate(details["value_check"])
+                    before = answer_confidence(unread, details["overlap"], check, context)
+                    landed = {**landed, "confidence": before.value, "band": before.band}
+                without.append(landed)
                 print(
-                    f"{row['id']}: right {is_right(row)}, P(yes) {verdict}, {judged[-1]['band']}",
+                    f"{row['id']}: right {is_right(row)}, P(yes) {verdict}, {judged[-1]['band']}"
+                    + (
+                        f" (read again: {'the same' if restated else 'other values'}; before {landed['band']})"
+                        if restated is not None
+                        else ""
+                    ),
                     flush=True,
                 )
             refusing = {t: [refused(row, t) for row in judged] for t in [0.0, *args.abstain_below]}
@@ -113,15 +134,18 @@ def main() -> None:
                 **{f"abstain_below_{t}": calibration_metrics(scored) for t, scored in refusing.items()},
                 "judge_call_p50_s": round(statistics.median(seconds), 2) if seconds else None,
                 "per_row": [
-                    {key: row.get(key) for key in ("id", "verdict", "confidence", "band")} | {"right": is_right(row)}
-                    for row in judged
+                    {key: row.get(key) for key in ("id", "verdict", "restated", "confidence", "band")}
+                    | {"right": is_right(row), "band_without_reread": landed["band"]}
+                    for row, landed in zip(judged, without)
                 ],
             }
+            figures["without_reread"] = calibration_metrics(without)
             report["runs"][str(path)] = figures
             summary = {
                 name: {key: metrics[key] for key in ("confident_wrong_rate", "coverage", "aurc")}
                 for name, metrics in [("overlap", figures["overlap"])]
                 + [(t, figures["judged"][t]) for t in figures["judged"] if t.startswith("abstain_below_")]
+                + [("without_reread", figures["without_reread"])]
             }
             print(path.name, figures["accuracy"], json.dumps(summary), flush=True)
             if args.out:
