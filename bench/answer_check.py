@@ -45,13 +45,11 @@ def replay_model(settings: Any) -> Any:
     from pagegraph.llm.local import LlamaCppChatModel
     from pagegraph.prompts.judge import JUDGE_SYSTEM, REREAD_SYSTEM
 
-    rereading = REREAD_SYSTEM.split("{", 1)[0]
-
     class ReplayModel(LlamaCppChatModel):
         stored: str = ""
 
         def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
-            if messages and (messages[0].content == JUDGE_SYSTEM or str(messages[0].content).startswith(rereading)):
+            if messages and messages[0].content in (JUDGE_SYSTEM, REREAD_SYSTEM):
                 return super()._generate(messages, stop, run_manager, **kwargs)
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.stored))])
 

@@ -38,9 +38,7 @@ def is_judge_request(messages: list[BaseMessage]) -> bool:
 
 
 def is_reread_request(messages: list[BaseMessage]) -> bool:
-    """The judge's second reading (`nodes.judge.reread`): its system prompt opens as `REREAD_SYSTEM` does."""
-    opening = REREAD_SYSTEM.split("{", 1)[0]
-    return bool(messages) and messages[0].type == "system" and str(messages[0].content).startswith(opening)
+    return bool(messages) and messages[0].type == "system" and messages[0].content == REREAD_SYSTEM
 
 
 class ScriptedChatModel(BaseChatModel):

@@ -22,9 +22,6 @@ from pagegraph.config import Context
 from pagegraph.llm.calls import embedded, first_token_alternatives, invoke_model, message_text, provider
 from pagegraph.llm.structured import reply_cap
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.nodes.language import answer_language_instruction
-from pagegraph.prompts.answer import REFUSAL
-from pagegraph.prompts.extract import SHAPE_INSTRUCTIONS
 from pagegraph.prompts.judge import (
     JUDGE_REQUEST,
     JUDGE_SYSTEM,
@@ -34,7 +31,6 @@ from pagegraph.prompts.judge import (
     REREAD_SYSTEM,
     YES_WORDS,
 )
-from pagegraph.retrievers.highlights import answer_shape
 from pagegraph.services import Services
 from pagegraph.state.answering import Verdict
 from pagegraph.state.graph import RagState
@@ -78,11 +74,9 @@ def ask_judge(
 
 def reread(model: BaseChatModel, question: str, sentences: list[str], context: Context) -> tuple[str, ModelCall]:
     """What the model answers to `question` over `sentences` alone (citations left out), and the call."""
-    system = REREAD_SYSTEM.format(shape=SHAPE_INSTRUCTIONS[answer_shape(question)], refusal=REFUSAL)
-    request = REREAD_REQUEST.format(
-        sentences="\n\n".join(f"[{n}] {' '.join(s.split())}" for n, s in enumerate(sentences, 1)), question=question
-    ) + answer_language_instruction(question, context.reading)
-    messages = [SystemMessage(content=system), HumanMessage(content=request)]
+    numbered = "\n\n".join(f"[{n}] {' '.join(s.split())}" for n, s in enumerate(sentences, 1))
+    request = REREAD_REQUEST.format(evidence=numbered, history="", question=question)
+    messages = [SystemMessage(content=REREAD_SYSTEM), HumanMessage(content=request)]
     reply, call = invoke_model(model, messages, purpose="reread", **reply_cap(model, context.confidence.reread_tokens))
     return " ".join(strip_citations(message_text(reply)).split()), call
 

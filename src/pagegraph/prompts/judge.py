@@ -2,6 +2,8 @@
 probability is read rather than the word written (P(True), Kadavath et al. 2022); and the second reading of the same
 sentences, whose values a supported answer must state."""
 
+from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
+
 JUDGE_SYSTEM = "You check answers against evidence. Reply with one word: Yes or No."
 
 JUDGE_REQUEST = """Sentences:
@@ -16,13 +18,9 @@ NO_SENTENCES = "(none)"
 YES_WORDS = ("yes",)
 NO_WORDS = ("no",)
 
-# The second reading: the question asked again over the judge's sentences alone, answered the way the extract graph's
-# reader answers it, so that the values read there can be set beside the answer's.
-REREAD_SYSTEM = """You answer a question from a few numbered sentences of a user's documents. Copy the answer from
-the sentence that states it exactly, with its unit if it has one: {shape}. Then write the sentence number in square
-brackets, like [2]. If no sentence states the answer, reply with exactly: {refusal}"""
-
-REREAD_REQUEST = """Sentences:
-{sentences}
-
-Question: {question}"""
+# The second reading: the question asked again over the judge's sentences alone, with the extract graph's reader
+# prompt, asking for a value (only an answer stating one is read again). A refusal written as two plain words: the
+# reader's own refusal sentence drew refusals from the embedded model where the sentences held the value.
+REREAD_REFUSAL = "NOT FOUND"
+REREAD_SYSTEM = EXTRACT_SYSTEM.format(shape=SHAPE_INSTRUCTIONS["number"], refusal=REREAD_REFUSAL)
+REREAD_REQUEST = EXTRACT_REQUEST
