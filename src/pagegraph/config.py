@@ -789,7 +789,7 @@ class ConfidenceKnobs(BaseModel):
     reread: bool = Field(
         default=True,
         description="before an answer stating numbers, amounts, percentages or dates is shown as supported, ask the "
-        "model the question again over the judge's sentences alone: the values it reads there must be the answer's "
+        "model the question again over the judge's sentences alone: values it reads there must be the answer's "
         "(one more short call; an answer read otherwise, or in part, is uncertain)",
     )
     reread_tokens: int = Field(

@@ -133,6 +133,9 @@ def test_an_answer_a_second_reading_of_its_sentences_does_not_restate_is_uncerta
     right = ScriptedChatModel.replying("Four [1].", "Four [1].", judge_yes=0.99, reread_reply="four directors [2]")
     graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=right, index=index))
     assert graph.invoke({"question": question}, context=CONTEXT)["band"] == "supported"
+    unread = ScriptedChatModel.replying("Four [1].", "Four [1].", judge_yes=0.99, reread_reply="NOT FOUND")
+    graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=unread, index=index))
+    assert graph.invoke({"question": question}, context=CONTEXT)["band"] == "supported", "no value read: no doubt"
     doubted = ScriptedChatModel.replying("Four [1].", "Four [1].", judge_yes=0.2)
     graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=doubted, index=index))
     output = graph.invoke({"question": question}, context=CONTEXT)

@@ -308,10 +308,13 @@ def own_values(answer: str, question: str) -> list[Value]:
     return own
 
 
-def restates(answer: str, again: str, question: str) -> bool:
+def restates(answer: str, again: str, question: str) -> bool | None:
     """Whether a second answer to `question` states one or more of the answer's own numbers, amounts, percentages
-    and dates, and none the answer lacks (names aside; a refusal or an answer stating none restates nothing)."""
+    and dates, and none the answer lacks (names aside); None when it states none of its own (a refusal, or words
+    alone): it neither confirms nor doubts the answer."""
     first, second = ([v for v in own_values(text, question) if v.kind != "name"] for text in (answer, again))
+    if not second:
+        return None
 
     def held(value: Value, values: list[Value]) -> bool:
         return any(same_value(value, other) or same_value(other, value) for other in values)

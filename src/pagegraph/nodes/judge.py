@@ -4,8 +4,9 @@ asked to check a given answer against a few sentences, they tell right from wron
 probabilities do (docs/asking.md). The answer's confidence (`verify`) is built on it.
 
 An answer stating numbers, amounts, percentages or dates that the judge confirms well enough to be shown as supported
-is read a second time: the model is asked the question itself over the same sentences, and a supported answer must
-state the values it reads there (`checks.values.restates`). A reader that took a neighbouring value of a long
+is read a second time: the model is asked the question itself over the same sentences, and where it reads values
+there, a supported answer must state them (`checks.values.restates`); a reading that finds no value there neither
+confirms nor doubts. A reader that took a neighbouring value of a long
 passage, or answered one part of two, is rarely confirmed by a reading of the best sentences alone."""
 
 from __future__ import annotations
@@ -104,5 +105,6 @@ def judge(state: RagState, runtime: Runtime[Context], services: Services) -> dic
         restated = restates(strip_citations(text), again, state["question"])
         verdict = verdict.model_copy(update={"reread": again, "restated": restated})
         calls.append(call)
-        summary += f"; read again: {again!r}, " + ("the same values" if restated else "other values")
+        said = {True: "the same values", False: "other values", None: "no value"}[restated]
+        summary += f"; read again: {again!r}, {said}"
     return {"verdict": verdict, "trace": [timer.record(summary, calls=calls)]}

@@ -248,7 +248,8 @@ class Verdict(BaseModel):
     restated: bool | None = Field(
         default=None,
         description="whether the second reading states the answer's numbers, amounts, percentages and dates and no "
-        "other (`checks.values.restates`); an answer it does not is never supported; None when not asked",
+        "other (`checks.values.restates`); an answer it does not is never supported; None when not asked or when "
+        "the reading states no value (neither confirmed nor doubted)",
     )
 
 
