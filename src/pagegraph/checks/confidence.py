@@ -43,7 +43,7 @@ def answer_confidence(
     cites — both must hold for an answer to be trusted, and on dev rows their product ranked answers better than
     either alone or the other combinations measured (docs/asking.md). Its band: supported at
     `Context.confidence.supported` or above when no value of the answer is missing from its cited sentences and
-    the judge's second reading of its sentences (where asked) states the answer's values, else uncertain (below
+    the judge's second reading of its sentences (where asked) reads no other values, else uncertain (below
     `abstain_below` the verifier refuses instead). An output the judge did not check (a structured document:
     `verdict` None) has the overlap alone, and is uncertain; an answer written in another
     language than its evidence (`overlap` None) has the judge's P(Yes) alone. A number answering a question that

@@ -6,8 +6,8 @@ probabilities do (docs/asking.md). The answer's confidence (`verify`) is built o
 An answer stating numbers, amounts, percentages or dates that the judge confirms well enough to be shown as supported
 is read a second time: the model is asked the question itself over the same sentences, and where it reads values
 there, a supported answer must state them (`checks.values.restates`); a reading that finds no value there neither
-confirms nor doubts. A reader that took a neighbouring value of a long
-passage, or answered one part of two, is rarely confirmed by a reading of the best sentences alone."""
+confirms nor doubts. A reader that took a neighbouring value of a long passage, or answered one part of two, is
+rarely confirmed by a reading of the best sentences alone."""
 
 from __future__ import annotations
 
