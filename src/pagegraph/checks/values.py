@@ -308,11 +308,17 @@ def own_values(answer: str, question: str) -> list[Value]:
     return own
 
 
+def own_figures(answer: str, question: str) -> list[Value]:
+    """The numbers, amounts, percentages and dates an answer states that the question does not hold (`own_values`
+    without names)."""
+    return [value for value in own_values(answer, question) if value.kind != "name"]
+
+
 def restates(answer: str, again: str, question: str) -> bool | None:
     """Whether a second answer to `question` states one or more of the answer's own numbers, amounts, percentages
     and dates, and none the answer lacks (names aside); None when it states none of its own (a refusal, or words
     alone): it neither confirms nor doubts the answer."""
-    first, second = ([v for v in own_values(text, question) if v.kind != "name"] for text in (answer, again))
+    first, second = own_figures(answer, question), own_figures(again, question)
     if not second:
         return None
 

@@ -18,7 +18,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.checks.citations import is_refusal, resolve_citations, strip_citations
-from pagegraph.checks.values import own_values, restates
+from pagegraph.checks.values import own_figures, restates
 from pagegraph.config import Context
 from pagegraph.llm.calls import embedded, first_token_alternatives, invoke_model, message_text, provider
 from pagegraph.llm.structured import reply_cap
@@ -98,11 +98,12 @@ def judge(state: RagState, runtime: Runtime[Context], services: Services) -> dic
     source = "log-probabilities" if verdict.from_logprobs else "the written word"
     summary = f"P(yes) {verdict.probability:.2f} from {source}, over {len(highlights)} highlight sentences"
     calls = [call]
-    stated = [v for v in own_values(strip_citations(text), state["question"]) if v.kind != "name"]
+    plain = strip_citations(text)
     # only an answer that could be banded supported is read again: the confidence is at most the judge's P(Yes)
-    if context.confidence.reread and stated and sentences and verdict.probability >= context.confidence.supported:
+    could_be_supported = verdict.probability >= context.confidence.supported
+    if context.confidence.reread and sentences and could_be_supported and own_figures(plain, state["question"]):
         again, call = reread(model, state["question"], sentences, context)
-        restated = restates(strip_citations(text), again, state["question"])
+        restated = restates(plain, again, state["question"])
         verdict = verdict.model_copy(update={"reread": again, "restated": restated})
         calls.append(call)
         said = {True: "the same values", False: "other values", None: "no value"}[restated]
