@@ -14,7 +14,7 @@ from rich.console import Console
 
 from pagegraph import build_graph
 from pagegraph.checks.confidence import answer_confidence, refuses_in_words
-from pagegraph.cli.answer_view import COMPUTED_NOTE, print_footer
+from pagegraph.cli.answer_view import COMPUTED_NOTE, SECOND_READING, print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.judge import read_verdict
@@ -128,11 +128,16 @@ def test_an_answer_a_second_reading_of_its_sentences_does_not_restate_is_uncerta
     verdict = verify_details(output)["verdict"]
     assert verdict["reread"] == "four" and verdict["restated"] is False
     assert next(r for r in output["trace"] if r.stage == "judge").summary.endswith("read again: 'four', other values")
+    assert output["second_reading"] == "four"
+    console = Console(record=True, width=200)
+    print_footer(console, output)
+    assert SECOND_READING.format(reading="four") in console.export_text(), "the reading is shown beside the band"
     (asked,) = model.rereads
     assert "has 10 members, of whom four are independent" in asked[-1].content and question in asked[-1].content
     right = ScriptedChatModel.replying("Four [1].", "Four [1].", judge_yes=0.99, reread_reply="four directors [2]")
     graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=right, index=index))
-    assert graph.invoke({"question": question}, context=CONTEXT)["band"] == "supported"
+    restated = graph.invoke({"question": question}, context=CONTEXT)
+    assert restated["band"] == "supported" and restated["second_reading"] is None
     unread = ScriptedChatModel.replying("Four [1].", "Four [1].", judge_yes=0.99, reread_reply="NOT FOUND")
     graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=unread, index=index))
     assert graph.invoke({"question": question}, context=CONTEXT)["band"] == "supported", "no value read: no doubt"

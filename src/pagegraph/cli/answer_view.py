@@ -22,6 +22,8 @@ ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answe
 COMPUTED_NOTE = (
     "A calculation: the checks confirm values the evidence states, not arithmetic. Check it against the evidence."
 )
+# an answer the second reading (nodes.judge.reread) did not restate: what it read instead, to check against
+SECOND_READING = "Asked again over the top evidence sentences alone, the model read: {reading}"
 
 
 def print_evidence(console: Console, highlights: list[Highlight]) -> None:
@@ -57,6 +59,8 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
     check: ValueCheck | None = output.get("value_check")
     if check is not None and check.computed:
         console.print(f"[yellow]{COMPUTED_NOTE}[/yellow]", highlight=False)
+    if reading := output.get("second_reading"):
+        console.print(f"[yellow]{escape(SECOND_READING.format(reading=reading))}[/yellow]", highlight=False)
     if check is not None and check.status == "unsupported":
         if check.missing:
             console.print(

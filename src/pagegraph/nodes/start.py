@@ -96,6 +96,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services, nested
         "band": "not_found",
         "band_label": "",
         "value_check": None,
+        "second_reading": None,
         "verdict": None,
         "low_confidence": False,
     }

@@ -205,6 +205,7 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
         "band": confidence.band,
         "band_label": band_label(confidence.band, language),
         "value_check": checked,
+        "second_reading": verdict.reread if verdict is not None and verdict.restated is False else None,
         "low_confidence": confidence.band != "supported",
         **usage_update([*(state.get("trace") or []), trace]),
         **finished_turn(state, text),

@@ -86,7 +86,9 @@ class InputState(Question, total=False):
 class HandBack(TypedDict):
     """What a graph run as another's subgraph gives back: the answer with its evidence, and its trace records (the
     caller adds usage and the turn). `highlights` are the sentences picked before any answer-model call (shown
-    first); `evidence` is what the answer model read; `trace` has one record per stage."""
+    first); `evidence` is what the answer model read; `trace` has one record per stage. `second_reading` is what
+    the answer model read from the judge's sentences when asked the question again, where it read other values than
+    the answer states (the answer is then uncertain); None otherwise."""
 
     highlights: list[Highlight]
     answer: str
@@ -97,6 +99,7 @@ class HandBack(TypedDict):
     band: Band
     band_label: str
     value_check: ValueCheck | None
+    second_reading: str | None
     low_confidence: bool
     evidence: list[Evidence]
     trace: Annotated[list[TraceRecord], extend_or_reset]

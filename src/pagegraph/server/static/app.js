@@ -464,6 +464,8 @@ function showAnswer(view, values) {
   const check = values.value_check;
   if (!values.abstained && check && check.computed)
     view.band.append(element("div", {}, "A calculation: the checks confirm values the evidence states, not arithmetic. Check it against the evidence."));
+  if (uncertain && values.second_reading)
+    view.band.append(element("div", {}, `Asked again over the top evidence sentences alone, the model read: ${values.second_reading}`));
   if (uncertain && check && check.status === "unsupported") {
     if (check.missing.length)
       view.band.append(element("div", {}, `${check.missing.join(", ")}: in no sentence the answer cites.`));
