@@ -174,7 +174,7 @@ def test_auto_searches_a_question_once_and_answers_as_extract_does(ask, monkeypa
     assert searches == [WEIGHT]
     auto, _ = ask(WEIGHT, "98 kg [1]", graph="auto", model="local-fast")
     assert searches == [WEIGHT, WEIGHT], "one search for auto's question, none again in extract"
-    for key in ("answer", "citations", "evidence", "highlights", "confidence", "band"):
+    for key in ("answer", "citations", "evidence", "highlights", "confidence", "band", "second_reading"):
         assert auto[key] == alone[key], key
     reused = [r.summary for r in auto["trace"] if r.stage in ("retrieve[0]", "highlight")]
     assert "already run" in reused[1] and "already run" in reused[2], reused
