@@ -90,6 +90,7 @@ def test_stdio_tools_search_ask_and_refuse_bad_input(
             assert "badge" in reply["answer"] and not reply["abstained"]
             assert reply["citations"][0]["label"] == "[visitors.md, Visitor guide, p. 1]"
             assert reply["band"] in ("supported", "uncertain") and reply["evidence"]
+            assert isinstance(reply["doubts"], list) and (reply["band"] == "uncertain" or not reply["doubts"])
             for bad in ({"query": "badge", "k": 0}, {"k": 3}, {"query": "badge", "since": "yesterday"}):
                 refused = await mcp.call_tool("search", bad)
                 assert refused.is_error and texts(refused), bad

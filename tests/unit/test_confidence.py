@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessage
 from rich.console import Console
 
 from pagegraph import build_graph
-from pagegraph.checks.confidence import answer_confidence, refuses_in_words
-from pagegraph.cli.answer_view import COMPUTED_NOTE, SECOND_READING, print_footer
+from pagegraph.checks.confidence import COMPUTED_NOTE, SECOND_READING, answer_confidence, doubts, refuses_in_words
+from pagegraph.cli.answer_view import print_footer
 from pagegraph.config import Context, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.judge import read_verdict
@@ -351,3 +351,20 @@ def test_a_right_value_in_an_uncited_evidence_sentence_is_not_banded_as_missing(
     assert citation.origin == "attributed" and "The Audit Committee met 4 times" in citation.quote.sentence
     wrong = answer(governance, "7", question=audit)  # in no excerpt: the reader's answer is not shown
     assert wrong["band"] in ("quoted", "not_found") and "7" not in wrong["answer"].split(), wrong["answer"]
+
+
+def test_doubts_say_in_words_what_keeps_an_answer_from_supported() -> None:
+    check = ValueCheck(
+        status="unsupported",
+        values=["$12", "8 %"],
+        missing=["$12"],
+        other_column=['8 % is in the cited row\'s 27" column; in the 32" column it reads 9 %'],
+    )
+    assert doubts(check, "9 %") == [
+        SECOND_READING.format(reading="9 %"),
+        "$12: in no sentence the answer cites",
+        check.other_column[0],
+    ]
+    computed = ValueCheck(status="supported", values=["4"], computed=True)
+    assert doubts(computed, None) == [COMPUTED_NOTE], "a calculation is said whatever the band"
+    assert doubts(ValueCheck(status="supported", values=["4"]), None) == doubts(None, None) == []

@@ -26,6 +26,12 @@ _REFUSAL_WORDING = re.compile(
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
+COMPUTED_NOTE = (
+    "A calculation: the checks confirm values the evidence states, not arithmetic. Check it against the evidence."
+)
+# an answer the second reading (nodes.judge.reread) did not restate: what it read instead, to check against
+SECOND_READING = "Asked again over the top evidence sentences alone, the model read: {reading}"
+
 
 def refuses_in_words(answer: str, values: ValueCheck) -> bool:
     """A short answer (one or two sentences) that states no value of its own and says the passages do not hold the
@@ -64,3 +70,15 @@ def answer_confidence(
     if not supported:  # an uncertain answer never shows the confidence of a supported one
         value = max(0.0, min(value, round(context.confidence.supported - context.confidence.uncertain_margin, 3)))
     return Confidence(value=value, band=band, verdict=verdict, overlap=overlap, value_check=values)
+
+
+def doubts(values: ValueCheck | None, second_reading: str | None) -> list[str]:
+    """What a reader should know before trusting an answer, in words, as the terminal shows them under its band
+    and the tools give them to other agents: a calculation no check confirms, what a second reading read instead,
+    values in no sentence the answer cites, and values read in another period's or column's cell."""
+    said = [COMPUTED_NOTE] if values is not None and values.computed else []
+    said += [SECOND_READING.format(reading=second_reading)] if second_reading else []
+    if values is not None and values.status == "unsupported":
+        said += [f"{', '.join(values.missing)}: in no sentence the answer cites"] if values.missing else []
+        said += [*values.other_period, *values.other_column]
+    return said

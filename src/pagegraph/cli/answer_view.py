@@ -14,16 +14,12 @@ from rich.markup import escape
 from rich.spinner import Spinner
 from rich.text import Text
 
+from pagegraph.checks.confidence import doubts
 from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
 from pagegraph.prompts.languages import BAND_TEXTS
 from pagegraph.state.answering import Highlight, ValueCheck
 
 ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
-COMPUTED_NOTE = (
-    "A calculation: the checks confirm values the evidence states, not arithmetic. Check it against the evidence."
-)
-# an answer the second reading (nodes.judge.reread) did not restate: what it read instead, to check against
-SECOND_READING = "Asked again over the top evidence sentences alone, the model read: {reading}"
 
 
 def print_evidence(console: Console, highlights: list[Highlight]) -> None:
@@ -57,23 +53,13 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
     shown = "" if band == "quoted" else f" [dim](confidence {output['confidence']:.2f})[/dim]"
     console.print(f"[{style}]{escape(label)}[/{style}]{shown}")
     check: ValueCheck | None = output.get("value_check")
-    if check is not None and check.computed:
-        console.print(f"[yellow]{COMPUTED_NOTE}[/yellow]", highlight=False)
-    if reading := output.get("second_reading"):
-        console.print(f"[yellow]{escape(SECOND_READING.format(reading=reading))}[/yellow]", highlight=False)
-    if check is not None and check.status == "unsupported":
-        if check.missing:
-            console.print(
-                f"[yellow]{escape(', '.join(check.missing))}: in no sentence the answer cites[/yellow]", highlight=False
-            )
-        for doubt in [*check.other_period, *check.other_column]:
-            console.print(f"[yellow]{escape(doubt)}[/yellow]", highlight=False)
-        if check.closest is not None:
-            sentence = " ".join(check.closest.sentence.split())
-            console.print(
-                f"  the closest evidence: [cyan]{escape(check.closest.label)}[/cyan] {escape(sentence)}",
-                highlight=False,
-            )
+    for doubt in doubts(check, output.get("second_reading")):
+        console.print(f"[yellow]{escape(doubt)}[/yellow]", highlight=False)
+    if check is not None and check.status == "unsupported" and check.closest is not None:
+        sentence = " ".join(check.closest.sentence.split())
+        console.print(
+            f"  the closest evidence: [cyan]{escape(check.closest.label)}[/cyan] {escape(sentence)}", highlight=False
+        )
     usage = output["usage"]
     console.print(
         f"[dim]{usage.calls} model calls, {usage.prompt_tokens}+{usage.completion_tokens} tokens, "

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from pagegraph import GRAPH_NAMES, GRAPHS
 from pagegraph.access.records import Access
 from pagegraph.access.runs import AUTH_USER_KEY, run_user
+from pagegraph.checks.confidence import doubts
 from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
 from pagegraph.graphs.ingest import build_ingest_graph
@@ -79,6 +80,11 @@ class Answer(BaseModel):
     band: str
     band_label: str
     confidence: float
+    doubts: list[str] = Field(
+        description="what to know before trusting the answer, as the terminal shows it under the band: a "
+        "calculation no check confirms, another value a second reading of the evidence gave, values in no sentence "
+        "the answer cites, values read in another year's or column's cell (each with the cell asked for)"
+    )
     abstained: bool
     abstain_reason: str | None
     citations: list[CitedSource]
@@ -235,6 +241,7 @@ class DocumentTools:
             band=output["band"],
             band_label=output["band_label"],
             confidence=round(output["confidence"], 3),
+            doubts=doubts(output.get("value_check"), output.get("second_reading")),
             abstained=output["abstained"],
             abstain_reason=output.get("abstain_reason"),
             citations=[
