@@ -318,9 +318,10 @@ def restates(answer: str, again: str, question: str) -> bool | None:
     """Whether a second answer to `question` states one or more of the answer's own numbers, amounts, percentages
     and dates, and none the answer lacks (names aside); None when it states none of its own (a refusal, or words
     alone): it neither confirms nor doubts the answer."""
-    first, second = own_figures(answer, question), own_figures(again, question)
+    second = own_figures(again, question)
     if not second:
         return None
+    first = own_figures(answer, question)
 
     def held(value: Value, values: list[Value]) -> bool:
         return any(same_value(value, other) or same_value(other, value) for other in values)
