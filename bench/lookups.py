@@ -8,6 +8,9 @@ and answerable ones wrongly refused, and how many answers state a value no passa
     .venv/bin/pagegraph eval bench/lookups.jsonl --index INDEX --mode answer --graph auto --scope document \\
         --out run.json                                             # --resume run.json goes on after a stop
     .venv/bin/python bench/lookups.py --run run.json [--run other.json] [--out bench/results/lookups.json]
+
+A run that compares graphs (`--graph auto --graph auto@picking.use=false`: the picking reader beside the writing
+one) is reported graph by graph.
 """
 
 from __future__ import annotations
@@ -60,9 +63,13 @@ def main() -> None:
     kinds = {row["id"]: row["task_type"] for row in map(json.loads, SET.read_text().splitlines())}
     report = {}
     for path in args.run:
-        rows = [r for r in json.loads(path.read_text())["per_question"] if r["id"] in kinds]
-        report[str(path)] = figures(rows, kinds)
-        print(path, json.dumps(report[str(path)], indent=1))
+        by_graph: dict[str, list[dict]] = {}
+        for row in json.loads(path.read_text())["per_question"]:
+            if row["id"] in kinds:
+                by_graph.setdefault(row["graph"], []).append(row)
+        for graph, rows in by_graph.items():  # a run comparing graphs side by side: each on its own
+            report[f"{path} {graph}"] = figures(rows, kinds)
+            print(path, graph, json.dumps(report[f"{path} {graph}"], indent=1))
     if args.out:
         args.out.write_text(json.dumps(report, indent=1))
 

@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.prompts.judge import JUDGE_SYSTEM, REREAD_SYSTEM
 
-Reply = str | BaseException | Callable[[list[BaseMessage]], str]
+Reply = str | AIMessage | BaseException | Callable[[list[BaseMessage]], str | AIMessage]
 
 
 def citing(fact: str, answer: str, otherwise: str = REFUSAL) -> Callable[[list[BaseMessage]], str]:
@@ -42,8 +42,9 @@ def is_reread_request(messages: list[BaseMessage]) -> bool:
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Replies with the scripted items in order: a str becomes the reply text, an exception is raised, a callable
-    is given the request's messages and returns the reply text (for parallel calls whose order is not fixed).
+    """Replies with the scripted items in order: a str becomes the reply text, an AIMessage is the reply as it is
+    (with the log-probabilities a test gives it), an exception is raised, a callable is given the request's messages
+    and returns the reply (for parallel calls whose order is not fixed).
 
     Every request's messages and call options are kept in `requests`. With `logprob` set, every reply reports that
     log-probability for each of its words, as OpenAI-compatible servers report token log-probabilities.
@@ -127,6 +128,9 @@ class ScriptedChatModel(BaseChatModel):
             raise reply
         if callable(reply):
             reply = reply(messages)
+        if isinstance(reply, AIMessage):
+            self.last_reply = reply.text
+            return ChatResult(generations=[ChatGeneration(message=reply)])
         self.last_reply = reply
         usage = None
         if self.usage:

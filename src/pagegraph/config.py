@@ -936,6 +936,50 @@ FLAT_CONTEXT_KEYS: dict[str, tuple[str, str]] = {
 }
 
 
+class PickingKnobs(BaseModel):
+    """The reader that picks its answer among candidates taken from the evidence (`retrievers.candidates`,
+    `nodes.pick`) instead of writing it: what it is offered, and how its choice becomes a confidence."""
+
+    use: bool = Field(
+        default=True,
+        description="answer by picking among the evidence's table cells, values, names and sentences (one short "
+        "call under a grammar); off: the extract graph's reader writes its answer",
+    )
+    max_candidates: int = Field(
+        default=20, ge=2, le=26, description="most candidates offered to the model, best-labelled first (A to Z)"
+    )
+    sentences: int = Field(
+        default=12, ge=1, le=60, description="best-scoring sentences and table rows of the top passages whose values "
+        "become candidates"
+    )
+    spans: int = Field(
+        default=4,
+        ge=0,
+        le=20,
+        description="best sentences offered whole, for questions that do not ask for a number",
+    )
+    label_weight: float = Field(
+        default=0.3,
+        ge=0.0,
+        le=2.0,
+        description="weight of how many of the question's words a candidate's own label (its row and column, or the "
+        "words around it) holds, added to its sentence's score",
+    )
+    context_words: int = Field(
+        default=12, ge=2, le=40, description="words before a value in its sentence shown as what it measures"
+    )
+    alternatives: int = Field(
+        default=10, ge=2, le=20, description="likeliest tokens read where the model writes its pick's letter"
+    )
+    written_weight: float = Field(
+        default=0.7,
+        ge=0.0,
+        le=1.0,
+        description="the confidence of a pick from a model that gives no log-probabilities",
+    )
+    max_tokens: int = Field(default=24, ge=8, le=128, description="longest pick reply")
+
+
 class Context(BaseModel):
     """Per-run knobs of the question-answering graphs (LangGraph `context_schema`; Studio shows them as a form), in
     groups. Keys of the flat layout before the groups are still read, with a deprecation warning naming the new key."""
@@ -979,6 +1023,9 @@ class Context(BaseModel):
     small_model: SmallModelKnobs = Field(default_factory=SmallModelKnobs, description="the small_model graph")
     pageindex: PageIndexKnobs = Field(default_factory=PageIndexKnobs, description="the pageindex graph")
     tree: TreeKnobs = Field(default_factory=TreeKnobs, description="section-tree navigation")
+    picking: PickingKnobs = Field(
+        default_factory=PickingKnobs, description="the extract graph's answer picked among candidates from the evidence"
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -78,7 +78,10 @@ def evaluate(
     ] = None,
     graph: Annotated[
         Optional[list[str]],
-        typer.Option(help=f"--mode answer: {' | '.join(GRAPH_NAMES)}; repeatable (default: rag)"),
+        typer.Option(
+            help=f"--mode answer: {' | '.join(GRAPH_NAMES)}; repeatable (default: rag); GRAPH@GROUP.KNOB=VALUE,... "
+            "runs a graph under other knobs beside it (auto@picking.use=false)"
+        ),
     ] = None,
     model: Annotated[Optional[str], typer.Option(help="--mode answer: model spec (default: $PAGEGRAPH_MODEL)")] = None,
     evidence: Annotated[

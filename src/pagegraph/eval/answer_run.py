@@ -23,6 +23,33 @@ from pagegraph.state.evaluation import EvalQuestion, EvalRun
 from pagegraph.store.index import Index
 
 
+VARIANT_MARK = "@"  # `auto@picking.use=false`: a graph run under other knobs, beside the graph as it is
+
+
+def graph_variant(name: str, context: Context) -> tuple[str, Context]:
+    """The graph a compared name runs, and the context it runs under: `auto` is the graph `auto`; a name with
+    knobs after `@` (`auto@picking.use=false,reading.highlights=5`) runs it with those knobs changed, each value
+    read as JSON where it parses (false, 5, 0.4) and as text otherwise."""
+    graph, _, changes = name.partition(VARIANT_MARK)
+    if not changes:
+        return graph, context
+    groups: dict[str, dict] = {}
+    for change in changes.split(","):
+        key, equals, text = change.partition("=")
+        group, dot, knob = key.strip().partition(".")
+        if not equals or not dot or group not in Context.model_fields:
+            raise PagegraphError(f"--graph {name!r}: write knobs as GROUP.KNOB=VALUE (e.g. picking.use=false)")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        groups.setdefault(group, {})[knob] = value
+    try:
+        return graph, context.with_changes(**groups)
+    except ValueError as exc:
+        raise PagegraphError(f"--graph {name!r}: {exc}") from None
+
+
 def read_report(path: Path) -> EvalRun:
     try:
         return EvalRun.model_validate(json.loads(path.read_text()))
@@ -62,7 +89,9 @@ class AnswerRunPlan:
                 list(previous.per_question),
             )
         plan.graphs = list(dict.fromkeys(plan.graphs or ["rag"]))
-        unknown = [name for name in plan.graphs if name.removesuffix(GOLD_SUFFIX) not in GRAPHS]
+        unknown = [
+            name for name in plan.graphs if name.removesuffix(GOLD_SUFFIX).partition(VARIANT_MARK)[0] not in GRAPHS
+        ]
         if unknown:
             raise PagegraphError(f"--graph {unknown[0]!r}: choose from {', '.join(GRAPH_NAMES)}")
         return plan
@@ -85,12 +114,14 @@ class AnswerRun:
         self.services = Services(settings, index=index)
         context = Context(index=str(index.folder), model=plan.model)
         self.page_counts = {doc.name: doc.n_pages for doc in index.documents()}
-        self.answerers = {
-            name: GoldEvidenceReader(name.removesuffix(GOLD_SUFFIX), self.services, index, context, self.page_counts)
-            if name.endswith(GOLD_SUFFIX)
-            else retrieval_answerer(GRAPHS[name].build(self.services), context, plan.scope)
-            for name in plan.graphs
-        }
+        self.answerers = {}
+        for name in plan.graphs:
+            graph, variant = graph_variant(name.removesuffix(GOLD_SUFFIX), context)
+            self.answerers[name] = (
+                GoldEvidenceReader(graph, self.services, index, variant, self.page_counts)
+                if name.endswith(GOLD_SUFFIX)
+                else retrieval_answerer(GRAPHS[graph].build(self.services), variant, plan.scope)
+            )
         gold_rows = sum(bool(gold_for(r, self.page_counts).pages) and r.answerable for r in rows)
         self.total = sum(gold_rows if name.endswith(GOLD_SUFFIX) else len(rows) for name in plan.graphs)
 

@@ -69,6 +69,25 @@ def reading(again: str, then: str) -> Edge:
     return Edge(path, [again, then, FALL_BACK])
 
 
+def offered(to: str, otherwise: str) -> Edge:
+    """To `to` (the pick) when the candidates stage found some, else to `otherwise` (the written answer)."""
+
+    def path(state: RagState) -> str:
+        return _stopped(state, False, True) or (to if state.get("candidates") else otherwise)
+
+    return Edge(path, _targets([to, otherwise], False, True))
+
+
+def picked(to: str, otherwise: str) -> Edge:
+    """After the pick: to `to` with a picked answer, to `abstain` on none of these, to `otherwise` (the written
+    answer) when the model gave no valid pick; a failure falls back."""
+
+    def path(state: RagState) -> str:
+        return _stopped(state, True, True) or (to if state.get("pick") is not None else otherwise)
+
+    return Edge(path, _targets([to, otherwise], True, True))
+
+
 def chosen(graphs: list[str]) -> Edge:
     """To the graph the `choose` stage picked."""
     return Edge(lambda state: state["graph_choice"], graphs)

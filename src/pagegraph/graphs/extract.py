@@ -1,7 +1,9 @@
-"""`extract`: the reader for small models. search → highlight → gate → read (the answer copied from the best
-sentences of the top passages, with their neighbours) → read again from whole passages when the first read refused
-or its answer is barely in the excerpt it cites → weigh (abstain unless refusal, support and retrieval similarity
-together clear `answer_threshold`) → judge → verify. Two or three model calls; failures → basic."""
+"""`extract`: the reader for small models. search → highlight → gate → candidates (the cells, values, names and
+sentences of the top passages that could answer, without a model) → pick (the model chooses among them, or none:
+one short call) → verify. Where there are no candidates (a yes-or-no question, `picking.use` off) or no valid pick:
+read (the answer copied from the best sentences of the top passages, with their neighbours) → read again from whole
+passages when the first read refused or its answer is barely in the excerpt it cites → weigh (abstain unless
+refusal, support and retrieval similarity together clear `answer_threshold`) → judge → verify. Failures → basic."""
 
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import checked_and_compiled
 from pagegraph.graphs.builder import question_graph
-from pagegraph.graphs.edges import proceed, reading
+from pagegraph.graphs.edges import offered, picked, proceed, reading
+from pagegraph.nodes.candidates import offer_candidates
 from pagegraph.nodes.gate import gate
 from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
+from pagegraph.nodes.pick import pick
 from pagegraph.nodes.read import read, weigh_answer
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.services import Services
@@ -28,11 +32,15 @@ def build_extract_graph(
     builder.add_node("search", guarded("search", partial(search_question, services=services)))
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=False)))
     builder.add_node("gate", partial(gate, services=services))
+    builder.add_node("candidates", guarded("candidates", partial(offer_candidates, services=services)))
+    builder.add_node("pick", guarded("pick", partial(pick, services=services)))
     builder.add_node("read", guarded("read", partial(read, services=services)))
     builder.add_node("weigh", weigh_answer)
     builder.add_conditional_edges("search", *proceed("highlight", abstains=False))
     builder.add_edge("highlight", "gate")
-    builder.add_conditional_edges("gate", *proceed("read"))
+    builder.add_conditional_edges("gate", *proceed("candidates"))
+    builder.add_conditional_edges("candidates", *offered("pick", otherwise="read"))
+    builder.add_conditional_edges("pick", *picked("verify", otherwise="read"))
     builder.add_conditional_edges("read", *reading(again="read", then="weigh"))
     builder.add_conditional_edges("weigh", *proceed("judge", falls_back=False))
     return checked_and_compiled(builder, services, "extract", checkpointer)

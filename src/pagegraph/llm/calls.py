@@ -135,16 +135,27 @@ def token_logprobs(reply: BaseMessage) -> list[tuple[str | None, float]]:
     ]
 
 
+def token_alternatives(reply: BaseMessage) -> list[tuple[str | None, list[tuple[str, float]]]]:
+    """Each token of the reply (its text where reported) with the likeliest tokens the model could have written
+    there and their probabilities, from the OpenAI form's `top_logprobs` (the embedded model and OpenAI-compatible
+    servers when asked for them); empty without them."""
+    found = []
+    for item in _logprob_items(reply):
+        if not isinstance(item, dict):
+            continue
+        options = [
+            (option["token"], math.exp(float(option["logprob"])))
+            for option in item.get("top_logprobs") or []
+            if isinstance(option, dict) and isinstance(option.get("token"), str) and option.get("logprob") is not None
+        ]
+        found.append((item.get("token") if isinstance(item.get("token"), str) else None, options))
+    return found
+
+
 def first_token_alternatives(reply: BaseMessage) -> list[tuple[str, float]]:
-    """The likeliest first tokens the model could have written, with their probabilities, from the OpenAI form's
-    `top_logprobs` (the embedded model and OpenAI-compatible servers when asked for them); empty without them."""
-    content = _logprob_items(reply)
-    first = content[0] if content and isinstance(content[0], dict) else {}
-    return [
-        (item["token"], math.exp(float(item["logprob"])))
-        for item in first.get("top_logprobs") or []
-        if isinstance(item, dict) and isinstance(item.get("token"), str) and item.get("logprob") is not None
-    ]
+    """The likeliest first tokens the model could have written, with their probabilities (`token_alternatives`)."""
+    tokens = token_alternatives(reply)
+    return tokens[0][1] if tokens else []
 
 
 def token_probability(reply: BaseMessage) -> float | None:

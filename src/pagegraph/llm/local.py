@@ -100,9 +100,9 @@ class LlamaCppChatModel(BaseChatModel):
         }
         # response_format={"type": "json_object", "schema": {...}} turns into a llama.cpp grammar
         request.update({k: v for k, v in kwargs.items() if k in {"max_tokens", "temperature", "response_format"}})
-        if "response_format" not in request:
-            # token probabilities are read for free-text answers (their confidence), under the model's own
-            # distribution; a grammar-constrained reply needs none
+        if "response_format" not in request or kwargs.get("top_logprobs"):
+            # token probabilities are read for free-text answers (their confidence) and, where a caller asks for
+            # alternatives, for a choice under a grammar (`nodes.pick`), under the model's own distribution
             request.update(logprobs=True, top_logprobs=max(1, int(kwargs.get("top_logprobs") or 0)))
         return request
 

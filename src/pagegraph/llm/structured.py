@@ -41,6 +41,7 @@ class StructuredResult(Generic[T]):
     value: T
     ok: bool  # False when `value` is the caller's default
     attempts: list[Attempt] = field(default_factory=list)
+    reply: AIMessage | None = None  # the last reply, with its token log-probabilities where asked (`alternatives`)
 
     @property
     def error(self) -> str | None:
@@ -75,6 +76,12 @@ def constrained_kwargs(model: BaseChatModel, schema: type[BaseModel]) -> dict[st
             "response_format": {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema}}
         }
     return None
+
+
+def reports_logprobs(model: BaseChatModel) -> bool:
+    """Whether the model reports the likeliest tokens of its replies: the embedded one, and OpenAI-compatible
+    clients made with `logprobs` on (`Settings.models.model_logprobs`)."""
+    return embedded(model) or (provider(model) == "openai" and bool(getattr(model, "logprobs", None)))
 
 
 def reply_cap(model: BaseChatModel, max_tokens: int | None) -> dict[str, int]:
@@ -135,6 +142,7 @@ def structured_call(
     repairs: int = DEFAULT_REPAIRS,
     context: dict[str, Any] | None = None,
     max_tokens: int | None = None,
+    alternatives: int = 0,
 ) -> StructuredResult[T]:
     """Ask `model` for a `schema` object (`default` when nothing validates; None only for callers that check `ok`).
     After a reply that does not validate, up to `repairs` more calls show the model its reply and what was wrong.
@@ -142,21 +150,23 @@ def structured_call(
     `max_tokens` caps each reply where the backend takes a per-call cap (llama.cpp, OpenAI-compatible): string
     bounds are not part of a llama.cpp grammar, so a small model's text field can otherwise run on; a cut-off
     reply is still read by the lenient stages.
+    `alternatives`: the likeliest tokens at each position of the reply, from the models that report them
+    (`reports_logprobs`), kept on the result's `reply`.
     """
     prompt = with_json_instruction(messages, schema)
     attempts: list[Attempt] = []
-    cap = reply_cap(model, max_tokens)
-    value = _ask(model, schema, prompt, "initial", purpose, context, attempts, cap)
+    options = {**reply_cap(model, max_tokens), **({"top_logprobs": alternatives} if alternatives and reports_logprobs(model) else {})}
+    value, reply = _ask(model, schema, prompt, "initial", purpose, context, attempts, options)
     for _ in range(repairs):
         if value is not None:
             break
         failed = attempts[-1]
         retry = repair_messages(prompt, failed.raw, failed.error or "", schema)
-        value = _ask(model, schema, retry, "repair", purpose, context, attempts, cap)
+        value, reply = _ask(model, schema, retry, "repair", purpose, context, attempts, options)
     if value is None:
         fallback = default.model_copy(deep=True) if default is not None else None
-        return StructuredResult(value=fallback, ok=False, attempts=attempts)
-    return StructuredResult(value=value, ok=True, attempts=attempts)
+        return StructuredResult(value=fallback, ok=False, attempts=attempts, reply=reply)
+    return StructuredResult(value=value, ok=True, attempts=attempts, reply=reply)
 
 
 def structured_runnable(model: BaseChatModel, schema: type[BaseModel], include_raw: bool) -> Runnable:
@@ -190,7 +200,7 @@ def _ask(
     context: dict[str, Any] | None,
     attempts: list[Attempt],
     cap: dict[str, int],
-) -> T | None:
+) -> tuple[T | None, AIMessage]:
     options = constrained_kwargs(model, schema)
     try:
         reply, call = invoke_model(model, messages, purpose=f"{purpose}:{step}", **cap, **(options or {}))
@@ -216,4 +226,4 @@ def _ask(
             call=call,
         )
     )
-    return value
+    return value, reply

@@ -20,8 +20,8 @@ from langgraph.runtime import Runtime
 from pagegraph.checks.citations import is_refusal, resolve_citations, strip_citations
 from pagegraph.checks.values import own_figures, restates
 from pagegraph.config import Context
-from pagegraph.llm.calls import embedded, first_token_alternatives, invoke_model, message_text, provider
-from pagegraph.llm.structured import reply_cap
+from pagegraph.llm.calls import first_token_alternatives, invoke_model, message_text
+from pagegraph.llm.structured import reply_cap, reports_logprobs
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.prompts.judge import (
     JUDGE_REQUEST,
@@ -41,8 +41,7 @@ from pagegraph.state.usage import ModelCall
 def judge_options(model: BaseChatModel, alternatives: int) -> dict[str, int]:
     """A one-token reply, with the likeliest first tokens from the models that report them (the embedded one, and
     OpenAI-compatible clients made with `logprobs` on: `Settings.models.model_logprobs`)."""
-    reports = embedded(model) or (provider(model) == "openai" and getattr(model, "logprobs", None))
-    return {**reply_cap(model, 1), **({"top_logprobs": alternatives} if reports else {})}
+    return {**reply_cap(model, 1), **({"top_logprobs": alternatives} if reports_logprobs(model) else {})}
 
 
 def read_verdict(reply: BaseMessage, written_yes: float) -> Verdict:

@@ -98,6 +98,8 @@ def start(state: RagState, runtime: Runtime[Context], services: Services, nested
         "value_check": None,
         "second_reading": None,
         "verdict": None,
+        "candidates": [],
+        "pick": None,
         "low_confidence": False,
     }
 

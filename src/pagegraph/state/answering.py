@@ -229,6 +229,49 @@ class ValueCheck(BaseModel):
     )
 
 
+CandidateKind = Literal["cell", "value", "name", "sentence"]
+
+
+class Candidate(BaseModel):
+    """A possible answer taken from the evidence without a model (`retrievers.candidates`): a table cell, a value or
+    name in a sentence, or a whole sentence, with what it measures and where it stands."""
+
+    kind: CandidateKind
+    value: str = Field(description="as the document writes it; a sentence candidate: the sentence")
+    measures: str = Field(
+        description="what it is: a cell's row label and column heading, with the table's units; the words around a "
+        "value or name in its sentence; empty for a sentence"
+    )
+    sentence: str = Field(description="the sentence, or the table row's reading, it stands in")
+    passage: int = Field(ge=1, description="the number of the passage holding it among the evidence the pick read")
+    label: str = Field(description="the citation label of that passage")
+    score: float = Field(description="how well it and its sentence match the question; candidates are offered best first")
+
+
+class Pick(BaseModel):
+    """The reader's choice among the candidates (`nodes.pick`): those it picked (none: the evidence does not hold
+    the answer), how likely the model found its choice, and the candidate it found next likeliest."""
+
+    candidates: list[Candidate] = Field(description="the candidates offered, lettered A, B, C … in this order")
+    picked: list[int] = Field(description="indexes of the picked candidates; empty: none of these")
+    probability: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="the share of the model's likelihood on its pick among the options, from its log-probabilities "
+        "(over candidates of the same value together; the least of several picks); from a model that gives none, "
+        "`Context.picking.written_weight`",
+    )
+    from_logprobs: bool
+    runner_up: int | None = Field(default=None, description="index of the likeliest candidate not picked")
+    runner_up_probability: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    def chosen(self) -> list[Candidate]:
+        return [self.candidates[i] for i in self.picked]
+
+    def second(self) -> Candidate | None:
+        return self.candidates[self.runner_up] if self.runner_up is not None else None
+
+
 class Verdict(BaseModel):
     """Whether the answer model, asked a closed question, finds the answer stated by the question's top evidence
     sentences; and, asked the question itself over them, whether it reads the same values."""
@@ -240,6 +283,11 @@ class Verdict(BaseModel):
         "no log-probabilities, the written word's stand-in (`Context.confidence.written_yes`)",
     )
     from_logprobs: bool = Field(description="read from the model's log-probabilities, not from the word it wrote")
+    method: Literal["judge", "pick"] = Field(
+        default="judge",
+        description="judge: P(Yes) of the closed check (`nodes.judge`); pick: the probability the model put on the "
+        "candidate it picked (`nodes.pick`), which is then the answer's support",
+    )
     reread: str | None = Field(
         default=None,
         description="the second reading: what the model answered when asked the question again over the same "

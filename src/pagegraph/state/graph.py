@@ -16,6 +16,7 @@ from typing_extensions import TypedDict
 
 from pagegraph.state.answering import (
     Band,
+    Candidate,
     Citation,
     Evidence,
     EvidenceSentence,
@@ -23,6 +24,7 @@ from pagegraph.state.answering import (
     Highlight,
     MappedChunk,
     OutputType,
+    Pick,
     Presearch,
     Reading,
     RetrievalPlan,
@@ -88,7 +90,8 @@ class HandBack(TypedDict):
     caller adds usage and the turn). `highlights` are the sentences picked before any answer-model call (shown
     first); `evidence` is what the answer model read; `trace` has one record per stage. `second_reading` is what
     the answer model read from the judge's sentences when asked the question again, where it read other values than
-    the answer states (the answer is then uncertain); None otherwise."""
+    the answer states (the answer is then uncertain); None otherwise. `pick` is the candidate(s) the reader picked
+among those taken from the evidence, with the runner-up, where it answered by picking."""
 
     highlights: list[Highlight]
     answer: str
@@ -100,6 +103,7 @@ class HandBack(TypedDict):
     band_label: str
     value_check: ValueCheck | None
     second_reading: str | None
+    pick: Pick | None
     low_confidence: bool
     evidence: list[Evidence]
     trace: Annotated[list[TraceRecord], extend_or_reset]
@@ -127,6 +131,7 @@ class RagState(InputState, OutputState, total=False):
         bool  # the run abstains on the answer model's reply (a refusal, a failed check): a quote may stand in
     )
     verdict: Verdict | None
+    candidates: list[Candidate]
     graph_choice: str
     search_plan: SearchPlan | None
     mapped: Annotated[list[MappedChunk], extend_or_reset]
@@ -190,6 +195,8 @@ STATE_RECORD_TYPES = (
     RouteDecision,
     SearchPlan,
     MappedChunk,
+    Candidate,
+    Pick,
     Reading,
     TraceRecord,
     Turn,

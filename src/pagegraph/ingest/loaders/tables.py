@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Callable
 from contextlib import closing
+from dataclasses import dataclass
 
 import numpy as np
 import pypdfium2 as pdfium
@@ -478,9 +479,35 @@ def _asked_cells(cells: list[str], headings: list[str], columns: ColumnChoice | 
     return [cell if not kept or i == 0 or i in kept else "" for i, cell in enumerate(cells)]
 
 
+@dataclass(frozen=True)
+class TableRow:
+    """One body row of a table as `table_readings` reads it: its label, its cells (the label's first, those outside
+    the asked columns empty) under their column headings, the table's units, its reading (`row_reading`) and the
+    row as the page writes it (`raw`)."""
+
+    label: str
+    cells: tuple[str, ...]
+    headings: tuple[str, ...]
+    units: str
+    reading: str
+    raw: str
+
+
 def table_readings(
     text: str, header: str | None = None, columns: ColumnChoice | None = None
 ) -> tuple[str, dict[str, str]]:
+    """`text` with each table's body rows written as readings, and each reading's row as the page writes it
+    (`table_rows`)."""
+    readable, rows = table_rows(text, header, columns)
+    raw_of: dict[str, str] = {}
+    for row in rows:
+        raw_of.setdefault(row.reading, row.raw)
+    return readable, raw_of
+
+
+def table_rows(
+    text: str, header: str | None = None, columns: ColumnChoice | None = None
+) -> tuple[str, list[TableRow]]:
     """`text` with each Markdown table's body rows written as readings (`row_reading`) and its header and separator
     rows left out, and each reading's Markdown rows (from its first cell to its last, as `highlights.sentences`
     takes a row) to find it again in the page. `header` is the header row of a table `text` starts inside
@@ -493,7 +520,7 @@ def table_readings(
     (`GAP_MARK`) stand on lines of their own."""
     lines = text.replace(GAP_MARK, f"\n{GAP_MARK.strip()}\n").split("\n")
     out: list[str] = []
-    raw_of: dict[str, str] = {}
+    rows: list[TableRow] = []
     headings: list[list[str]] = []
     group: list[list[str]] = []  # the rows of the labelled row being read, and its continuations
     group_lines: list[str] = []
@@ -507,8 +534,10 @@ def table_readings(
         merged = [", ".join(row[i] for row in group if i < len(row) and row[i]) for i in range(width)]
         merged[0] = next((row[0] for row in group if row[0]), "")
         column_headings = _column_headings(headings, width)
-        reading = row_reading(merged[0], _asked_cells(merged, column_headings, columns), column_headings, units)
-        raw_of.setdefault(reading, "\n".join(line.strip() for line in group_lines).strip(" |"))
+        cells = _asked_cells(merged, column_headings, columns)
+        reading = row_reading(merged[0], cells, column_headings, units)
+        raw = "\n".join(line.strip() for line in group_lines).strip(" |")
+        rows.append(TableRow(merged[0], tuple(cells), tuple(column_headings), units, reading, raw))
         out.append(reading)
         group.clear()
         group_lines.clear()
@@ -522,9 +551,9 @@ def table_readings(
                 years, units = line.split(), ""
             elif years and (found := _text_row(line, years)):
                 label, values = found
-                cells = _asked_cells(["", *values], ["", *years], columns)
+                cells = _asked_cells([label, *values], ["", *years], columns)
                 reading = row_reading(label, cells, ["", *years], units)
-                raw_of.setdefault(reading, line.strip())
+                rows.append(TableRow(label, tuple(cells), ("", *years), units, reading, line.strip()))
                 line = reading
             elif years and (unit := _UNITS.search(line)) and not re.search(r"\d", line):
                 units = " ".join(unit.group().lower().split())
@@ -564,7 +593,7 @@ def table_readings(
         group.append(cells)
         group_lines.append(line)
     flush()
-    return "\n".join(out), raw_of
+    return "\n".join(out), rows
 
 
 def place_tables(text: str, tables: list[list[list[str]]]) -> str:

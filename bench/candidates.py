@@ -1,0 +1,76 @@
+"""Answer candidates without a model: how often the right answer is among the candidates the pick is offered, and
+how high. For each answerable row of a lookups set, the question is searched as the extract graph searches it (its
+documents in document scope), the candidates are taken from the top passages (`retrievers.candidates`), and each
+candidate's composed answer (`nodes.pick.compose`) is scored against the gold answer as the answer eval scores
+answers. Prints the share of rows with a right candidate within the first k, by kind of row, and the rows with none.
+The pick can be no better than this ceiling.
+
+    .venv/bin/python bench/candidates.py --index INDEX [--set bench/lookups.jsonl] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+from types import SimpleNamespace
+
+CUTS = (1, 3, 5, 10, 20, 26)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--set", type=Path, default=Path(__file__).with_name("lookups.jsonl"))
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--show", action="store_true", help="print every row's candidates")
+    args = parser.parse_args()
+
+    from pagegraph.config import Context, Settings
+    from pagegraph.eval.scoring import score_answer
+    from pagegraph.nodes.pick import compose
+    from pagegraph.nodes.retrieve import search_question
+    from pagegraph.retrievers.candidates import answer_candidates
+    from pagegraph.services import Services
+    from pagegraph.store.index import open_index
+
+    rows = [json.loads(line) for line in args.set.read_text().splitlines() if line.strip()]
+    settings = Settings()
+    context = Context(index=str(args.index))
+    ranks: dict[str, int | None] = {}
+    kinds: dict[str, str] = {}
+    counts = []
+    with open_index(args.index, settings) as index:
+        services = Services(settings, index=index)
+        runtime = SimpleNamespace(context=context)
+        for row in rows:
+            if not row["answerable"]:
+                continue
+            inputs = {"question": row["question"], "documents": row.get("documents") or []}
+            passages = search_question(inputs, runtime, services)["retrieved"][: context.reading.highlight_passages]
+            candidates = answer_candidates(row["question"], passages, index.embedder, context.picking, context.reading)
+            counts.append(len(candidates))
+            right = [
+                n
+                for n, c in enumerate(candidates, 1)
+                if (score_answer(compose(c), row["answer"], row.get("answer_format"), True).score or 0) >= 0.5
+            ]
+            ranks[row["id"]], kinds[row["id"]] = (right[0] if right else None), row.get("task_type", "")
+            if args.show or not right:
+                print(f"{row['id']} rank {right[0] if right else '-'} gold {row['answer']!r}: {row['question']}")
+                for n, c in enumerate(candidates, 1):
+                    print(f"   {n:2} {c.kind:8} {c.score:.3f} {c.value[:60]!r} | {c.measures[:90]}")
+    report: dict = {"rows": len(ranks), "median_candidates": sorted(counts)[len(counts) // 2] if counts else 0}
+    by_kind: dict[str, list[int | None]] = defaultdict(list)
+    for row_id, rank in ranks.items():
+        by_kind[kinds[row_id]].append(rank)
+    for kind, found in [("all", list(ranks.values())), *sorted(by_kind.items())]:
+        report[kind] = {f"@{k}": round(sum(r is not None and r <= k for r in found) / len(found), 3) for k in CUTS}
+    print(json.dumps(report, indent=1))
+    if args.out:
+        args.out.write_text(json.dumps({"report": report, "ranks": ranks}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Answer candidates, without a model: what in the passages a question reads could be its answer — each table cell
+of the best rows with its row label, column heading and the table's units; each number, amount, percentage, date
+and name of the best sentences with the words around it; and, for a question that does not ask for a number, the
+best sentences whole — ranked by how well the sentence and the candidate's own label match the question. The reader
+picks among them (`nodes.pick`) instead of writing a value, so it cannot state one the passages do not hold."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pagegraph.checks.values import Value, extract_values, same_value
+from pagegraph.config import PickingKnobs, ReadingKnobs
+from pagegraph.ingest.loaders.tables import TableRow, table_rows
+from pagegraph.retrievers.highlights import answer_shape, asked_columns, content_words, matches, score_sentences
+from pagegraph.state.answering import Candidate, Evidence
+
+if TYPE_CHECKING:
+    from pagegraph.llm.embedder import Embedder
+
+_EMPTY_CELL = frozenset({"—", "–", "-", "n/a", "N/A"})
+_AFTER_WORDS = 6  # words after a value shown with it: its unit and what follows ("27% of adults 65 and older")
+# a question asking for two or more things: "X, and how many Y?", "of A and of B", "on MMLU and on TimeQA"
+_SEVERAL = re.compile(
+    r",\s*and\s+\w|\band\s+(?:what|how|which|who|when|where|whether|of|on|for|in|at|to|the\s+\w+\s+of)\b|\bboth\b",
+    re.IGNORECASE,
+)
+
+
+def asks_several(question: str) -> bool:
+    """Whether a question asks for more than one value or name (a two-place question, a list)."""
+    return bool(_SEVERAL.search(question)) or answer_shape(question) == "list"
+
+
+def _label_match(label: str, asked: set[str], reading: ReadingKnobs) -> float:
+    """The share of the question's words that a candidate's own label holds."""
+    if not asked:
+        return 0.0
+    words = content_words(label)
+    return sum(matches(word, words, reading) for word in asked) / len(asked)
+
+
+def _cells(row: TableRow) -> list[tuple[str, str]]:
+    """A row's non-empty cells, each with what it measures: the row's label, the column's heading, the units."""
+    found = []
+    for heading, cell in zip(row.headings[1:], row.cells[1:]):
+        if cell and cell not in _EMPTY_CELL:
+            found.append((cell, ", ".join(part for part in (row.label, heading, row.units) if part)))
+    return found
+
+
+def _around(sentence: str, value: Value, before: int) -> str:
+    """The value with up to `before` words before it and a few after, within its sentence."""
+    head = sentence[: value.start].split()[-before:]
+    tail = sentence[value.end :].split()[:_AFTER_WORDS]
+    return " ".join([*head, sentence[value.start : value.end], *tail])
+
+
+def _asked(value: Value, question_values: Sequence[Value]) -> bool:
+    return any(same_value(value, asked) or same_value(asked, value) for asked in question_values)
+
+
+def answer_candidates(
+    question: str,
+    passages: Sequence[Evidence],
+    embedder: Embedder,
+    knobs: PickingKnobs,
+    reading: ReadingKnobs,
+) -> list[Candidate]:
+    """The candidates for answering `question` from `passages` (best first; a candidate's `passage` numbers them
+    from 1), best first, without repeats (a value stated twice is offered where it is best labelled), at most
+    `knobs.max_candidates`. Cells come from the columns the question names where it names some (`asked_columns`), so
+    another year's cell of a row is no candidate for a question about one year. Values the question itself states
+    are not candidates."""
+    shape = answer_shape(question)
+    columns = asked_columns(question, reading)
+    readable: list[Evidence] = []
+    rows: dict[tuple[int, str], TableRow] = {}
+    for number, passage in enumerate(passages):
+        text, found = table_rows(passage.text, passage.table_header, columns)
+        readable.append(passage.model_copy(update={"text": text}) if found else passage)
+        rows.update({(number, row.reading[: reading.sentence_max_chars]): row for row in found})
+    scored = sorted(score_sentences(question, readable, embedder, reading), key=lambda s: -s.score)
+    asked = content_words(question)
+    question_values = extract_values(question)
+    found: list[Candidate] = []
+    spans = 0
+    for sentence in scored[: knobs.sentences]:
+        passage = passages[sentence.passage]
+        where = {"sentence": sentence.sentence, "passage": sentence.passage + 1, "label": passage.label()}
+        row = rows.get((sentence.passage, sentence.sentence))
+        if row is not None:
+            for cell, measures in _cells(row):
+                score = sentence.score + knobs.label_weight * _label_match(measures, asked, reading)
+                found.append(Candidate(kind="cell", value=cell, measures=measures, score=round(score, 4), **where))
+            continue
+        for value in extract_values(sentence.sentence, names=shape != "number"):
+            if _asked(value, question_values):
+                continue
+            measures = _around(sentence.sentence, value, knobs.context_words)
+            score = sentence.score + knobs.label_weight * _label_match(measures, asked, reading)
+            kind = "name" if value.kind == "name" else "value"
+            found.append(Candidate(kind=kind, value=value.text, measures=measures, score=round(score, 4), **where))
+        if shape != "number" and spans < knobs.spans:
+            spans += 1
+            found.append(Candidate(kind="sentence", value=sentence.sentence, measures="", score=sentence.score, **where))
+    best: dict[tuple[str, str], Candidate] = {}
+    for candidate in sorted(found, key=lambda c: -c.score):
+        best.setdefault((candidate.kind, " ".join(candidate.value.split()).casefold()), candidate)
+    return list(best.values())[: knobs.max_candidates]

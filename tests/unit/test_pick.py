@@ -1,0 +1,190 @@
+"""Answers picked from the evidence: the candidates a question's passages offer (table cells with their row and
+column, values with the words around them, sentences), the model's pick among them under a schema, its confidence
+from the log-probabilities of the pick, "none of these" as a refusal, and several picks for a question asking for
+several things."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage
+
+from pagegraph import build_graph
+from pagegraph.config import Context, PickingKnobs, ReadingKnobs, Settings
+from pagegraph.llm.embedder import Embedder
+from pagegraph.nodes.pick import LETTERS, NONE, compose, option_shares, read_pick
+from pagegraph.prompts.pick import PICK_SYSTEM
+from pagegraph.retrievers.candidates import answer_candidates, asks_several
+from pagegraph.services import Services
+from pagegraph.state.answering import Candidate, Evidence
+from tests.conftest import markdown_library
+from tests.fakes import ScriptedChatModel
+
+FILING = """# Annual report 2015
+
+## Selected financial data
+
+The amounts are in thousands of dollars.
+
+| | 2015 | 2014 | 2013 |
+| --- | --- | --- | --- |
+| Revenues | $ 6,779,511 | $ 5,504,656 | $ 4,374,562 |
+| Net income | 122,641 | 266,799 | 112,403 |
+
+## Members
+
+At the end of 2015 the service had 43,401 thousand paid memberships in the United States. Its international
+segment had 30,024 thousand paid memberships at the same date.
+"""
+REVENUES_2014 = "What were the revenues in 2014?"
+
+
+def _passage(text: str) -> Evidence:
+    return Evidence(id="c1", chunk_ids=["c1"], source="report.md", start_page=1, end_page=1, text=text, score=1.0)
+
+
+def _option_letter(messages: list[BaseMessage], holding: str) -> str:
+    """The letter of the first option line of a pick request that holds `holding`."""
+    for line in str(messages[-1].content).splitlines():
+        if (found := re.match(r"^([A-Z])\. ", line)) and holding in line:
+            return found.group(1)
+    raise AssertionError(f"no option holds {holding!r}:\n{messages[-1].content}")
+
+
+def picking(*holding: str, shares: dict[str, float] | None = None):
+    """A scripted pick: the letters of the options holding each of `holding` (none of these when none is given),
+    as JSON; with `shares` (option text → probability), the letter's token reports those alternatives."""
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        assert messages[0].content.startswith(PICK_SYSTEM)
+        letters = [_option_letter(messages, text) for text in holding] or [NONE]
+        several = "one letter for each" in str(messages[-1].content)
+        content = json.dumps({"pick": letters if several else letters[0]})
+        if shares is None:
+            return AIMessage(content=content)
+        alternatives = [
+            {"token": f' "{_option_letter(messages, text) if text != NONE else NONE}', "logprob": math.log(p)}
+            for text, p in shares.items()
+        ]
+        tokens = [
+            {"token": '{"pick":', "logprob": 0.0, "top_logprobs": []},
+            {"token": f' "{letters[0]}', "logprob": alternatives[0]["logprob"], "top_logprobs": alternatives},
+            {"token": '"}', "logprob": 0.0, "top_logprobs": []},
+        ]
+        return AIMessage(content=content, response_metadata={"logprobs": {"content": tokens}})
+
+    return reply
+
+
+@pytest.fixture(scope="module")
+def filing(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
+    with markdown_library(tmp_path_factory.mktemp("filing"), {"report.md": FILING}, cache_dir, embedder) as index:
+        yield index, cache_dir
+
+
+def ask(library, question: str, *replies, context: Context | None = None) -> tuple[dict, ScriptedChatModel]:
+    index, cache_dir = library
+    model = ScriptedChatModel.replying(*replies)
+    graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
+    output = graph.invoke({"question": question}, context=context or Context())
+    assert not model.script, f"scripted replies left unused: {model.script}"
+    return output, model
+
+
+def test_a_table_cell_is_a_candidate_with_its_row_and_column_and_no_other_years_cell(embedder: Embedder) -> None:
+    candidates = answer_candidates(REVENUES_2014, [_passage(FILING)], embedder, PickingKnobs(), ReadingKnobs())
+    cells = [c for c in candidates if c.kind == "cell"]
+    revenue = next(c for c in cells if "5,504,656" in c.value)
+    assert revenue.measures == "Revenues, 2014, in thousands" and revenue.passage == 1
+    assert compose(revenue) == "$ 5,504,656 (Revenues, 2014, in thousands) [1]"
+    # the question names 2014: the row's cells of 2015 and 2013 are not offered
+    assert not any("6,779,511" in c.value or "4,374,562" in c.value for c in candidates)
+    assert all(c.value != "2014" for c in candidates), "a value the question states is no answer"
+    members = answer_candidates(
+        "How many paid memberships did the service have in the United States?",
+        [_passage(FILING)], embedder, PickingKnobs(), ReadingKnobs(),
+    )  # fmt: skip
+    value = next(c for c in members if c.value.startswith("43,401"))
+    assert value.kind == "value" and "paid memberships in the United States" in value.measures
+
+
+def test_the_model_picks_the_cell_and_the_answer_shows_its_row_and_column(filing) -> None:
+    shares = {"5,504,656": 0.9, "266,799": 0.1}
+    output, model = ask(filing, REVENUES_2014, picking("5,504,656", shares=shares))
+    (request,) = model.requests
+    assert "Revenues, 2014, in thousands" in request[0][-1].content and len(request[0][-1].content) < 3000
+    assert output["answer"] == "$ 5,504,656 (Revenues, 2014, in thousands) [report.md, Selected financial data, p. 1]"
+    assert output["citations"] and output["citations"][0].source == "report.md"
+    chosen = output["pick"]
+    assert [c.value for c in chosen.chosen()] == ["$ 5,504,656"] and chosen.from_logprobs
+    assert chosen.probability == pytest.approx(0.9) and chosen.second().value == "266,799"
+    assert output["band"] == "supported" and output["value_check"].status == "supported"
+    assert output["llm_calls"] == 1, "one short call: no judge, no second reading"
+
+
+def test_a_pick_spread_over_two_candidates_is_uncertain_and_keeps_the_runner_up(filing) -> None:
+    shares = {"5,504,656": 0.5, "266,799": 0.45, NONE: 0.05}
+    output, _ = ask(filing, REVENUES_2014, picking("5,504,656", shares=shares))
+    assert not output["abstained"] and output["band"] == "uncertain"
+    assert output["pick"].second().value == "266,799" and output["pick"].runner_up_probability == pytest.approx(0.45)
+
+
+def test_none_of_these_is_a_refusal_that_names_what_was_read(filing) -> None:
+    question = "What was the dividend per share in 2014?"
+    output, _ = ask(filing, question, picking(shares={NONE: 0.8, "5,504,656": 0.2}))
+    assert output["abstained"] and output["band"] == "not_found"
+    assert "none of the" in output["abstain_reason"] and "report.md" in output["answer"]
+    assert output["pick"].picked == [] and output["pick"].probability == pytest.approx(0.8)
+    assert output["highlights"], "the closest evidence is still shown"
+
+
+def test_a_question_asking_for_two_things_picks_two_candidates(filing) -> None:
+    question = "What were the revenues in 2014, and what was the net income in 2014?"
+    assert asks_several(question) and not asks_several(REVENUES_2014)
+    output, model = ask(filing, question, picking("5,504,656", "266,799"))
+    assert "one letter for each" in model.requests[0][0][-1].content
+    assert "5,504,656" in output["answer"] and "266,799" in output["answer"]
+    assert [c.value for c in output["pick"].chosen()] == ["$ 5,504,656", "266,799"]
+
+
+def test_the_structured_output_path_reads_a_pick_without_log_probabilities(filing) -> None:
+    # a chat model that reports no log-probabilities: its written pick at a fixed weight
+    output, model = ask(filing, REVENUES_2014, picking("5,504,656"), context=Context(picking={"written_weight": 0.5}))
+    (request,) = model.requests
+    assert "top_logprobs" not in request[1], "no alternatives asked of a model that does not report them"
+    assert output["pick"].probability == 0.5 and not output["pick"].from_logprobs
+    assert output["band"] == "uncertain" and "5,504,656" in output["answer"]
+
+
+def test_a_reply_that_is_no_pick_falls_back_to_the_written_answer(filing) -> None:
+    # not JSON twice (the reply and its repair): the reader writes the answer as before
+    output, model = ask(filing, REVENUES_2014, "Revenues were high.", "Still no JSON.", "$5,504,656 [1]")
+    assert [r.stage for r in output["trace"]].count("read") >= 1 and "5,504,656" in output["answer"]
+    assert output["pick"] is None
+
+
+def test_option_shares_read_the_letters_among_the_likeliest_tokens() -> None:
+    tokens = [
+        {"token": '{"', "logprob": 0.0, "top_logprobs": []},
+        {"token": "pick", "logprob": 0.0, "top_logprobs": []},
+        {"token": '":', "logprob": 0.0, "top_logprobs": []},
+        {"token": ' "', "logprob": 0.0, "top_logprobs": []},
+        {"token": "B", "logprob": math.log(0.6), "top_logprobs": [
+            {"token": "B", "logprob": math.log(0.6)}, {"token": "A", "logprob": math.log(0.2)},
+            {"token": "none", "logprob": math.log(0.1)}, {"token": "The", "logprob": math.log(0.1)},
+        ]},
+        {"token": '"}', "logprob": 0.0, "top_logprobs": []},
+    ]  # fmt: skip
+    reply = AIMessage(content='{"pick": "B"}', response_metadata={"logprobs": {"content": tokens}})
+    (shares,) = option_shares(reply, ["A", "B", "C"])
+    assert shares == pytest.approx({"B": 0.6 / 0.9, "A": 0.2 / 0.9, NONE: 0.1 / 0.9})
+    same = Candidate(kind="cell", value="350", measures="x", sentence="s", passage=1, label="[m, p. 1]", score=1.0)
+    other = same.model_copy(update={"value": "300"})
+    # two candidates of the same value: the pick's probability is theirs together
+    chosen = read_pick(["B"], reply, [same, same, other], PickingKnobs())
+    assert chosen.probability == pytest.approx(0.8 / 0.9, abs=1e-3) and chosen.runner_up is None
+    assert LETTERS[chosen.picked[0]] == "B"
