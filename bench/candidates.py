@@ -1,11 +1,11 @@
 """Answer candidates without a model: how often the right answer is among the candidates the pick is offered, and
 how high. For each answerable row of a lookups set, the question is searched as the extract graph searches it (its
-documents in document scope), the candidates are taken from the top passages (`retrievers.candidates`), and each
+documents in document scope), the candidates are taken from the top passages (`checks.candidates`), and each
 candidate's composed answer (`nodes.pick.compose`) is scored against the gold answer as the answer eval scores
 answers. Prints the share of rows with a right candidate within the first k, by kind of row, and the rows with none.
 The pick can be no better than this ceiling.
 
-    .venv/bin/python bench/candidates.py --index INDEX [--set bench/lookups.jsonl] [--out FILE]
+    .venv/bin/python bench/candidates.py --index INDEX [--set bench/lookups.jsonl] [--knob sentences=20] [--out FILE]
 """
 
 from __future__ import annotations
@@ -25,19 +25,21 @@ def main() -> None:
     parser.add_argument("--set", type=Path, default=Path(__file__).with_name("lookups.jsonl"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--show", action="store_true", help="print every row's candidates")
+    parser.add_argument("--knob", action="append", default=[], help="a picking knob changed: sentences=20")
     args = parser.parse_args()
 
+    from pagegraph.checks.candidates import answer_candidates
     from pagegraph.config import Context, Settings
     from pagegraph.eval.scoring import score_answer
     from pagegraph.nodes.pick import compose
     from pagegraph.nodes.retrieve import search_question
-    from pagegraph.retrievers.candidates import answer_candidates
     from pagegraph.services import Services
     from pagegraph.store.index import open_index
 
     rows = [json.loads(line) for line in args.set.read_text().splitlines() if line.strip()]
     settings = Settings()
-    context = Context(index=str(args.index))
+    changes = dict(knob.split("=", 1) for knob in args.knob)
+    context = Context(index=str(args.index)).with_changes(picking=changes)
     ranks: dict[str, int | None] = {}
     kinds: dict[str, str] = {}
     counts = []

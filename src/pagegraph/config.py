@@ -937,7 +937,7 @@ FLAT_CONTEXT_KEYS: dict[str, tuple[str, str]] = {
 
 
 class PickingKnobs(BaseModel):
-    """The reader that picks its answer among candidates taken from the evidence (`retrievers.candidates`,
+    """The reader that picks its answer among candidates taken from the evidence (`checks.candidates`,
     `nodes.pick`) instead of writing it: what it is offered, and how its choice becomes a confidence."""
 
     use: bool = Field(
@@ -949,8 +949,10 @@ class PickingKnobs(BaseModel):
         default=20, ge=2, le=26, description="most candidates offered to the model, best-labelled first (A to Z)"
     )
     sentences: int = Field(
-        default=12, ge=1, le=60, description="best-scoring sentences and table rows of the top passages whose values "
-        "become candidates"
+        default=12,
+        ge=1,
+        le=60,
+        description="best-scoring sentences and table rows of the top passages whose values become candidates",
     )
     spans: int = Field(
         default=4,

@@ -14,11 +14,11 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from pagegraph import build_graph
+from pagegraph.checks.candidates import answer_candidates, asks_several
 from pagegraph.config import Context, PickingKnobs, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.pick import LETTERS, NONE, compose, option_shares, read_pick
 from pagegraph.prompts.pick import PICK_SYSTEM
-from pagegraph.retrievers.candidates import answer_candidates, asks_several
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Evidence
 from tests.conftest import markdown_library

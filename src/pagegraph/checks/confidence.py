@@ -10,7 +10,7 @@ import math
 import re
 
 from pagegraph.config import Context
-from pagegraph.state.answering import Band, Confidence, ValueCheck, Verdict
+from pagegraph.state.answering import Band, Confidence, Pick, ValueCheck, Verdict
 
 # An answer that says, in its own words, that the passages do not hold what was asked: a refusal, however phrased.
 _REFUSAL_WORDING = re.compile(
@@ -31,6 +31,8 @@ COMPUTED_NOTE = (
 )
 # an answer the second reading (nodes.judge.reread) did not restate: what it read instead, to check against
 SECOND_READING = "Asked again over the top evidence sentences alone, the model read: {reading}"
+# an uncertain pick among candidates (nodes.pick): the candidate the model found next likeliest
+RUNNER_UP = "The model was {probability:.0%} sure of its pick; next likeliest: {value}{what}, {runner_up:.0%}"
 
 
 def refuses_in_words(answer: str, values: ValueCheck) -> bool:
@@ -72,12 +74,22 @@ def answer_confidence(
     return Confidence(value=value, band=band, verdict=verdict, overlap=overlap, value_check=values)
 
 
-def doubts(values: ValueCheck | None, second_reading: str | None) -> list[str]:
+def doubts(
+    values: ValueCheck | None, second_reading: str | None, pick: Pick | None = None, band: Band | None = None
+) -> list[str]:
     """What a reader should know before trusting an answer, in words, as the terminal shows them under its band
     and the tools give them to other agents: a calculation no check confirms, what a second reading read instead,
-    values in no sentence the answer cites, and values read in another period's or column's cell."""
+    for an uncertain pick among candidates the one the model found next likeliest, values in no sentence the answer
+    cites, and values read in another period's or column's cell."""
     said = [COMPUTED_NOTE] if values is not None and values.computed else []
     said += [SECOND_READING.format(reading=second_reading)] if second_reading else []
+    if band == "uncertain" and pick is not None and (second := pick.second()) is not None:
+        what = f" ({second.measures})" if second.measures else ""
+        said += [
+            RUNNER_UP.format(
+                probability=pick.probability, value=second.value, what=what, runner_up=pick.runner_up_probability or 0.0
+            )
+        ]
     if values is not None and values.status == "unsupported":
         said += [f"{', '.join(values.missing)}: in no sentence the answer cites"] if values.missing else []
         said += [*values.other_period, *values.other_column]

@@ -53,7 +53,7 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
     shown = "" if band == "quoted" else f" [dim](confidence {output['confidence']:.2f})[/dim]"
     console.print(f"[{style}]{escape(label)}[/{style}]{shown}")
     check: ValueCheck | None = output.get("value_check")
-    for doubt in doubts(check, output.get("second_reading")):
+    for doubt in doubts(check, output.get("second_reading"), output.get("pick"), band):
         console.print(f"[yellow]{escape(doubt)}[/yellow]", highlight=False)
     if check is not None and check.status == "unsupported" and check.closest is not None:
         sentence = " ".join(check.closest.sentence.split())

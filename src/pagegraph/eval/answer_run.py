@@ -22,7 +22,6 @@ from pagegraph.services import Services
 from pagegraph.state.evaluation import EvalQuestion, EvalRun
 from pagegraph.store.index import Index
 
-
 VARIANT_MARK = "@"  # `auto@picking.use=false`: a graph run under other knobs, beside the graph as it is
 
 

@@ -155,7 +155,10 @@ def structured_call(
     """
     prompt = with_json_instruction(messages, schema)
     attempts: list[Attempt] = []
-    options = {**reply_cap(model, max_tokens), **({"top_logprobs": alternatives} if alternatives and reports_logprobs(model) else {})}
+    options = {
+        **reply_cap(model, max_tokens),
+        **({"top_logprobs": alternatives} if alternatives and reports_logprobs(model) else {}),
+    }
     value, reply = _ask(model, schema, prompt, "initial", purpose, context, attempts, options)
     for _ in range(repairs):
         if value is not None:

@@ -1,5 +1,5 @@
 """Candidates: the values, table cells, names and sentences of the top passages that could answer the question,
-found without a model (`retrievers.candidates`), for the reader to pick among (`nodes.pick`). The passages they
+found without a model (`checks.candidates`), for the reader to pick among (`nodes.pick`). The passages they
 come from become the run's evidence, numbered as the candidates cite them."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from pagegraph.checks.candidates import answer_candidates
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence
-from pagegraph.retrievers.candidates import answer_candidates
 from pagegraph.retrievers.highlights import answer_shape
 from pagegraph.services import Services
 from pagegraph.state.graph import RagState
@@ -30,7 +30,9 @@ def offer_candidates(state: RagState, runtime: Runtime[Context], services: Servi
     ranked = readable_evidence(index, state.get("retrieved") or [], state)
     passages = ranked[: context.reading.highlight_passages]
     candidates = answer_candidates(question, passages, index.embedder, context.picking, context.reading)
-    kinds = ", ".join(f"{sum(c.kind == kind for c in candidates)} {kind}s" for kind in ("cell", "value", "name", "sentence"))
+    kinds = ", ".join(
+        f"{sum(c.kind == kind for c in candidates)} {kind}s" for kind in ("cell", "value", "name", "sentence")
+    )
     summary = f"{len(candidates)} candidates from {len(passages)} passages ({kinds})"
     return {
         "candidates": candidates,

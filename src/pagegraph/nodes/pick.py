@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, create_model
 
+from pagegraph.checks.candidates import asks_several
 from pagegraph.config import Context, PickingKnobs
 from pagegraph.llm.calls import token_alternatives
 from pagegraph.llm.structured import structured_call
@@ -29,7 +30,6 @@ from pagegraph.prompts.pick import (
     SEVERAL,
     VALUE_OPTION,
 )
-from pagegraph.retrievers.candidates import asks_several
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Pick, Verdict
 from pagegraph.state.graph import RagState
@@ -89,9 +89,7 @@ def _same(candidates: list[Candidate], letter: str) -> set[str]:
     return {LETTERS[i] for i, c in enumerate(candidates) if " ".join(c.value.split()).casefold() == value}
 
 
-def read_pick(
-    written: list[str], reply: BaseMessage | None, candidates: list[Candidate], knobs: PickingKnobs
-) -> Pick:
+def read_pick(written: list[str], reply: BaseMessage | None, candidates: list[Candidate], knobs: PickingKnobs) -> Pick:
     """The pick a reply writes (its letters in order, "none" alone or first: none of these), its probability and
     the runner-up, from the reply's log-probabilities where it has them."""
     letters = list(LETTERS[: len(candidates)])
@@ -118,7 +116,9 @@ def compose(candidate: Candidate) -> str:
     """The answer a candidate gives: its value and what it measures (or the sentence), with its citation."""
     cite = f"[{candidate.passage}]"
     if candidate.kind == "sentence":
-        return f"{' '.join(candidate.value.split())} {cite}"
+        sentence = " ".join(candidate.value.split())
+        stop = sentence[-1] if sentence[-1:] in ".!?。" else ""
+        return f"{sentence.removesuffix(stop)} {cite}{stop}"
     if candidate.kind == "cell":
         return f"{candidate.value} ({candidate.measures}) {cite}"
     return f"{candidate.value} (“{candidate.measures}”) {cite}"

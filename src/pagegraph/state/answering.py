@@ -233,7 +233,7 @@ CandidateKind = Literal["cell", "value", "name", "sentence"]
 
 
 class Candidate(BaseModel):
-    """A possible answer taken from the evidence without a model (`retrievers.candidates`): a table cell, a value or
+    """A possible answer taken from the evidence without a model (`checks.candidates`): a table cell, a value or
     name in a sentence, or a whole sentence, with what it measures and where it stands."""
 
     kind: CandidateKind
@@ -245,7 +245,9 @@ class Candidate(BaseModel):
     sentence: str = Field(description="the sentence, or the table row's reading, it stands in")
     passage: int = Field(ge=1, description="the number of the passage holding it among the evidence the pick read")
     label: str = Field(description="the citation label of that passage")
-    score: float = Field(description="how well it and its sentence match the question; candidates are offered best first")
+    score: float = Field(
+        description="how well it and its sentence match the question; candidates are offered best first"
+    )
 
 
 class Pick(BaseModel):

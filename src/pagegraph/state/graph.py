@@ -87,11 +87,11 @@ class InputState(Question, total=False):
 
 class HandBack(TypedDict):
     """What a graph run as another's subgraph gives back: the answer with its evidence, and its trace records (the
-    caller adds usage and the turn). `highlights` are the sentences picked before any answer-model call (shown
-    first); `evidence` is what the answer model read; `trace` has one record per stage. `second_reading` is what
-    the answer model read from the judge's sentences when asked the question again, where it read other values than
-    the answer states (the answer is then uncertain); None otherwise. `pick` is the candidate(s) the reader picked
-among those taken from the evidence, with the runner-up, where it answered by picking."""
+        caller adds usage and the turn). `highlights` are the sentences picked before any answer-model call (shown
+        first); `evidence` is what the answer model read; `trace` has one record per stage. `second_reading` is what
+        the answer model read from the judge's sentences when asked the question again, where it read other values than
+        the answer states (the answer is then uncertain); None otherwise. `pick` is the candidate(s) the reader picked
+    among those taken from the evidence, with the runner-up, where it answered by picking."""
 
     highlights: list[Highlight]
     answer: str

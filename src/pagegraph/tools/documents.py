@@ -22,7 +22,7 @@ from pagegraph.graphs.ingest import build_ingest_graph
 from pagegraph.graphs.search import build_search_graph
 from pagegraph.nodes.start import length_refusal
 from pagegraph.services import Services
-from pagegraph.state.answering import Evidence, Highlight
+from pagegraph.state.answering import Evidence, Highlight, Pick
 from pagegraph.state.documents import Confidentiality, clipped
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.ingest import IngestReport, Status
@@ -71,6 +71,35 @@ class CitedSource(BaseModel):
     quote: str | None = Field(description="the sentence that states the cited value, where the answer checked one")
 
 
+class PickedValue(BaseModel):
+    """A candidate the answer was picked from (or the runner-up): its value as the document writes it, what it
+    measures (a table's row and column, or the words around it), and its citation."""
+
+    value: str
+    measures: str
+    label: str
+
+
+class AnswerPick(BaseModel):
+    picked: list[PickedValue] = Field(description="the candidates the answer states; empty: none of them answers")
+    probability: float = Field(description="how sure the model was of its pick, 0–1")
+    runner_up: PickedValue | None = Field(description="the candidate it found next likeliest")
+    candidates: int = Field(description="how many candidates from the evidence it chose among")
+
+
+def answer_pick(pick: Pick | None) -> AnswerPick | None:
+    if pick is None:
+        return None
+    shown = [PickedValue(value=c.value, measures=c.measures, label=c.label) for c in pick.chosen()]
+    second = pick.second()
+    return AnswerPick(
+        picked=shown,
+        probability=pick.probability,
+        runner_up=PickedValue(value=second.value, measures=second.measures, label=second.label) if second else None,
+        candidates=len(pick.candidates),
+    )
+
+
 class Answer(BaseModel):
     """An answer with what it rests on. `band` says how far to trust it: supported, uncertain, quoted (a sentence
     of the documents stands in for the model's answer), or abstained (the documents do not answer it)."""
@@ -90,6 +119,11 @@ class Answer(BaseModel):
     citations: list[CitedSource]
     evidence: list[FoundSentence] = Field(description="the sentences most likely to answer, shown before the answer")
     passages: list[FoundPassage] = Field(description="what the answer model read, each clipped to its start")
+    pick: AnswerPick | None = Field(
+        default=None,
+        description="where the answer was picked among candidates from the evidence: the pick, its "
+        "label and the runner-up",
+    )
 
 
 class ListedDocument(BaseModel):
@@ -241,7 +275,8 @@ class DocumentTools:
             band=output["band"],
             band_label=output["band_label"],
             confidence=round(output["confidence"], 3),
-            doubts=doubts(output.get("value_check"), output.get("second_reading")),
+            doubts=doubts(output.get("value_check"), output.get("second_reading"), output.get("pick"), output["band"]),
+            pick=answer_pick(output.get("pick")),
             abstained=output["abstained"],
             abstain_reason=output.get("abstain_reason"),
             citations=[

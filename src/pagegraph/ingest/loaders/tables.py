@@ -505,9 +505,7 @@ def table_readings(
     return readable, raw_of
 
 
-def table_rows(
-    text: str, header: str | None = None, columns: ColumnChoice | None = None
-) -> tuple[str, list[TableRow]]:
+def table_rows(text: str, header: str | None = None, columns: ColumnChoice | None = None) -> tuple[str, list[TableRow]]:
     """`text` with each Markdown table's body rows written as readings (`row_reading`) and its header and separator
     rows left out, and each reading's Markdown rows (from its first cell to its last, as `highlights.sentences`
     takes a row) to find it again in the page. `header` is the header row of a table `text` starts inside

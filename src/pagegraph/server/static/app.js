@@ -466,6 +466,13 @@ function showAnswer(view, values) {
     view.band.append(element("div", {}, "A calculation: the checks confirm values the evidence states, not arithmetic. Check it against the evidence."));
   if (uncertain && values.second_reading)
     view.band.append(element("div", {}, `Asked again over the top evidence sentences alone, the model read: ${values.second_reading}`));
+  // an answer picked among candidates from the evidence: the candidate the model found next likeliest
+  const pick = values.pick;
+  const second = pick && pick.runner_up !== null && pick.runner_up !== undefined ? pick.candidates[pick.runner_up] : null;
+  if (uncertain && second)
+    view.band.append(element("div", {}, `The model was ${Math.round(pick.probability * 100)}% sure of its pick; ` +
+      `next likeliest: ${second.value}${second.measures ? ` (${second.measures})` : ""}, ` +
+      `${Math.round((pick.runner_up_probability || 0) * 100)}%`));
   if (uncertain && check && check.status === "unsupported") {
     if (check.missing.length)
       view.band.append(element("div", {}, `${check.missing.join(", ")}: in no sentence the answer cites.`));

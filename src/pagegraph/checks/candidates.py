@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from pagegraph.llm.embedder import Embedder
 
 _EMPTY_CELL = frozenset({"—", "–", "-", "n/a", "N/A"})
+_CURRENCY_SIGNS = "$€£¥"
+_DIGIT_NEXT = re.compile(r"\s*[-(]?\d")
 _AFTER_WORDS = 6  # words after a value shown with it: its unit and what follows ("27% of adults 65 and older")
 # a question asking for two or more things: "X, and how many Y?", "of A and of B", "on MMLU and on TimeQA"
 _SEVERAL = re.compile(
@@ -55,6 +57,14 @@ def _around(sentence: str, value: Value, before: int) -> str:
     head = sentence[: value.start].split()[-before:]
     tail = sentence[value.end :].split()[:_AFTER_WORDS]
     return " ".join([*head, sentence[value.start : value.end], *tail])
+
+
+def _written(sentence: str, value: Value) -> str:
+    """The value as its sentence writes it, less a currency sign that belongs to the next amount of a row written as
+    text ("Revenues $ 1,953,435 $ 1,308,061")."""
+    if value.text[-1:] in _CURRENCY_SIGNS and _DIGIT_NEXT.match(sentence, value.end):
+        return value.text[:-1].rstrip()
+    return value.text
 
 
 def _asked(value: Value, question_values: Sequence[Value]) -> bool:
@@ -101,10 +111,13 @@ def answer_candidates(
             measures = _around(sentence.sentence, value, knobs.context_words)
             score = sentence.score + knobs.label_weight * _label_match(measures, asked, reading)
             kind = "name" if value.kind == "name" else "value"
-            found.append(Candidate(kind=kind, value=value.text, measures=measures, score=round(score, 4), **where))
+            written = _written(sentence.sentence, value)
+            found.append(Candidate(kind=kind, value=written, measures=measures, score=round(score, 4), **where))
         if shape != "number" and spans < knobs.spans:
             spans += 1
-            found.append(Candidate(kind="sentence", value=sentence.sentence, measures="", score=sentence.score, **where))
+            found.append(
+                Candidate(kind="sentence", value=sentence.sentence, measures="", score=sentence.score, **where)
+            )
     best: dict[tuple[str, str], Candidate] = {}
     for candidate in sorted(found, key=lambda c: -c.score):
         best.setdefault((candidate.kind, " ".join(candidate.value.split()).casefold()), candidate)
