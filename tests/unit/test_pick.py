@@ -1,13 +1,12 @@
 """Answers picked from the evidence: the candidates a question's passages offer (table cells with their row and
-column, values with the words around them, sentences), the model's pick among them under a schema, its confidence
-from the log-probabilities of the pick, "none of these" as a refusal, and several picks for a question asking for
-several things."""
+column, values with the words around them, sentences), the model's pick among them under a schema (it copies the
+value), its confidence from the log-probabilities of the value it wrote, "none of these" as a refusal, and several
+picks for a question asking for several things."""
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from pagegraph import build_graph
 from pagegraph.checks.candidates import answer_candidates, asks_several
 from pagegraph.config import Context, PickingKnobs, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
-from pagegraph.nodes.pick import LETTERS, NONE, compose, option_shares, read_pick
+from pagegraph.nodes.pick import NONE, compose, read_pick, value_probabilities
 from pagegraph.prompts.pick import PICK_SYSTEM
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Evidence
@@ -47,33 +46,38 @@ def _passage(text: str) -> Evidence:
     return Evidence(id="c1", chunk_ids=["c1"], source="report.md", start_page=1, end_page=1, text=text, score=1.0)
 
 
-def _option_letter(messages: list[BaseMessage], holding: str) -> str:
-    """The letter of the first option line of a pick request that holds `holding`."""
-    for line in str(messages[-1].content).splitlines():
-        if (found := re.match(r"^([A-Z])\. ", line)) and holding in line:
-            return found.group(1)
-    raise AssertionError(f"no option holds {holding!r}:\n{messages[-1].content}")
+def _option_value(messages: list[BaseMessage], holding: str) -> str:
+    """The value of the first option of a pick request that holds `holding` (an option line: `value | what it is`)."""
+    options = str(messages[-1].content).split("Options (value | what it is):\n", 1)[1].split("\n\n")[0]
+    for line in options.splitlines():
+        if holding in line:
+            return line.split(" | ")[0]
+    raise AssertionError(f"no option holds {holding!r}:\n{options}")
 
 
 def picking(*holding: str, shares: dict[str, float] | None = None):
-    """A scripted pick: the letters of the options holding each of `holding` (none of these when none is given),
-    as JSON; with `shares` (option text → probability), the letter's token reports those alternatives."""
+    """A scripted pick: the values of the options holding each of `holding` (none of these when none is given), as
+    JSON; with `shares` (option text → probability), the token opening the first value reports those alternatives,
+    each the opening of that option's value."""
 
     def reply(messages: list[BaseMessage]) -> AIMessage:
         assert messages[0].content.startswith(PICK_SYSTEM)
-        letters = [_option_letter(messages, text) for text in holding] or [NONE]
-        several = "one letter for each" in str(messages[-1].content)
-        content = json.dumps({"pick": letters if several else letters[0]})
+        values = [_option_value(messages, text) for text in holding] or [NONE]
+        several = "write the value of the option that answers each" in str(messages[-1].content)
+        content = json.dumps({"pick": values if several else values[0]}, ensure_ascii=False)
         if shares is None:
             return AIMessage(content=content)
+        opening = '{"pick": ' + ("[" if several else "")
         alternatives = [
-            {"token": f' "{_option_letter(messages, text) if text != NONE else NONE}', "logprob": math.log(p)}
+            {"token": json.dumps(_option_value(messages, text) if text != NONE else NONE, ensure_ascii=False)[:-1],
+             "logprob": math.log(p)}
             for text, p in shares.items()
-        ]
+        ]  # fmt: skip
+        first = json.dumps(values[0], ensure_ascii=False)
         tokens = [
-            {"token": '{"pick":', "logprob": 0.0, "top_logprobs": []},
-            {"token": f' "{letters[0]}', "logprob": alternatives[0]["logprob"], "top_logprobs": alternatives},
-            {"token": '"}', "logprob": 0.0, "top_logprobs": []},
+            {"token": opening, "logprob": 0.0, "top_logprobs": []},
+            {"token": first[:-1], "logprob": alternatives[0]["logprob"], "top_logprobs": alternatives},
+            {"token": content[len(opening) + len(first) - 1 :], "logprob": 0.0, "top_logprobs": []},
         ]
         return AIMessage(content=content, response_metadata={"logprobs": {"content": tokens}})
 
@@ -146,7 +150,7 @@ def test_a_question_asking_for_two_things_picks_two_candidates(filing) -> None:
     question = "What were the revenues in 2014, and what was the net income in 2014?"
     assert asks_several(question) and not asks_several(REVENUES_2014)
     output, model = ask(filing, question, picking("5,504,656", "266,799"))
-    assert "one letter for each" in model.requests[0][0][-1].content
+    assert "write the value of the option that answers each" in model.requests[0][0][-1].content
     assert "5,504,656" in output["answer"] and "266,799" in output["answer"]
     assert [c.value for c in output["pick"].chosen()] == ["$ 5,504,656", "266,799"]
 
@@ -167,24 +171,30 @@ def test_a_reply_that_is_no_pick_falls_back_to_the_written_answer(filing) -> Non
     assert output["pick"] is None
 
 
-def test_option_shares_read_the_letters_among_the_likeliest_tokens() -> None:
+def test_a_value_s_probability_is_read_token_by_token_among_the_values_the_grammar_allows() -> None:
+    values = ["350 cd/m2", "32 inch", "300 cd/m2"]
     tokens = [
-        {"token": '{"', "logprob": 0.0, "top_logprobs": []},
-        {"token": "pick", "logprob": 0.0, "top_logprobs": []},
-        {"token": '":', "logprob": 0.0, "top_logprobs": []},
-        {"token": ' "', "logprob": 0.0, "top_logprobs": []},
-        {"token": "B", "logprob": math.log(0.6), "top_logprobs": [
-            {"token": "B", "logprob": math.log(0.6)}, {"token": "A", "logprob": math.log(0.2)},
-            {"token": "none", "logprob": math.log(0.1)}, {"token": "The", "logprob": math.log(0.1)},
+        {"token": '{"pick": ', "logprob": 0.0, "top_logprobs": []},
+        {"token": '"3', "logprob": math.log(0.8), "top_logprobs": [
+            {"token": '"3', "logprob": math.log(0.8)}, {"token": '"none', "logprob": math.log(0.1)},
+            {"token": "The", "logprob": math.log(0.1)},  # leads to no value: not counted
         ]},
-        {"token": '"}', "logprob": 0.0, "top_logprobs": []},
+        {"token": "5", "logprob": math.log(0.45), "top_logprobs": [
+            {"token": "5", "logprob": math.log(0.45)}, {"token": "50", "logprob": math.log(0.15)},
+            {"token": "2", "logprob": math.log(0.3)}, {"token": "0", "logprob": math.log(0.1)},
+        ]},  # "50" is the same value cut otherwise: counted with "5"
+        {"token": '0 cd/m2"}', "logprob": 0.0, "top_logprobs": []},
     ]  # fmt: skip
-    reply = AIMessage(content='{"pick": "B"}', response_metadata={"logprobs": {"content": tokens}})
-    (shares,) = option_shares(reply, ["A", "B", "C"])
-    assert shares == pytest.approx({"B": 0.6 / 0.9, "A": 0.2 / 0.9, NONE: 0.1 / 0.9})
-    same = Candidate(kind="cell", value="350", measures="x", sentence="s", passage=1, label="[m, p. 1]", score=1.0)
-    other = same.model_copy(update={"value": "300"})
-    # two candidates of the same value: the pick's probability is theirs together
-    chosen = read_pick(["B"], reply, [same, same, other], PickingKnobs())
-    assert chosen.probability == pytest.approx(0.8 / 0.9, abs=1e-3) and chosen.runner_up is None
-    assert LETTERS[chosen.picked[0]] == "B"
+    reply = AIMessage(content='{"pick": "350 cd/m2"}', response_metadata={"logprobs": {"content": tokens}})
+    (shares,) = value_probabilities(reply, ["350 cd/m2"], values)
+    first = 0.8 / 0.9
+    assert shares["350 cd/m2"] == pytest.approx(first * 0.6)
+    assert shares["32 inch"] == pytest.approx(first * 0.3) and shares["300 cd/m2"] == pytest.approx(first * 0.1)
+    assert shares[NONE] == pytest.approx(0.1 / 0.9)
+    candidates = [
+        Candidate(kind="cell", value=v, measures="m", sentence="s", passage=1, label="[m, p. 1]", score=1.0)
+        for v in values
+    ]
+    chosen = read_pick(["350 cd/m2"], reply, candidates, PickingKnobs())
+    assert chosen.picked == [0] and chosen.probability == pytest.approx(first * 0.6, abs=1e-3)
+    assert chosen.second().value == "32 inch" and chosen.from_logprobs

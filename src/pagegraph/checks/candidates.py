@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 _EMPTY_CELL = frozenset({"—", "–", "-", "n/a", "N/A"})
 _CURRENCY_SIGNS = "$€£¥"
 _DIGIT_NEXT = re.compile(r"\s*[-(]?\d")
-_AFTER_WORDS = 6  # words after a value shown with it: its unit and what follows ("27% of adults 65 and older")
+_AFTER_WORDS = 6
+_LEADERS = re.compile(r"\.{5,}|(?:\. ){4,}")  # a contents line's dots leading to its page number  # words after a value shown with it: its unit and what follows ("27% of adults 65 and older")
 # a question asking for two or more things: "X, and how many Y?", "of A and of B", "on MMLU and on TimeQA"
 _SEVERAL = re.compile(
     r",\s*and\s+\w|\band\s+(?:what|how|which|who|when|where|whether|of|on|for|in|at|to|the\s+\w+\s+of)\b|\bboth\b",
@@ -79,7 +80,7 @@ def answer_candidates(
     reading: ReadingKnobs,
 ) -> list[Candidate]:
     """The candidates for answering `question` from `passages` (best first; a candidate's `passage` numbers them
-    from 1), best first, without repeats (a value stated twice is offered where it is best labelled), at most
+    from 1), best first, without repeats (a value stated twice is offered once, where it is best labelled: the pick writes the value), at most
     `knobs.max_candidates`. Cells come from the columns the question names where it names some (`asked_columns`), so
     another year's cell of a row is no candidate for a question about one year. Values the question itself states
     are not candidates."""
@@ -96,7 +97,7 @@ def answer_candidates(
     question_values = extract_values(question)
     found: list[Candidate] = []
     spans = 0
-    for sentence in scored[: knobs.sentences]:
+    for sentence in [s for s in scored if not _LEADERS.search(s.sentence)][: knobs.sentences]:
         passage = passages[sentence.passage]
         where = {"sentence": sentence.sentence, "passage": sentence.passage + 1, "label": passage.label()}
         row = rows.get((sentence.passage, sentence.sentence))
@@ -118,7 +119,7 @@ def answer_candidates(
             found.append(
                 Candidate(kind="sentence", value=sentence.sentence, measures="", score=sentence.score, **where)
             )
-    best: dict[tuple[str, str], Candidate] = {}
+    best: dict[str, Candidate] = {}
     for candidate in sorted(found, key=lambda c: -c.score):
-        best.setdefault((candidate.kind, " ".join(candidate.value.split()).casefold()), candidate)
+        best.setdefault(" ".join(candidate.value.split()), candidate)
     return list(best.values())[: knobs.max_candidates]

@@ -15,6 +15,8 @@ STAGE_LABELS = {
     "select": "choosing sections",
     "expand_tree": "reading the section tree",
     "map_chunk": "reading passages",
+    "candidates": "gathering the values and sentences that could answer",
+    "pick": "picking the answer among them",
     "judge": "checking the answer against the evidence",
     "verify": "checking citations",
 }

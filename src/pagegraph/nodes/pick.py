@@ -1,15 +1,20 @@
-"""Pick: the model chooses the answer among the lettered candidates (`nodes.candidates`) — one, one per thing asked
-for a question asking for several, or none — in one short call under a grammar (llama-server's JSON schema with an
-enum of the letters; other chat models through structured output). The answer is composed from the pick: its value
-as the document writes it, what it measures, and its citation; a pick cannot state a value the passages do not hold.
+"""Pick: the model chooses the answer among the candidates (`nodes.candidates`) — one, one per thing asked for a
+question asking for several, or none — in one short call under a grammar: llama-server's JSON schema whose enum is
+the candidates' values (other chat models: structured output with the same schema). The model copies the value of
+the option it chooses, which a small model does far more reliably than it names an option's letter (measured:
+docs/experiments.md), and the grammar keeps it to the values on the list. The answer is composed from the pick: its
+value as the document writes it, what it measures, and its citation; a pick cannot state a value the passages do
+not hold.
 
-Its confidence is the share of the model's likelihood on its pick among the options where it writes the letter
-(candidates of the same value counted together), read from the reply's log-probabilities; a model without them
-gets `Context.picking.written_weight`. `verify` then checks the composed answer as any other (another period's or
-column's cell is still caught there) and bands it. "none" is a refusal that names what was read."""
+Its confidence is the probability of the value the model wrote among those the grammar allowed, read from the
+reply's log-probabilities token by token (each token's share among the likeliest tokens that still lead to some
+option; the least of several picks); a model without them gets `Context.picking.written_weight`. `verify` then
+checks the composed answer as any other (another period's or column's cell is still caught there) and bands it.
+"none" is a refusal that names what was read."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -21,30 +26,26 @@ from pagegraph.config import Context, PickingKnobs
 from pagegraph.llm.calls import token_alternatives
 from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.prompts.pick import (
-    CELL_OPTION,
-    ONE,
-    PICK_REQUEST,
-    PICK_SYSTEM,
-    SENTENCE_OPTION,
-    SEVERAL,
-    VALUE_OPTION,
-)
+from pagegraph.prompts.pick import ONE, OPTION, PICK_REQUEST, PICK_SYSTEM, SENTENCE_OPTION, SEVERAL
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Pick, Verdict
 from pagegraph.state.graph import RagState
 
 NONE = "none"
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MOST_PICKS = 3
 NONE_PICKED = "the answer model found none of the {count} candidates taken from the passages to answer the question"
-_OPTION_TEXT = {"cell": CELL_OPTION, "value": VALUE_OPTION, "name": VALUE_OPTION, "sentence": SENTENCE_OPTION}
-_TOKEN_EDGES = ' "[],{}:\n'
+_REPLY_OVERHEAD_TOKENS = 16  # the JSON around the values
 
 
-def choice_schema(letters: list[str], several: bool) -> type[BaseModel]:
-    """The reply's schema: `{"pick": "C"}`, or for several things `{"pick": ["C", "F"]}`; "none" among them."""
-    option = Literal[tuple([*letters, NONE])]  # type: ignore[valid-type]
+def option_value(candidate: Candidate) -> str:
+    """A candidate's value as the model is to copy it: on one line, its spaces as one."""
+    return " ".join(candidate.value.split())
+
+
+def choice_schema(values: list[str], several: bool) -> type[BaseModel]:
+    """The reply's schema: `{"pick": "350 cd/m²"}`, or for several things `{"pick": ["32 mpg", "52 mpg"]}`; "none"
+    among the values."""
+    option = Literal[tuple([*values, NONE])]  # type: ignore[valid-type]
     if several:
         return create_model("Choice", pick=(list[option], Field(min_length=1, max_length=MOST_PICKS)))
     return create_model("Choice", pick=(option, ...))
@@ -52,62 +53,91 @@ def choice_schema(letters: list[str], several: bool) -> type[BaseModel]:
 
 def options_text(candidates: list[Candidate]) -> str:
     return "\n".join(
-        _OPTION_TEXT[c.kind].format(letter=letter, value=" ".join(c.value.split()), measures=c.measures)
-        for letter, c in zip(LETTERS, candidates)
+        (SENTENCE_OPTION if c.kind == "sentence" else OPTION).format(value=option_value(c), measures=c.measures)
+        for c in candidates
     )
 
 
-def _option(token: str | None, letters: set[str]) -> str | None:
-    """The option a token writes: a letter, or "none" (or the start of it); None for any other token."""
-    stripped = (token or "").strip(_TOKEN_EDGES)
-    if stripped in letters:
-        return stripped
-    return NONE if stripped and NONE.startswith(stripped.lower()) and stripped.islower() else None
+def reply_tokens(values: list[str], several: bool) -> int:
+    """Enough tokens for the longest reply the schema allows (a digit or a sign can be a token of its own)."""
+    longest = sorted((len(json.dumps(v, ensure_ascii=False)) for v in values), reverse=True)
+    return sum(longest[: MOST_PICKS if several else 1]) + _REPLY_OVERHEAD_TOKENS
 
 
-def option_shares(reply: BaseMessage | None, letters: list[str]) -> list[dict[str, float]]:
-    """Where the reply writes each of its options, the model's likelihood of every option there, as shares of the
-    options' total; empty without log-probabilities."""
-    allowed = set(letters)
-    shares = []
-    for token, alternatives in token_alternatives(reply) if reply is not None else []:
-        written = _option(token, allowed)
-        if written is None:
-            continue
-        found: dict[str, float] = {}
-        for alternative, probability in alternatives:
-            if (option := _option(alternative, allowed)) is not None:
-                found[option] = found.get(option, 0.0) + probability
-        total = sum(found.values())
-        shares.append({o: p / total for o, p in found.items()} if total else {written: 1.0})
-    return shares
+def _reaching(written: str, quoted: dict[str, str]) -> list[str]:
+    """The values whose quoted form `written` (the reply's text of a value so far) starts, or goes past the end of."""
+    return [value for value, q in quoted.items() if q.startswith(written) or written.startswith(q)]
 
 
-def _same(candidates: list[Candidate], letter: str) -> set[str]:
-    """The letters of the candidates stating the same value as `letter`'s (itself included)."""
-    value = " ".join(candidates[LETTERS.index(letter)].value.split()).casefold()
-    return {LETTERS[i] for i, c in enumerate(candidates) if " ".join(c.value.split()).casefold() == value}
+def value_probabilities(reply: BaseMessage | None, written: list[str], values: list[str]) -> list[dict[str, float]]:
+    """For each value the reply writes: the probability of every value it could have written there, from the
+    reply's log-probabilities. At each of the value's tokens, the written token's share among the likeliest tokens
+    that still lead to some value (the grammar's choices, as far as the reported alternatives show them) is its
+    probability there, and the value's probability the product over its tokens; a value the model could have turned
+    to at a token gets the share of the alternative leading to it times the probability of the tokens before.
+    Empty without log-probabilities."""
+    tokens = token_alternatives(reply) if reply is not None else []
+    if not tokens or any(token is None for token, _ in tokens):
+        return []
+    text = "".join(token or "" for token, _ in tokens)
+    quoted = {v: json.dumps(v, ensure_ascii=False) for v in [*values, NONE]}
+    found: list[dict[str, float]] = []
+    searched_from = 0
+    for value in written:
+        start = text.find(quoted[value], searched_from)
+        if start < 0:
+            return []
+        end = searched_from = start + len(quoted[value])
+        probabilities: dict[str, float] = {}
+        reached, offset = 1.0, 0
+        for token, alternatives in tokens:
+            token_start, offset = offset, offset + len(token or "")
+            if offset <= start or token_start >= end:
+                continue
+            lead = text[token_start:start]  # the part of a token before the value's opening quote
+            before = text[start:token_start]
+            leading: dict[str, tuple[float, list[str]]] = {}
+            for alternative, probability in [*alternatives, (token or "", 0.0)]:
+                if alternative in leading or not alternative.startswith(lead):
+                    continue
+                if reaching := _reaching(before + alternative[len(lead) :], quoted):
+                    leading[alternative] = (probability, reaching)
+            total = sum(probability for probability, _ in leading.values())
+            if not total:
+                continue
+            # the value's share: every alternative still leading to it (the same text may be cut into tokens
+            # differently); another value's: the alternatives leading to it and not to this one
+            share = sum(probability for probability, reaching in leading.values() if value in reaching) / total
+            turned: dict[str, float] = {}
+            for probability, reaching in leading.values():
+                for other in reaching if value not in reaching else []:
+                    turned[other] = turned.get(other, 0.0) + probability / total
+            for other, other_share in turned.items():
+                probabilities[other] = max(probabilities.get(other, 0.0), reached * other_share)
+            reached *= share
+        probabilities[value] = reached
+        found.append(probabilities)
+    return found
 
 
 def read_pick(written: list[str], reply: BaseMessage | None, candidates: list[Candidate], knobs: PickingKnobs) -> Pick:
-    """The pick a reply writes (its letters in order, "none" alone or first: none of these), its probability and
-    the runner-up, from the reply's log-probabilities where it has them."""
-    letters = list(LETTERS[: len(candidates)])
+    """The pick a reply writes (its values in order; "none" alone or first: none of these), its probability and the
+    runner-up, from the reply's log-probabilities where it has them."""
+    values = [option_value(c) for c in candidates]
     chosen = [] if not written or written[0] == NONE else list(dict.fromkeys(w for w in written if w != NONE))
-    shares = option_shares(reply, letters)
+    picked = [values.index(value) for value in chosen]
+    shares = value_probabilities(reply, written[: len(chosen) or 1], values)
     if not shares:
-        picked = [LETTERS.index(c) for c in chosen]
         return Pick(candidates=candidates, picked=picked, probability=knobs.written_weight, from_logprobs=False)
-    groups = [_same(candidates, letter) for letter in chosen] or [{NONE}]
-    probabilities = [sum(shares[min(i, len(shares) - 1)].get(o, 0.0) for o in group) for i, group in enumerate(groups)]
-    others = {o: p for o, p in shares[0].items() if o not in groups[0] and o != NONE}
+    first = chosen[0] if chosen else NONE
+    others = {v: p for v, p in shares[0].items() if v not in (first, NONE)}
     runner_up = max(others, key=others.__getitem__) if others else None
     return Pick(
         candidates=candidates,
-        picked=[LETTERS.index(c) for c in chosen],
-        probability=round(min(1.0, min(probabilities)), 4),
+        picked=picked,
+        probability=round(min(share[value] for share, value in zip(shares, chosen or [NONE])), 4),
         from_logprobs=True,
-        runner_up=LETTERS.index(runner_up) if runner_up else None,
+        runner_up=values.index(runner_up) if runner_up else None,
         runner_up_probability=round(others[runner_up], 4) if runner_up else None,
     )
 
@@ -116,7 +146,7 @@ def compose(candidate: Candidate) -> str:
     """The answer a candidate gives: its value and what it measures (or the sentence), with its citation."""
     cite = f"[{candidate.passage}]"
     if candidate.kind == "sentence":
-        sentence = " ".join(candidate.value.split())
+        sentence = option_value(candidate)
         stop = sentence[-1] if sentence[-1:] in ".!?。" else ""
         return f"{sentence.removesuffix(stop)} {cite}{stop}"
     if candidate.kind == "cell":
@@ -131,7 +161,7 @@ def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     candidates = state.get("candidates") or []
     question = state["question"]
     several = asks_several(question)
-    letters = list(LETTERS[: len(candidates)])
+    values = [option_value(c) for c in candidates]
     request = PICK_REQUEST.format(
         question=question, options=options_text(candidates), choose=SEVERAL if several else ONE
     )
@@ -139,12 +169,12 @@ def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     model = services.chat_model(context, temperature=0.0)
     result = structured_call(
         model,
-        choice_schema(letters, several),
+        choice_schema(values, several),
         messages,
         default=None,
         purpose="pick",
         repairs=context.repair_attempts,
-        max_tokens=knobs.max_tokens,
+        max_tokens=min(knobs.max_tokens, reply_tokens(values, several)),
         alternatives=knobs.alternatives,
     )
     calls = [a.call for a in result.attempts if a.call is not None]
