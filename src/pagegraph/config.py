@@ -942,8 +942,8 @@ class PickingKnobs(BaseModel):
 
     use: bool = Field(
         default=True,
-        description="answer by picking among the evidence's table cells, values, names and sentences (one short "
-        "call under a grammar); off: the extract graph's reader writes its answer",
+        description="answer by picking among the evidence's table cells, values and names (one short call under a "
+        "grammar); off: the extract graph's reader writes its answer",
     )
     max_candidates: int = Field(
         default=20, ge=2, le=26, description="most candidates offered to the model, best-labelled first (A to Z)"
@@ -953,12 +953,6 @@ class PickingKnobs(BaseModel):
         ge=1,
         le=60,
         description="best-scoring sentences and table rows of the top passages whose values become candidates",
-    )
-    spans: int = Field(
-        default=4,
-        ge=0,
-        le=20,
-        description="best sentences offered whole, for questions that do not ask for a number",
     )
     label_weight: float = Field(
         default=0.3,
@@ -979,7 +973,12 @@ class PickingKnobs(BaseModel):
         le=1.0,
         description="the confidence of a pick from a model that gives no log-probabilities",
     )
-    max_tokens: int = Field(default=24, ge=8, le=128, description="longest pick reply")
+    max_tokens: int = Field(
+        default=320,
+        ge=16,
+        le=2048,
+        description="longest pick reply (the grammar bounds it by the longest values it may copy; this caps it)",
+    )
 
 
 class Context(BaseModel):

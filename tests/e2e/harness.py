@@ -25,6 +25,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from pagegraph.prompts.judge import JUDGE_SYSTEM
+from pagegraph.prompts.pick import OPTIONS_HEADING as PICK_OPTIONS
+from pagegraph.prompts.pick import PICK_SYSTEM, SEVERAL
 from tests.conftest import PAGEGRAPH
 
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
@@ -120,12 +122,20 @@ def add_users(users_file: Path, specs: dict[str, list[str]]) -> dict[str, str]:
     return keys
 
 
+def first_option(request: str) -> str:
+    """A pick (`nodes.pick`) of the first option a pick request lists, as the JSON the request's schema asks for."""
+    options = request.split(PICK_OPTIONS, 1)[1].split("\n\n", 1)[0]
+    value = options.splitlines()[0].split(" | ")[0]
+    several = SEVERAL in request
+    return json.dumps({"pick": [value] if several else value}, ensure_ascii=False)
+
+
 @dataclass
 class ScriptedOpenAI:
     """An OpenAI-compatible chat server on loopback that answers at once with a fixed sentence citing passage 1
     (or `reply(prompt)` when given), after `slow_s` seconds when the prompt holds `slow_marker` and after
     `every_call_s` otherwise. The judge's closed check is answered Yes, with the top log-probabilities it asks
-    for. Counts the calls it served."""
+    for; a pick among candidates, with the first option. Counts the calls it served."""
 
     slow_marker: str = "SLOW-QUESTION"
     slow_s: float = 8.0
@@ -146,6 +156,8 @@ class ScriptedOpenAI:
         judging = JUDGE_SYSTEM in prompt
         if judging:
             text = "Yes"
+        elif PICK_SYSTEM in prompt:
+            text = first_option(str(body["messages"][-1]["content"]))
         else:
             text = self.reply(prompt) if self.reply else "The documents answer it [1]."
         logprobs = None

@@ -17,7 +17,7 @@ from pagegraph.checks.candidates import answer_candidates, asks_several
 from pagegraph.config import Context, PickingKnobs, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.pick import NONE, compose, read_pick, value_probabilities
-from pagegraph.prompts.pick import PICK_SYSTEM
+from pagegraph.prompts.pick import OPTIONS_HEADING, PICK_SYSTEM, SEVERAL
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Evidence
 from tests.conftest import markdown_library
@@ -48,7 +48,7 @@ def _passage(text: str) -> Evidence:
 
 def _option_value(messages: list[BaseMessage], holding: str) -> str:
     """The value of the first option of a pick request that holds `holding` (an option line: `value | what it is`)."""
-    options = str(messages[-1].content).split("Options (value | what it is):\n", 1)[1].split("\n\n")[0]
+    options = str(messages[-1].content).split(OPTIONS_HEADING, 1)[1].split("\n\n")[0]
     for line in options.splitlines():
         if holding in line:
             return line.split(" | ")[0]
@@ -63,7 +63,7 @@ def picking(*holding: str, shares: dict[str, float] | None = None):
     def reply(messages: list[BaseMessage]) -> AIMessage:
         assert messages[0].content.startswith(PICK_SYSTEM)
         values = [_option_value(messages, text) for text in holding] or [NONE]
-        several = "write the value of the option that answers each" in str(messages[-1].content)
+        several = SEVERAL in str(messages[-1].content)
         content = json.dumps({"pick": values if several else values[0]}, ensure_ascii=False)
         if shares is None:
             return AIMessage(content=content)
@@ -114,6 +114,7 @@ def test_a_table_cell_is_a_candidate_with_its_row_and_column_and_no_other_years_
     )  # fmt: skip
     value = next(c for c in members if c.value.startswith("43,401"))
     assert value.kind == "value" and "paid memberships in the United States" in value.measures
+    assert compose(value) == f"{value.value} [1]", "the words around a value, which may hold others, are not the answer"
 
 
 def test_the_model_picks_the_cell_and_the_answer_shows_its_row_and_column(filing) -> None:
@@ -138,7 +139,7 @@ def test_a_pick_spread_over_two_candidates_is_uncertain_and_keeps_the_runner_up(
 
 
 def test_none_of_these_is_a_refusal_that_names_what_was_read(filing) -> None:
-    question = "What was the dividend per share in 2014?"
+    question = "How much was the dividend per share in 2014?"
     output, _ = ask(filing, question, picking(shares={NONE: 0.8, "5,504,656": 0.2}))
     assert output["abstained"] and output["band"] == "not_found"
     assert "none of the" in output["abstain_reason"] and "report.md" in output["answer"]
@@ -150,7 +151,7 @@ def test_a_question_asking_for_two_things_picks_two_candidates(filing) -> None:
     question = "What were the revenues in 2014, and what was the net income in 2014?"
     assert asks_several(question) and not asks_several(REVENUES_2014)
     output, model = ask(filing, question, picking("5,504,656", "266,799"))
-    assert "write the value of the option that answers each" in model.requests[0][0][-1].content
+    assert SEVERAL in model.requests[0][0][-1].content
     assert "5,504,656" in output["answer"] and "266,799" in output["answer"]
     assert [c.value for c in output["pick"].chosen()] == ["$ 5,504,656", "266,799"]
 
@@ -198,3 +199,10 @@ def test_a_value_s_probability_is_read_token_by_token_among_the_values_the_gramm
     chosen = read_pick(["350 cd/m2"], reply, candidates, PickingKnobs())
     assert chosen.picked == [0] and chosen.probability == pytest.approx(first * 0.6, abs=1e-3)
     assert chosen.second().value == "32 inch" and chosen.from_logprobs
+
+
+def test_none_of_these_for_an_answer_in_words_goes_to_the_written_reader(filing) -> None:
+    question = "What did the report say about the members?"  # may be answered in words, which no candidate is
+    output, model = ask(filing, question, picking(), "The service had 43,401 thousand paid memberships [1].")
+    assert len(model.requests) == 2 and output["pick"].picked == []
+    assert not output["abstained"] and "43,401" in output["answer"]

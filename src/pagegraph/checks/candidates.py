@@ -1,8 +1,9 @@
 """Answer candidates, without a model: what in the passages a question reads could be its answer — each table cell
-of the best rows with its row label, column heading and the table's units; each number, amount, percentage, date
-and name of the best sentences with the words around it; and, for a question that does not ask for a number, the
-best sentences whole — ranked by how well the sentence and the candidate's own label match the question. The reader
-picks among them (`nodes.pick`) instead of writing a value, so it cannot state one the passages do not hold."""
+of the best rows with its row label, column heading and the table's units; each number, amount, percentage and date
+of the best sentences with the words around it, and their names where the question asks for a name — ranked by how
+well the sentence and the candidate's own label match the question. The reader picks among them (`nodes.pick`)
+instead of writing a value, so it cannot state one the passages do not hold. A question answered in words (why, how,
+what something means) has no candidates of its words: its reader writes it (`nodes.read`)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,16 @@ from pagegraph.state.answering import Candidate, Evidence
 if TYPE_CHECKING:
     from pagegraph.llm.embedder import Embedder
 
+# names are candidates where the question asks for one (who, which company, a list); elsewhere a sentence's
+# capitalised words are mostly headings and terms, not answers
+_NAMED_SHAPES = frozenset({"name", "list"})
 _EMPTY_CELL = frozenset({"—", "–", "-", "n/a", "N/A"})
 _CURRENCY_SIGNS = "$€£¥"
 _DIGIT_NEXT = re.compile(r"\s*[-(]?\d")
 _AFTER_WORDS = 6
-_LEADERS = re.compile(r"\.{5,}|(?:\. ){4,}")  # a contents line's dots leading to its page number  # words after a value shown with it: its unit and what follows ("27% of adults 65 and older")
+_LEADERS = re.compile(
+    r"\.{5,}|(?:\. ){4,}"
+)  # a contents line's dots leading to its page number  # words after a value shown with it: its unit and what follows ("27% of adults 65 and older")
 # a question asking for two or more things: "X, and how many Y?", "of A and of B", "on MMLU and on TimeQA"
 _SEVERAL = re.compile(
     r",\s*and\s+\w|\band\s+(?:what|how|which|who|when|where|whether|of|on|for|in|at|to|the\s+\w+\s+of)\b|\bboth\b",
@@ -96,7 +102,6 @@ def answer_candidates(
     asked = content_words(question)
     question_values = extract_values(question)
     found: list[Candidate] = []
-    spans = 0
     for sentence in [s for s in scored if not _LEADERS.search(s.sentence)][: knobs.sentences]:
         passage = passages[sentence.passage]
         where = {"sentence": sentence.sentence, "passage": sentence.passage + 1, "label": passage.label()}
@@ -106,7 +111,7 @@ def answer_candidates(
                 score = sentence.score + knobs.label_weight * _label_match(measures, asked, reading)
                 found.append(Candidate(kind="cell", value=cell, measures=measures, score=round(score, 4), **where))
             continue
-        for value in extract_values(sentence.sentence, names=shape != "number"):
+        for value in extract_values(sentence.sentence, names=shape in _NAMED_SHAPES):
             if _asked(value, question_values):
                 continue
             measures = _around(sentence.sentence, value, knobs.context_words)
@@ -114,11 +119,6 @@ def answer_candidates(
             kind = "name" if value.kind == "name" else "value"
             written = _written(sentence.sentence, value)
             found.append(Candidate(kind=kind, value=written, measures=measures, score=round(score, 4), **where))
-        if shape != "number" and spans < knobs.spans:
-            spans += 1
-            found.append(
-                Candidate(kind="sentence", value=sentence.sentence, measures="", score=sentence.score, **where)
-            )
     best: dict[str, Candidate] = {}
     for candidate in sorted(found, key=lambda c: -c.score):
         best.setdefault(" ".join(candidate.value.split()), candidate)

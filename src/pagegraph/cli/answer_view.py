@@ -17,7 +17,7 @@ from rich.text import Text
 from pagegraph.checks.confidence import doubts
 from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
 from pagegraph.prompts.languages import BAND_TEXTS
-from pagegraph.state.answering import Highlight, ValueCheck
+from pagegraph.state.answering import Highlight, Pick, ValueCheck
 
 ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
 
@@ -52,6 +52,10 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
     # a quote's figure is how well the sentence matches the question, no confidence in an answer: not shown
     shown = "" if band == "quoted" else f" [dim](confidence {output['confidence']:.2f})[/dim]"
     console.print(f"[{style}]{escape(label)}[/{style}]{shown}")
+    chosen: Pick | None = output.get("pick")
+    for candidate in chosen.chosen() if chosen is not None else []:
+        if candidate.kind != "cell":  # a cell's row and column are in the answer; a value's words are shown here
+            console.print(f"[dim]{escape(candidate.value)}: “{escape(candidate.measures)}”[/dim]", highlight=False)
     check: ValueCheck | None = output.get("value_check")
     for doubt in doubts(check, output.get("second_reading"), output.get("pick"), band):
         console.print(f"[yellow]{escape(doubt)}[/yellow]", highlight=False)

@@ -79,11 +79,13 @@ def offered(to: str, otherwise: str) -> Edge:
 
 
 def picked(to: str, otherwise: str) -> Edge:
-    """After the pick: to `to` with a picked answer, to `abstain` on none of these, to `otherwise` (the written
-    answer) when the model gave no valid pick; a failure falls back."""
+    """After the pick: to `to` with a picked answer, to `abstain` when it refused (none of these, for a number), to
+    `otherwise` (the written answer) when the model picked none of the candidates of an answer that may be in words
+    or gave no valid pick; a failure falls back."""
 
     def path(state: RagState) -> str:
-        return _stopped(state, True, True) or (to if state.get("pick") is not None else otherwise)
+        chosen = state.get("pick")
+        return _stopped(state, True, True) or (to if chosen is not None and chosen.picked else otherwise)
 
     return Edge(path, _targets([to, otherwise], True, True))
 

@@ -4,13 +4,13 @@ the candidates' values (other chat models: structured output with the same schem
 the option it chooses, which a small model does far more reliably than it names an option's letter (measured:
 docs/experiments.md), and the grammar keeps it to the values on the list. The answer is composed from the pick: its
 value as the document writes it, what it measures, and its citation; a pick cannot state a value the passages do
-not hold.
+not hold. "none" refuses a question that asks for a number; any other question may be answered in words, which no
+candidate is, and goes to the written reader (`nodes.read`).
 
 Its confidence is the probability of the value the model wrote among those the grammar allowed, read from the
 reply's log-probabilities token by token (each token's share among the likeliest tokens that still lead to some
 option; the least of several picks); a model without them gets `Context.picking.written_weight`. `verify` then
-checks the composed answer as any other (another period's or column's cell is still caught there) and bands it.
-"none" is a refusal that names what was read."""
+checks the composed answer as any other (another period's or column's cell is still caught there) and bands it."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from pagegraph.config import Context, PickingKnobs
 from pagegraph.llm.calls import token_alternatives
 from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.prompts.pick import ONE, OPTION, PICK_REQUEST, PICK_SYSTEM, SENTENCE_OPTION, SEVERAL
+from pagegraph.prompts.pick import ONE, OPTION, PICK_REQUEST, PICK_SYSTEM, SEVERAL
+from pagegraph.retrievers.highlights import answer_shape
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Pick, Verdict
 from pagegraph.state.graph import RagState
@@ -52,10 +53,7 @@ def choice_schema(values: list[str], several: bool) -> type[BaseModel]:
 
 
 def options_text(candidates: list[Candidate]) -> str:
-    return "\n".join(
-        (SENTENCE_OPTION if c.kind == "sentence" else OPTION).format(value=option_value(c), measures=c.measures)
-        for c in candidates
-    )
+    return "\n".join(OPTION.format(value=option_value(c), measures=c.measures) for c in candidates)
 
 
 def reply_tokens(values: list[str], several: bool) -> int:
@@ -143,15 +141,12 @@ def read_pick(written: list[str], reply: BaseMessage | None, candidates: list[Ca
 
 
 def compose(candidate: Candidate) -> str:
-    """The answer a candidate gives: its value and what it measures (or the sentence), with its citation."""
+    """The answer a candidate gives, with its citation: a cell's value with its row and column, a value or name as
+    its sentence writes it (the words around it, which may hold other values, are the pick's to show)."""
     cite = f"[{candidate.passage}]"
-    if candidate.kind == "sentence":
-        sentence = option_value(candidate)
-        stop = sentence[-1] if sentence[-1:] in ".!?。" else ""
-        return f"{sentence.removesuffix(stop)} {cite}{stop}"
     if candidate.kind == "cell":
         return f"{candidate.value} ({candidate.measures}) {cite}"
-    return f"{candidate.value} (“{candidate.measures}”) {cite}"
+    return f"{candidate.value} {cite}"
 
 
 def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
@@ -187,8 +182,10 @@ def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     second = chosen.second()
     runner = f"; runner-up {second.value!r} ({chosen.runner_up_probability:.2f})" if second else ""
     if not chosen.picked:
-        reason = NONE_PICKED.format(count=len(candidates))
         summary = f"none of {len(candidates)} ({chosen.probability:.2f} from {source}){runner}"
+        if answer_shape(question) != "number":  # the answer may be in words, which no candidate is: it is written
+            return {"pick": chosen, "trace": [timer.record(f"{summary}: the answer is written instead", calls=calls)]}
+        reason = NONE_PICKED.format(count=len(candidates))
         return {"pick": chosen, "abstain_reason": reason, "trace": [timer.record(summary, calls=calls)]}
     picked = chosen.chosen()
     summary = (

@@ -229,18 +229,18 @@ class ValueCheck(BaseModel):
     )
 
 
-CandidateKind = Literal["cell", "value", "name", "sentence"]
+CandidateKind = Literal["cell", "value", "name"]
 
 
 class Candidate(BaseModel):
-    """A possible answer taken from the evidence without a model (`checks.candidates`): a table cell, a value or
-    name in a sentence, or a whole sentence, with what it measures and where it stands."""
+    """A possible answer taken from the evidence without a model (`checks.candidates`): a table cell, or a value or
+    name in a sentence, with what it measures and where it stands."""
 
     kind: CandidateKind
-    value: str = Field(description="as the document writes it; a sentence candidate: the sentence")
+    value: str = Field(description="as the document writes it")
     measures: str = Field(
         description="what it is: a cell's row label and column heading, with the table's units; the words around a "
-        "value or name in its sentence; empty for a sentence"
+        "value or name in its sentence"
     )
     sentence: str = Field(description="the sentence, or the table row's reading, it stands in")
     passage: int = Field(ge=1, description="the number of the passage holding it among the evidence the pick read")
