@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -47,11 +48,13 @@ def _passage(text: str) -> Evidence:
 
 
 def _option_value(messages: list[BaseMessage], holding: str) -> str:
-    """The value of the first option of a pick request that holds `holding` (an option line: `value | what it is`)."""
+    """What a model copies to pick the first option of a pick request that holds `holding`: the option's text up to
+    its value, the one of the schema's values (shown in the request's JSON instruction) that the option starts with."""
     options = str(messages[-1].content).split(OPTIONS_HEADING, 1)[1].split("\n\n")[0]
+    enum = json.loads(re.search(r'"enum":(\[.*?\])', str(messages[0].content)).group(1))
     for line in options.splitlines():
         if holding in line:
-            return line.split(" | ")[0]
+            return max((value for value in enum if line.startswith(value)), key=len)
     raise AssertionError(f"no option holds {holding!r}:\n{options}")
 
 
@@ -121,7 +124,7 @@ def test_the_model_picks_the_cell_and_the_answer_shows_its_row_and_column(filing
     shares = {"5,504,656": 0.9, "266,799": 0.1}
     output, model = ask(filing, REVENUES_2014, picking("5,504,656", shares=shares))
     (request,) = model.requests
-    assert "Revenues, 2014, in thousands" in request[0][-1].content and len(request[0][-1].content) < 3000
+    assert "Revenues, 2014 (in thousands): $ 5,504,656" in request[0][-1].content and len(request[0][-1].content) < 3000
     assert output["answer"] == "$ 5,504,656 (Revenues, 2014, in thousands) [report.md, Selected financial data, p. 1]"
     assert output["citations"] and output["citations"][0].source == "report.md"
     chosen = output["pick"]
@@ -193,7 +196,7 @@ def test_a_value_s_probability_is_read_token_by_token_among_the_values_the_gramm
     assert shares["32 inch"] == pytest.approx(first * 0.3) and shares["300 cd/m2"] == pytest.approx(first * 0.1)
     assert shares[NONE] == pytest.approx(0.1 / 0.9)
     candidates = [
-        Candidate(kind="cell", value=v, measures="m", sentence="s", passage=1, label="[m, p. 1]", score=1.0)
+        Candidate(kind="cell", value=v, measures="m", option=v, sentence="s", passage=1, label="[m, p. 1]", score=1.0)
         for v in values
     ]
     chosen = read_pick(["350 cd/m2"], reply, candidates, PickingKnobs())

@@ -50,20 +50,25 @@ def _label_match(label: str, asked: set[str], reading: ReadingKnobs) -> float:
     return sum(matches(word, words, reading) for word in asked) / len(asked)
 
 
-def _cells(row: TableRow) -> list[tuple[str, str]]:
-    """A row's non-empty cells, each with what it measures: the row's label, the column's heading, the units."""
+def _cells(row: TableRow) -> list[tuple[str, str, str]]:
+    """A row's non-empty cells, each with what it measures (the row's label, the column's heading, the units) and
+    its option (`Revenues, 2014 (in thousands): $ 5,504,656`)."""
     found = []
     for heading, cell in zip(row.headings[1:], row.cells[1:]):
         if cell and cell not in _EMPTY_CELL:
-            found.append((cell, ", ".join(part for part in (row.label, heading, row.units) if part)))
+            label = ", ".join(part for part in (row.label, heading) if part)
+            option = f"{label} ({row.units}): {cell}" if row.units else f"{label}: {cell}"
+            found.append((cell, ", ".join(part for part in (label, row.units) if part), " ".join(option.split())))
     return found
 
 
-def _around(sentence: str, value: Value, before: int) -> str:
-    """The value with up to `before` words before it and a few after, within its sentence."""
+def _around(sentence: str, value: Value, before: int) -> tuple[str, str]:
+    """The value with up to `before` words before it and a few after, within its sentence; and the same without
+    the words after (the option, which ends with the value)."""
     head = sentence[: value.start].split()[-before:]
     tail = sentence[value.end :].split()[:_AFTER_WORDS]
-    return " ".join([*head, sentence[value.start : value.end], *tail])
+    option = " ".join([*head, *sentence[value.start : value.end].split()])
+    return " ".join([option, *tail]), option
 
 
 def _written(sentence: str, value: Value) -> str:
@@ -107,18 +112,20 @@ def answer_candidates(
         where = {"sentence": sentence.sentence, "passage": sentence.passage + 1, "label": passage.label()}
         row = rows.get((sentence.passage, sentence.sentence))
         if row is not None:
-            for cell, measures in _cells(row):
-                score = sentence.score + knobs.label_weight * _label_match(measures, asked, reading)
-                found.append(Candidate(kind="cell", value=cell, measures=measures, score=round(score, 4), **where))
+            for cell, measures, option in _cells(row):
+                score = round(sentence.score + knobs.label_weight * _label_match(measures, asked, reading), 4)
+                found.append(Candidate(kind="cell", value=cell, measures=measures, option=option, score=score, **where))
             continue
         for value in extract_values(sentence.sentence, names=shape in _NAMED_SHAPES):
             if _asked(value, question_values):
                 continue
-            measures = _around(sentence.sentence, value, knobs.context_words)
+            measures, option = _around(sentence.sentence, value, knobs.context_words)
             score = sentence.score + knobs.label_weight * _label_match(measures, asked, reading)
             kind = "name" if value.kind == "name" else "value"
             written = _written(sentence.sentence, value)
-            found.append(Candidate(kind=kind, value=written, measures=measures, score=round(score, 4), **where))
+            found.append(
+                Candidate(kind=kind, value=written, measures=measures, option=option, score=round(score, 4), **where)
+            )
     best: dict[str, Candidate] = {}
     for candidate in sorted(found, key=lambda c: -c.score):
         best.setdefault(" ".join(candidate.value.split()), candidate)

@@ -1,4 +1,4 @@
-"""Candidates: the values, table cells, names and sentences of the top passages that could answer the question,
+"""Candidates: the table cells, values and names of the top passages that could answer the question,
 found without a model (`checks.candidates`), for the reader to pick among (`nodes.pick`). The passages they
 come from become the run's evidence, numbered as the candidates cite them."""
 
@@ -30,9 +30,7 @@ def offer_candidates(state: RagState, runtime: Runtime[Context], services: Servi
     ranked = readable_evidence(index, state.get("retrieved") or [], state)
     passages = ranked[: context.reading.highlight_passages]
     candidates = answer_candidates(question, passages, index.embedder, context.picking, context.reading)
-    kinds = ", ".join(
-        f"{sum(c.kind == kind for c in candidates)} {kind}s" for kind in ("cell", "value", "name", "sentence")
-    )
+    kinds = ", ".join(f"{sum(c.kind == kind for c in candidates)} {kind}s" for kind in ("cell", "value", "name"))
     summary = f"{len(candidates)} candidates from {len(passages)} passages ({kinds})"
     return {
         "candidates": candidates,

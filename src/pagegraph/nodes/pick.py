@@ -26,7 +26,7 @@ from pagegraph.config import Context, PickingKnobs
 from pagegraph.llm.calls import token_alternatives
 from pagegraph.llm.structured import structured_call
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.prompts.pick import ONE, OPTION, PICK_REQUEST, PICK_SYSTEM, SEVERAL
+from pagegraph.prompts.pick import ONE, PICK_REQUEST, PICK_SYSTEM, SEVERAL
 from pagegraph.retrievers.highlights import answer_shape
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Pick, Verdict
@@ -39,8 +39,9 @@ _REPLY_OVERHEAD_TOKENS = 16  # the JSON around the values
 
 
 def option_value(candidate: Candidate) -> str:
-    """A candidate's value as the model is to copy it: on one line, its spaces as one."""
-    return " ".join(candidate.value.split())
+    """What the model copies to pick a candidate, on one line: what it is, then its value. Written in that order, the
+    model's choice is made while it copies the words that match the question, and the value follows."""
+    return " ".join(candidate.option.split())
 
 
 def choice_schema(values: list[str], several: bool) -> type[BaseModel]:
@@ -53,7 +54,8 @@ def choice_schema(values: list[str], several: bool) -> type[BaseModel]:
 
 
 def options_text(candidates: list[Candidate]) -> str:
-    return "\n".join(OPTION.format(value=option_value(c), measures=c.measures) for c in candidates)
+    # a value's option ends with it; the words after it (in `measures`) are shown too
+    return "\n".join(" ".join((c.measures if c.kind != "cell" else c.option).split()) for c in candidates)
 
 
 def reply_tokens(values: list[str], several: bool) -> int:

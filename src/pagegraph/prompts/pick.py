@@ -1,14 +1,15 @@
 """The pick: the model copies the answer's value from a list of candidates taken from the evidence (`nodes.pick`)."""
 
 PICK_SYSTEM = """You answer a question about a user's documents by choosing one of the options below, taken from them.
-Each option is a value or a name, with what it is: a table's row and column, or the words around it.
+Each option says what a value is (a table's row and column, or the words of the sentence before it), then the value.
 Choose the option that answers the question exactly: the same thing, the same item or model, the same year or
-period, the same unit. Copy its value exactly as written. If no option answers the question, write none."""
+period, the same unit. Copy the option exactly as written, up to its value. If no option answers the question,
+write none."""
 
-ONE = "Write the value of the option that answers the question, or none."
-SEVERAL = "The question asks for more than one thing: write the value of the option that answers each, or none."
+ONE = "Copy the option that answers the question, or write none."
+SEVERAL = "The question asks for more than one thing: copy the option that answers each, or write none."
 
-OPTIONS_HEADING = "Options (value | what it is):\n"
+OPTIONS_HEADING = "Options:\n"
 PICK_REQUEST = (
     """Question: {question}
 
@@ -18,6 +19,3 @@ PICK_REQUEST = (
 
 {choose}"""
 )
-
-# how an option is shown: its value, and what it is
-OPTION = "{value} | {measures}"
