@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from pagegraph.prompts.judge import JUDGE_SYSTEM
 from pagegraph.prompts.pick import OPTIONS_HEADING as PICK_OPTIONS
-from pagegraph.prompts.pick import PICK_SYSTEM, SEVERAL
+from pagegraph.prompts.pick import PICK_SYSTEM
 from tests.conftest import PAGEGRAPH
 
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
@@ -122,12 +122,14 @@ def add_users(users_file: Path, specs: dict[str, list[str]]) -> dict[str, str]:
     return keys
 
 
-def first_option(request: str) -> str:
-    """A pick (`nodes.pick`) of the first option a pick request lists, as the JSON the request's schema asks for."""
-    options = request.split(PICK_OPTIONS, 1)[1].split("\n\n", 1)[0]
-    value = options.splitlines()[0].split(" | ")[0]
-    several = SEVERAL in request
-    return json.dumps({"pick": [value] if several else value}, ensure_ascii=False)
+def first_option(request: str, schema: dict) -> str:
+    """A pick (`nodes.pick`) of the first option a pick request lists, as the JSON its schema asks for: the longest
+    of the schema's values the option starts with."""
+    first = request.split(PICK_OPTIONS, 1)[1].splitlines()[0]
+    pick = schema["properties"]["pick"]
+    enum = (pick.get("items") or pick)["enum"]
+    value = max((v for v in enum if first.startswith(v)), key=len)
+    return json.dumps({"pick": [value] if pick.get("type") == "array" else value}, ensure_ascii=False)
 
 
 @dataclass
@@ -156,8 +158,9 @@ class ScriptedOpenAI:
         judging = JUDGE_SYSTEM in prompt
         if judging:
             text = "Yes"
-        elif PICK_SYSTEM in prompt:
-            text = first_option(str(body["messages"][-1]["content"]))
+        elif PICK_SYSTEM in prompt and "response_format" in body:
+            schema = body["response_format"]["json_schema"]["schema"]
+            text = first_option(str(body["messages"][-1]["content"]), schema)
         else:
             text = self.reply(prompt) if self.reply else "The documents answer it [1]."
         logprobs = None

@@ -15,7 +15,7 @@ from pagegraph.checks.values import Value, extract_values, same_value
 from pagegraph.config import PickingKnobs, ReadingKnobs
 from pagegraph.ingest.loaders.tables import TableRow, table_rows
 from pagegraph.retrievers.highlights import answer_shape, asked_columns, content_words, matches, score_sentences
-from pagegraph.state.answering import Candidate, Evidence
+from pagegraph.state.answering import GAP_MARK, Candidate, Evidence
 
 if TYPE_CHECKING:
     from pagegraph.llm.embedder import Embedder
@@ -48,6 +48,13 @@ def _label_match(label: str, asked: set[str], reading: ReadingKnobs) -> float:
         return 0.0
     words = content_words(label)
     return sum(matches(word, words, reading) for word in asked) / len(asked)
+
+
+def _row_of(sentence: str, rows: Sequence[TableRow]) -> TableRow | None:
+    """The table row a scored sentence reads, where it is one: the sentence is the row's reading, or its start (a
+    reading is cut where a stop stands before a number: "Approx. 0.7 kg"), less a gap mark after it."""
+    text = sentence.strip().removesuffix(GAP_MARK.strip()).strip()
+    return next((row for row in rows if text and row.reading.startswith(text)), None)
 
 
 def _cells(row: TableRow) -> list[tuple[str, str, str]]:
@@ -98,11 +105,11 @@ def answer_candidates(
     shape = answer_shape(question)
     columns = asked_columns(question, reading)
     readable: list[Evidence] = []
-    rows: dict[tuple[int, str], TableRow] = {}
+    rows: dict[int, list[TableRow]] = {}
     for number, passage in enumerate(passages):
         text, found = table_rows(passage.text, passage.table_header, columns)
         readable.append(passage.model_copy(update={"text": text}) if found else passage)
-        rows.update({(number, row.reading[: reading.sentence_max_chars]): row for row in found})
+        rows[number] = found
     scored = sorted(score_sentences(question, readable, embedder, reading), key=lambda s: -s.score)
     asked = content_words(question)
     question_values = extract_values(question)
@@ -110,7 +117,7 @@ def answer_candidates(
     for sentence in [s for s in scored if not _LEADERS.search(s.sentence)][: knobs.sentences]:
         passage = passages[sentence.passage]
         where = {"sentence": sentence.sentence, "passage": sentence.passage + 1, "label": passage.label()}
-        row = rows.get((sentence.passage, sentence.sentence))
+        row = _row_of(sentence.sentence, rows.get(sentence.passage, []))
         if row is not None:
             for cell, measures, option in _cells(row):
                 score = round(sentence.score + knobs.label_weight * _label_match(measures, asked, reading), 4)
