@@ -967,6 +967,13 @@ class PickingKnobs(BaseModel):
     alternatives: int = Field(
         default=10, ge=2, le=20, description="likeliest tokens read where the model writes its pick's letter"
     )
+    refuse_from: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="the model's 'none of these' refuses a question asking for a number only when its probability "
+        "reaches this; below it the likeliest candidate is taken instead, banded by its own probability",
+    )
     written_weight: float = Field(
         default=0.7,
         ge=0.0,

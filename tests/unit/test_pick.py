@@ -209,3 +209,13 @@ def test_none_of_these_for_an_answer_in_words_goes_to_the_written_reader(filing)
     output, model = ask(filing, question, picking(), "The service had 43,401 thousand paid memberships [1].")
     assert len(model.requests) == 2 and output["pick"].picked == []
     assert not output["abstained"] and "43,401" in output["answer"]
+
+
+def test_an_unsure_none_for_a_number_takes_the_likeliest_candidate_instead(filing) -> None:
+    question = "How much were the revenues in 2014?"
+    shares = {NONE: 0.4, "5,504,656": 0.35, "266,799": 0.25}
+    output, _ = ask(filing, question, picking(shares=shares), context=Context(picking={"refuse_from": 0.5}))
+    assert not output["abstained"] and "5,504,656" in output["answer"] and output["band"] == "uncertain"
+    assert output["pick"].probability == pytest.approx(0.35)
+    refused, _ = ask(filing, question, picking(shares=shares), context=Context(picking={"refuse_from": 0.3}))
+    assert refused["abstained"] and refused["pick"].picked == []

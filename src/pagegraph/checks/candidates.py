@@ -26,10 +26,8 @@ _NAMED_SHAPES = frozenset({"name", "list"})
 _EMPTY_CELL = frozenset({"—", "–", "-", "n/a", "N/A"})
 _CURRENCY_SIGNS = "$€£¥"
 _DIGIT_NEXT = re.compile(r"\s*[-(]?\d")
-_AFTER_WORDS = 6
-_LEADERS = re.compile(
-    r"\.{5,}|(?:\. ){4,}"
-)  # a contents line's dots leading to its page number  # words after a value shown with it: its unit and what follows ("27% of adults 65 and older")
+_AFTER_WORDS = 6  # words after a value shown with it: its unit and what follows ("27% of adults 65 and older")
+_LEADERS = re.compile(r"\.{5,}|(?:\. ){4,}")  # a contents line's dots leading to its page number
 # a question asking for two or more things: "X, and how many Y?", "of A and of B", "on MMLU and on TimeQA"
 _SEVERAL = re.compile(
     r",\s*and\s+\w|\band\s+(?:what|how|which|who|when|where|whether|of|on|for|in|at|to|the\s+\w+\s+of)\b|\bboth\b",
@@ -69,10 +67,12 @@ def _cells(row: TableRow) -> list[tuple[str, str, str]]:
     return found
 
 
-def _around(sentence: str, value: Value, before: int) -> tuple[str, str]:
-    """The value with up to `before` words before it and a few after, within its sentence; and the same without
-    the words after (the option, which ends with the value)."""
-    head = sentence[: value.start].split()[-before:]
+def _around(sentence: str, value: Value, after_previous: int, before: int) -> tuple[str, str]:
+    """The value with up to `before` words before it (none before `after_previous`, where the sentence's previous
+    candidate value ends) and a few after, within its sentence; and the same without the words after: the option, which ends
+    with the value. No option holds another value, so none starts another's: a model copying a sentence's words
+    would otherwise run on past the value asked to the last one it could end at."""
+    head = sentence[after_previous : value.start].split()[-before:]
     tail = sentence[value.end :].split()[:_AFTER_WORDS]
     option = " ".join([*head, *sentence[value.start : value.end].split()])
     return " ".join([option, *tail]), option
@@ -98,10 +98,10 @@ def answer_candidates(
     reading: ReadingKnobs,
 ) -> list[Candidate]:
     """The candidates for answering `question` from `passages` (best first; a candidate's `passage` numbers them
-    from 1), best first, without repeats (a value stated twice is offered once, where it is best labelled: the pick writes the value), at most
-    `knobs.max_candidates`. Cells come from the columns the question names where it names some (`asked_columns`), so
-    another year's cell of a row is no candidate for a question about one year. Values the question itself states
-    are not candidates."""
+    from 1), best first, at most `knobs.max_candidates`, a value stated twice offered once, where it is best
+    labelled. Cells come from the columns the question names where it names some (`asked_columns`), so another
+    year's cell of a row is no candidate for a question about one year. Values the question itself states are not
+    candidates, nor are the values of a table of contents' lines."""
     shape = answer_shape(question)
     columns = asked_columns(question, reading)
     readable: list[Evidence] = []
@@ -123,10 +123,12 @@ def answer_candidates(
                 score = round(sentence.score + knobs.label_weight * _label_match(measures, asked, reading), 4)
                 found.append(Candidate(kind="cell", value=cell, measures=measures, option=option, score=score, **where))
             continue
+        after_previous = 0
         for value in extract_values(sentence.sentence, names=shape in _NAMED_SHAPES):
-            if _asked(value, question_values):
+            if _asked(value, question_values):  # part of the label: "In 2021, the rate was 91%"
                 continue
-            measures, option = _around(sentence.sentence, value, knobs.context_words)
+            start, after_previous = after_previous, value.end
+            measures, option = _around(sentence.sentence, value, start, knobs.context_words)
             score = sentence.score + knobs.label_weight * _label_match(measures, asked, reading)
             kind = "name" if value.kind == "name" else "value"
             written = _written(sentence.sentence, value)

@@ -15,7 +15,8 @@ from pagegraph.errors import ModelUnavailableError
 from pagegraph.eval.calibration import calibration_metrics
 from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.scoring import score_answer
-from pagegraph.state.answering import Citation, Evidence, TraceRecord
+from pagegraph.nodes.pick import compose
+from pagegraph.state.answering import Citation, Evidence, Pick, TraceRecord
 from pagegraph.state.evaluation import EvalQuestion
 from pagegraph.state.usage import UsageSummary
 
@@ -102,7 +103,28 @@ def answer_row(
         "stage_ms": stage_latencies(output["trace"]),
         "first_evidence_ms": first_evidence_ms(output["trace"]) if output.get("highlights") else None,
         "abstain_signals": next((r.details for r in reversed(output["trace"]) if r.stage == "weigh"), None),
+        "pick": pick_row(output.get("pick"), question),
         "error": None,
+    }
+
+
+def pick_row(pick: Pick | None, question: EvalQuestion) -> dict | None:
+    """What the reader picked among how many candidates, how sure it was, and its runner-up, scored as an answer
+    would be (to weigh how the pick's probability and its refusals should be read)."""
+    if pick is None:
+        return None
+    second = pick.second()
+    scored = (
+        score_answer(compose(second), question.answer, question.answer_format, question.answerable) if second else None
+    )
+    return {
+        "picked": [c.value for c in pick.chosen()],
+        "probability": pick.probability,
+        "from_logprobs": pick.from_logprobs,
+        "candidates": len(pick.candidates),
+        "runner_up": second.value if second else None,
+        "runner_up_probability": pick.runner_up_probability,
+        "runner_up_score": scored.score if scored else None,
     }
 
 

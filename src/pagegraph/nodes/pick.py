@@ -4,8 +4,9 @@ the candidates' values (other chat models: structured output with the same schem
 the option it chooses, which a small model does far more reliably than it names an option's letter (measured:
 docs/experiments.md), and the grammar keeps it to the values on the list. The answer is composed from the pick: its
 value as the document writes it, what it measures, and its citation; a pick cannot state a value the passages do
-not hold. "none" refuses a question that asks for a number; any other question may be answered in words, which no
-candidate is, and goes to the written reader (`nodes.read`).
+not hold. "none" refuses a question that asks for a number where the model's probability of it reaches
+`Context.picking.refuse_from` (below it, the likeliest candidate is taken instead, banded by its own probability);
+any other question may be answered in words, which no candidate is, and goes to the written reader (`nodes.read`).
 
 Its confidence is the probability of the value the model wrote among those the grammar allowed, read from the
 reply's log-probabilities token by token (each token's share among the likeliest tokens that still lead to some
@@ -187,13 +188,23 @@ def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         summary = f"none of {len(candidates)} ({chosen.probability:.2f} from {source}){runner}"
         if answer_shape(question) != "number":  # the answer may be in words, which no candidate is: it is written
             return {"pick": chosen, "trace": [timer.record(f"{summary}: the answer is written instead", calls=calls)]}
-        reason = NONE_PICKED.format(count=len(candidates))
-        return {"pick": chosen, "abstain_reason": reason, "trace": [timer.record(summary, calls=calls)]}
+        if chosen.from_logprobs and chosen.probability < knobs.refuse_from and chosen.runner_up is not None:
+            summary += f": below {knobs.refuse_from:.2f}, the likeliest candidate is taken"
+            chosen = chosen.model_copy(
+                update={
+                    "picked": [chosen.runner_up],
+                    "probability": chosen.runner_up_probability or 0.0,
+                    "runner_up": None,
+                    "runner_up_probability": None,
+                }
+            )
+        else:
+            reason = NONE_PICKED.format(count=len(candidates))
+            return {"pick": chosen, "abstain_reason": reason, "trace": [timer.record(summary, calls=calls)]}
+    else:
+        summary = f"of {len(candidates)} candidates ({chosen.probability:.2f} from {source}){runner}"
     picked = chosen.chosen()
-    summary = (
-        f"{', '.join(repr(c.value) for c in picked)} of {len(candidates)} candidates "
-        f"({chosen.probability:.2f} from {source}){runner}"
-    )
+    summary = f"{', '.join(repr(c.value) for c in picked)}: {summary}"
     verdict = Verdict(probability=chosen.probability, from_logprobs=chosen.from_logprobs, method="pick")
     return {
         "pick": chosen,
