@@ -967,6 +967,13 @@ class PickingKnobs(BaseModel):
     alternatives: int = Field(
         default=10, ge=2, le=20, description="likeliest tokens read where the model writes its pick's letter"
     )
+    answer_from: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="a pick whose probability is below this is not the answer: the reader writes it instead (two to "
+        "four calls, judged); 0 keeps every pick",
+    )
     refuse_from: float = Field(
         default=0.5,
         ge=0.0,

@@ -214,8 +214,18 @@ def test_none_of_these_for_an_answer_in_words_goes_to_the_written_reader(filing)
 def test_an_unsure_none_for_a_number_takes_the_likeliest_candidate_instead(filing) -> None:
     question = "How much were the revenues in 2014?"
     shares = {NONE: 0.4, "5,504,656": 0.35, "266,799": 0.25}
-    output, _ = ask(filing, question, picking(shares=shares), context=Context(picking={"refuse_from": 0.5}))
+    keep = {"refuse_from": 0.5, "answer_from": 0.0}  # every pick kept, however unsure
+    output, _ = ask(filing, question, picking(shares=shares), context=Context(picking=keep))
     assert not output["abstained"] and "5,504,656" in output["answer"] and output["band"] == "uncertain"
     assert output["pick"].probability == pytest.approx(0.35)
-    refused, _ = ask(filing, question, picking(shares=shares), context=Context(picking={"refuse_from": 0.3}))
+    refusing = Context(picking={**keep, "refuse_from": 0.3})
+    refused, _ = ask(filing, question, picking(shares=shares), context=refusing)
     assert refused["abstained"] and refused["pick"].picked == []
+
+
+def test_an_unsure_pick_is_written_by_the_reader_instead(filing) -> None:
+    shares = {"5,504,656": 0.4, "266,799": 0.35, NONE: 0.25}
+    written = "Revenues were $5,504,656 thousand in 2014 [1]."
+    output, model = ask(filing, REVENUES_2014, picking("5,504,656", shares=shares), written)
+    assert len(model.requests) >= 2 and model.judged, "the reader wrote it, and the judge checked it"
+    assert [c.value for c in output["pick"].chosen()] == ["$ 5,504,656"] and "5,504,656" in output["answer"]

@@ -79,13 +79,12 @@ def offered(to: str, otherwise: str) -> Edge:
 
 
 def picked(to: str, otherwise: str) -> Edge:
-    """After the pick: to `to` with a picked answer, to `abstain` when it refused (none of these, for a number), to
-    `otherwise` (the written answer) when the model picked none of the candidates of an answer that may be in words
-    or gave no valid pick; a failure falls back."""
+    """After the pick: to `to` with the answer it composed, to `abstain` when it refused (none of these, for a
+    number), to `otherwise` (the written answer) when it composed none (no valid pick, none of the candidates for an
+    answer that may be in words, an unsure pick); a failure falls back."""
 
     def path(state: RagState) -> str:
-        chosen = state.get("pick")
-        return _stopped(state, True, True) or (to if chosen is not None and chosen.picked else otherwise)
+        return _stopped(state, True, True) or (to if state.get("draft") else otherwise)
 
     return Edge(path, _targets([to, otherwise], True, True))
 

@@ -6,7 +6,8 @@ docs/experiments.md), and the grammar keeps it to the values on the list. The an
 value as the document writes it, what it measures, and its citation; a pick cannot state a value the passages do
 not hold. "none" refuses a question that asks for a number where the model's probability of it reaches
 `Context.picking.refuse_from` (below it, the likeliest candidate is taken instead, banded by its own probability);
-any other question may be answered in words, which no candidate is, and goes to the written reader (`nodes.read`).
+any other question may be answered in words, which no candidate is, and goes to the written reader (`nodes.read`),
+as does a pick whose probability is below `Context.picking.answer_from`.
 
 Its confidence is the probability of the value the model wrote among those the grammar allowed, read from the
 reply's log-probabilities token by token (each token's share among the likeliest tokens that still lead to some
@@ -205,6 +206,9 @@ def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         summary = f"of {len(candidates)} candidates ({chosen.probability:.2f} from {source}){runner}"
     picked = chosen.chosen()
     summary = f"{', '.join(repr(c.value) for c in picked)}: {summary}"
+    if chosen.from_logprobs and chosen.probability < knobs.answer_from:  # an unsure pick: the reader writes it
+        summary += f"; below {knobs.answer_from:.2f}, the answer is written instead"
+        return {"pick": chosen, "trace": [timer.record(summary, calls=calls)]}
     verdict = Verdict(probability=chosen.probability, from_logprobs=chosen.from_logprobs, method="pick")
     return {
         "pick": chosen,
