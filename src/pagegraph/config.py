@@ -974,6 +974,13 @@ class PickingKnobs(BaseModel):
         description="a pick whose probability is below this is not the answer: the reader writes it instead (two to "
         "four calls, judged); 0 keeps every pick",
     )
+    supported: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="a picked answer is shown as supported when its probability (times the share of its words in "
+        "the evidence it cites) reaches this, and the value checks pass; below it, as uncertain",
+    )
     refuse_from: float = Field(
         default=0.5,
         ge=0.0,

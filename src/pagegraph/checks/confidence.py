@@ -62,15 +62,15 @@ def answer_confidence(
     parts += [overlap] if overlap is not None else []
     parts += [context.confidence.computed_weight] if parts and values.computed else []
     value = round(math.prod(parts), 3) if parts else 0.0
+    # a picked answer's probability is read on its own scale (`picking.supported`, chosen on the lookups set)
+    threshold = context.picking.supported if verdict is not None and verdict.method == "pick" else None
+    threshold = context.confidence.supported if threshold is None else threshold
     supported = (
-        verdict is not None
-        and verdict.restated is not False
-        and value >= context.confidence.supported
-        and values.status != "unsupported"
+        verdict is not None and verdict.restated is not False and value >= threshold and values.status != "unsupported"
     )
     band: Band = "supported" if supported else "uncertain"
     if not supported:  # an uncertain answer never shows the confidence of a supported one
-        value = max(0.0, min(value, round(context.confidence.supported - context.confidence.uncertain_margin, 3)))
+        value = max(0.0, min(value, round(threshold - context.confidence.uncertain_margin, 3)))
     return Confidence(value=value, band=band, verdict=verdict, overlap=overlap, value_check=values)
 
 

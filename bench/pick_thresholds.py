@@ -1,0 +1,60 @@
+"""Where a pick should give way to the written reader: `picking.answer_from`, chosen on one lookups run and checked on
+another. Reads an answer run that compared the picking reader, keeping every pick (`auto@picking.answer_from=0`),
+with the written one (`auto@picking.use=false`) on the same rows, and prints for each threshold what the two
+together would have given: a pick below it answered as the written reader answered that row. Figures as
+`bench/lookups.py` reports them (accuracy, refusals, the supported band's size and precision).
+
+    .venv/bin/pagegraph eval bench/lookups.jsonl --mode answer --graph "auto@picking.answer_from=0" \\
+        --graph "auto@picking.use=false" --scope document --index INDEX --out run.json
+    .venv/bin/python bench/pick_thresholds.py --run run.json [--set bench/lookups.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from lookups import row_right
+
+THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
+WRITTEN = "auto@picking.use=false"
+
+
+def combined(picks: dict[str, dict], written: dict[str, dict], threshold: float) -> list[dict]:
+    """Each row as the picking reader with `answer_from` at `threshold` answers it: its pick where the pick was
+    composed at or above the threshold (or refused), else the written reader's row."""
+    rows = []
+    for row_id, row in picks.items():
+        pick = row.get("pick")
+        kept = pick is None or not pick["picked"] or pick["probability"] >= threshold
+        rows.append(row if kept or row_id not in written else written[row_id])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", type=Path, required=True)
+    parser.add_argument("--picking", default="auto@picking.answer_from=0", help="the run's graph keeping every pick")
+    args = parser.parse_args()
+    by_graph: dict[str, dict[str, dict]] = {}
+    for row in json.loads(args.run.read_text())["per_question"]:
+        by_graph.setdefault(row["graph"], {})[row["id"]] = row
+    picks, written = by_graph[args.picking], by_graph.get(WRITTEN, {})
+    print("answer_from  rows  accuracy  unanswerable_refused  answerable_refused  supported(n, precision)  picked")
+    for threshold in THRESHOLDS:
+        rows = combined(picks, written, threshold)
+        answerable = [r for r in rows if r["answerable"]]
+        unanswerable = [r for r in rows if not r["answerable"]]
+        supported = [r for r in rows if r["band"] == "supported"]
+        picked = sum(r["graph"] == args.picking and r["pick"] is not None and bool(r["pick"]["picked"]) for r in rows)
+        print(
+            f"{threshold:11.2f}  {len(rows):4}  {sum(map(row_right, rows)) / len(rows):8.3f}  "
+            f"{sum(r['abstained'] for r in unanswerable) / max(1, len(unanswerable)):20.3f}  "
+            f"{sum(r['abstained'] for r in answerable) / max(1, len(answerable)):18.3f}  "
+            f"{len(supported):12} {sum(map(row_right, supported)) / max(1, len(supported)):10.3f}  {picked:6}"
+        )
+
+
+if __name__ == "__main__":
+    main()
