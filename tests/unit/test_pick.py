@@ -15,12 +15,14 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from pagegraph import build_graph
 from pagegraph.checks.candidates import answer_candidates, asks_several
+from pagegraph.checks.confidence import doubts
 from pagegraph.config import Context, PickingKnobs, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.nodes.pick import NONE, compose, read_pick, value_probabilities
 from pagegraph.prompts.pick import OPTIONS_HEADING, PICK_SYSTEM, SEVERAL
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Evidence
+from pagegraph.tools.documents import answer_pick
 from tests.conftest import markdown_library
 from tests.fakes import ScriptedChatModel
 
@@ -132,6 +134,9 @@ def test_the_model_picks_the_cell_and_the_answer_shows_its_row_and_column(filing
     assert chosen.probability == pytest.approx(0.9) and chosen.second().value == "266,799"
     assert output["band"] == "supported" and output["value_check"].status == "supported"
     assert output["llm_calls"] == 1, "one short call: no judge, no second reading"
+    shown = answer_pick(chosen)  # as the MCP ask tool and DocumentTools give it to other agents
+    assert shown.answered and [p.value for p in shown.picked] == ["$ 5,504,656"] and shown.runner_up.value == "266,799"
+    assert shown.picked[0].measures == "Revenues, 2014, in thousands" and shown.picked[0].label.startswith("[report.md")
 
 
 def test_a_pick_spread_over_two_candidates_is_uncertain_and_keeps_the_runner_up(filing) -> None:
@@ -139,6 +144,8 @@ def test_a_pick_spread_over_two_candidates_is_uncertain_and_keeps_the_runner_up(
     output, _ = ask(filing, REVENUES_2014, picking("5,504,656", shares=shares))
     assert not output["abstained"] and output["band"] == "uncertain"
     assert output["pick"].second().value == "266,799" and output["pick"].runner_up_probability == pytest.approx(0.45)
+    said = doubts(output["value_check"], output["second_reading"], output["pick"], output["band"])
+    assert "The model was 50% sure of its pick; next likeliest: 266,799 (Net income, 2014, in thousands), 45%" in said
 
 
 def test_none_of_these_is_a_refusal_that_names_what_was_read(filing) -> None:
@@ -229,3 +236,6 @@ def test_an_unsure_pick_is_written_by_the_reader_instead(filing) -> None:
     output, model = ask(filing, REVENUES_2014, picking("5,504,656", shares=shares), written)
     assert len(model.requests) >= 2 and model.judged, "the reader wrote it, and the judge checked it"
     assert [c.value for c in output["pick"].chosen()] == ["$ 5,504,656"] and "5,504,656" in output["answer"]
+    assert not output["pick"].answered and not any(
+        "sure of its pick" in d for d in doubts(None, None, output["pick"], "uncertain")
+    )

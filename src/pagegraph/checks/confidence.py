@@ -83,7 +83,7 @@ def doubts(
     cites, and values read in another period's or column's cell."""
     said = [COMPUTED_NOTE] if values is not None and values.computed else []
     said += [SECOND_READING.format(reading=second_reading)] if second_reading else []
-    if band == "uncertain" and pick is not None and (second := pick.second()) is not None:
+    if band == "uncertain" and pick is not None and pick.answered and (second := pick.second()) is not None:
         what = f" ({second.measures})" if second.measures else ""
         said += [
             RUNNER_UP.format(

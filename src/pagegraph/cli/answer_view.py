@@ -53,7 +53,7 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
     shown = "" if band == "quoted" else f" [dim](confidence {output['confidence']:.2f})[/dim]"
     console.print(f"[{style}]{escape(label)}[/{style}]{shown}")
     chosen: Pick | None = output.get("pick")
-    for candidate in chosen.chosen() if chosen is not None else []:
+    for candidate in chosen.chosen() if chosen is not None and chosen.answered else []:
         if candidate.kind != "cell":  # a cell's row and column are in the answer; a value's words are shown here
             console.print(f"[dim]{escape(candidate.value)}: “{escape(candidate.measures)}”[/dim]", highlight=False)
     check: ValueCheck | None = output.get("value_check")

@@ -211,7 +211,7 @@ def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         return {"pick": chosen, "trace": [timer.record(summary, calls=calls)]}
     verdict = Verdict(probability=chosen.probability, from_logprobs=chosen.from_logprobs, method="pick")
     return {
-        "pick": chosen,
+        "pick": chosen.model_copy(update={"answered": True}),
         "draft": "; ".join(compose(c) for c in picked),
         "verdict": verdict,
         "trace": [timer.record(summary, ids=[c.label for c in picked], calls=calls)],

@@ -270,6 +270,11 @@ class Pick(BaseModel):
     from_logprobs: bool
     runner_up: int | None = Field(default=None, description="index of the likeliest candidate not picked")
     runner_up_probability: float | None = Field(default=None, ge=0.0, le=1.0)
+    answered: bool = Field(
+        default=False,
+        description="the answer is the pick's; False where the written reader answered instead (no pick, none of "
+        "these for an answer in words, a pick below `Context.picking.answer_from`)",
+    )
 
     def chosen(self) -> list[Candidate]:
         return [self.candidates[i] for i in self.picked]

@@ -85,6 +85,7 @@ class AnswerPick(BaseModel):
     probability: float = Field(description="how sure the model was of its pick, 0–1")
     runner_up: PickedValue | None = Field(description="the candidate it found next likeliest")
     candidates: int = Field(description="how many candidates from the evidence it chose among")
+    answered: bool = Field(description="the answer is the pick's (else the model wrote it: the pick was unsure)")
 
 
 def answer_pick(pick: Pick | None) -> AnswerPick | None:
@@ -97,6 +98,7 @@ def answer_pick(pick: Pick | None) -> AnswerPick | None:
         probability=pick.probability,
         runner_up=PickedValue(value=second.value, measures=second.measures, label=second.label) if second else None,
         candidates=len(pick.candidates),
+        answered=pick.answered,
     )
 
 

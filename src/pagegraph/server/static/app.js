@@ -466,9 +466,14 @@ function showAnswer(view, values) {
     view.band.append(element("div", {}, "A calculation: the checks confirm values the evidence states, not arithmetic. Check it against the evidence."));
   if (uncertain && values.second_reading)
     view.band.append(element("div", {}, `Asked again over the top evidence sentences alone, the model read: ${values.second_reading}`));
-  // an answer picked among candidates from the evidence: the candidate the model found next likeliest
+  // an answer picked among candidates from the evidence: a value's words as its sentence writes them (a cell's row and
+  // column are in the answer), and, for an uncertain pick, the candidate the model found next likeliest
   const pick = values.pick;
-  const second = pick && pick.runner_up !== null && pick.runner_up !== undefined ? pick.candidates[pick.runner_up] : null;
+  const answeredByPick = !values.abstained && pick && pick.answered;
+  for (const index of (answeredByPick && pick.picked) || [])
+    if (pick.candidates[index].kind !== "cell")
+      view.band.append(element("div", { class: "picked" }, `${pick.candidates[index].value}: “${pick.candidates[index].measures}”`));
+  const second = answeredByPick && pick.runner_up !== null && pick.runner_up !== undefined ? pick.candidates[pick.runner_up] : null;
   if (uncertain && second)
     view.band.append(element("div", {}, `The model was ${Math.round(pick.probability * 100)}% sure of its pick; ` +
       `next likeliest: ${second.value}${second.measures ? ` (${second.measures})` : ""}, ` +
