@@ -137,12 +137,13 @@ class ScriptedOpenAI:
     """An OpenAI-compatible chat server on loopback that answers at once with a fixed sentence citing passage 1
     (or `reply(prompt)` when given), after `slow_s` seconds when the prompt holds `slow_marker` and after
     `every_call_s` otherwise. The judge's closed check is answered Yes, with the top log-probabilities it asks
-    for; a pick among candidates, with the first option. Counts the calls it served."""
+    for; a pick among candidates with `pick` (the first option). Counts the calls it served."""
 
     slow_marker: str = "SLOW-QUESTION"
     slow_s: float = 8.0
     every_call_s: float = 0.0
     reply: Callable[[str], str] | None = None
+    pick: Callable[[str, dict], str] = first_option  # a pick request and its schema -> the reply
     calls: int = 0
     port: int = field(default_factory=free_port)
 
@@ -158,9 +159,9 @@ class ScriptedOpenAI:
         judging = JUDGE_SYSTEM in prompt
         if judging:
             text = "Yes"
-        elif PICK_SYSTEM in prompt and "response_format" in body:
+        elif str(body["messages"][0].get("content", "")).startswith(PICK_SYSTEM) and "response_format" in body:
             schema = body["response_format"]["json_schema"]["schema"]
-            text = first_option(str(body["messages"][-1]["content"]), schema)
+            text = self.pick(str(body["messages"][-1]["content"]), schema)
         else:
             text = self.reply(prompt) if self.reply else "The documents answer it [1]."
         logprobs = None
