@@ -1,6 +1,7 @@
-"""The lookups set (`bench/lookups.jsonl`): 44 questions of the kinds a user asks, written over 9 of the mmlongbench dev
-documents, each gold page checked against the page's text (`evidence_text`, tested by tests/unit/test_lookups_set.py):
-18 table cells, 12 prose facts, 6 two-place questions (two pages), 8 unanswerable ones. Reads answer runs of it and
+"""The lookups sets: `bench/lookups.jsonl`, 44 questions of the kinds a user asks, written over 9 of the mmlongbench dev
+documents (18 table cells, 12 prose facts, 6 two-place questions on two pages, 8 unanswerable ones), and
+`bench/lookups-second.jsonl`, 50 more over 5 other mmlongbench dev documents and 2 sec10q filings (20, 16, 6, 8), each
+gold page checked against the page's text (`evidence_text`, tested by tests/unit/test_lookups_set.py). Reads answer runs of it and
 prints, side by side, accuracy by kind, each band's precision and share, how often unanswerable questions are refused
 and answerable ones wrongly refused, and how many answers state a value no passage given to the model holds.
 
@@ -8,6 +9,7 @@ and answerable ones wrongly refused, and how many answers state a value no passa
     .venv/bin/pagegraph eval bench/lookups.jsonl --index INDEX --mode answer --graph auto --scope document \\
         --out run.json                                             # --resume run.json goes on after a stop
     .venv/bin/python bench/lookups.py --run run.json [--run other.json] [--out bench/results/lookups.json]
+        [--set bench/lookups-second.jsonl]
 
 A run that compares graphs (`--graph auto --graph auto@picking.use=false`: the picking reader beside the writing
 one) is reported graph by graph.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from collections import Counter
 from pathlib import Path
 
@@ -51,6 +54,9 @@ def figures(rows: list[dict], kinds: dict[str, str]) -> dict:
         "unanswerable_refused": round(sum(r["abstained"] for r in unanswerable) / max(1, len(unanswerable)), 3),
         "answerable_refused": round(sum(r["abstained"] for r in answerable) / max(1, len(answerable)), 3),
         "value_in_no_passage": sum(not r["abstained"] and bool(stated_nowhere(r)) for r in rows),
+        # seconds per question; graphs compared in one run answered each question in turn, on the same machine
+        "seconds_p50": round(statistics.median(r["latency_ms"] for r in rows) / 1000, 1),
+        "model_calls_mean": round(sum(r["llm_calls"] for r in rows) / len(rows), 2),
         "errors": sum(bool(r.get("error")) for r in rows),
     }
 
@@ -59,8 +65,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, action="append", required=True, help="an answer run of the set")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--set", type=Path, default=SET, help="the lookups set the run answered")
     args = parser.parse_args()
-    kinds = {row["id"]: row["task_type"] for row in map(json.loads, SET.read_text().splitlines())}
+    kinds = {row["id"]: row["task_type"] for row in map(json.loads, args.set.read_text().splitlines())}
     report = {}
     for path in args.run:
         by_graph: dict[str, list[dict]] = {}
