@@ -1,5 +1,5 @@
-"""Where a pick should give way to the written reader: `picking.answer_from`, chosen on one lookups run and checked on
-another. Reads an answer run that compared the picking reader, keeping every pick (`auto@picking.answer_from=0`),
+"""Where a pick should give way to the written reader (`picking.answer_from`) and from where it is shown as supported
+(`picking.supported`), chosen on one lookups run and checked on another. Reads an answer run that compared the picking reader, keeping every pick (`auto@picking.answer_from=0`),
 with the written one (`auto@picking.use=false`) on the same rows, and prints for each threshold what the two
 together would have given: a pick below it answered as the written reader answered that row. Figures as
 `bench/lookups.py` reports them (accuracy, refusals, the supported band's size and precision).
@@ -17,18 +17,25 @@ from pathlib import Path
 
 from lookups import row_right
 
-THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
+THRESHOLDS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 1.01)
+SUPPORTED = (0.6, 0.7, 0.8, 0.9)
 WRITTEN = "auto@picking.use=false"
 
 
-def combined(picks: dict[str, dict], written: dict[str, dict], threshold: float) -> list[dict]:
-    """Each row as the picking reader with `answer_from` at `threshold` answers it: its pick where the pick was
-    composed at or above the threshold (or refused), else the written reader's row."""
+def combined(picks: dict[str, dict], written: dict[str, dict], answer_from: float, supported: float) -> list[dict]:
+    """Each row as the picking reader with `picking.answer_from` and `picking.supported` set so answers it: its pick
+    where the pick was composed at or above `answer_from` (or refused), banded supported only from `supported` (a run
+    made with a lower one is banded again; its confidence is the pick's), else the written reader's row."""
     rows = []
     for row_id, row in picks.items():
         pick = row.get("pick")
-        kept = pick is None or not pick["picked"] or pick["probability"] >= threshold
-        rows.append(row if kept or row_id not in written else written[row_id])
+        kept = pick is None or not pick["picked"] or pick["probability"] >= answer_from
+        if not kept and row_id in written:
+            rows.append(written[row_id])
+        elif pick is not None and pick["picked"] and row["band"] == "supported" and row["confidence"] < supported:
+            rows.append({**row, "band": "uncertain"})
+        else:
+            rows.append(row)
     return rows
 
 
@@ -41,19 +48,20 @@ def main() -> None:
     for row in json.loads(args.run.read_text())["per_question"]:
         by_graph.setdefault(row["graph"], {})[row["id"]] = row
     picks, written = by_graph[args.picking], by_graph.get(WRITTEN, {})
-    print("answer_from  rows  accuracy  unanswerable_refused  answerable_refused  supported(n, precision)  picked")
-    for threshold in THRESHOLDS:
-        rows = combined(picks, written, threshold)
-        answerable = [r for r in rows if r["answerable"]]
-        unanswerable = [r for r in rows if not r["answerable"]]
-        supported = [r for r in rows if r["band"] == "supported"]
-        picked = sum(r["graph"] == args.picking and r["pick"] is not None and bool(r["pick"]["picked"]) for r in rows)
-        print(
-            f"{threshold:11.2f}  {len(rows):4}  {sum(map(row_right, rows)) / len(rows):8.3f}  "
-            f"{sum(r['abstained'] for r in unanswerable) / max(1, len(unanswerable)):20.3f}  "
-            f"{sum(r['abstained'] for r in answerable) / max(1, len(answerable)):18.3f}  "
-            f"{len(supported):12} {sum(map(row_right, supported)) / max(1, len(supported)):10.3f}  {picked:6}"
-        )
+    print("answer_from supported  rows accuracy unanswerable_refused answerable_refused supported(n, precision) picked")
+    for answer_from in THRESHOLDS:
+        for supported in SUPPORTED:
+            rows = combined(picks, written, answer_from, supported)
+            answerable = [r for r in rows if r["answerable"]]
+            unanswerable = [r for r in rows if not r["answerable"]]
+            banded = [r for r in rows if r["band"] == "supported"]
+            picked = sum(r["graph"] == args.picking and bool((r.get("pick") or {}).get("picked")) for r in rows)
+            print(
+                f"{answer_from:11.2f} {supported:9.2f} {len(rows):5} {sum(map(row_right, rows)) / len(rows):8.3f} "
+                f"{sum(r['abstained'] for r in unanswerable) / max(1, len(unanswerable)):20.3f} "
+                f"{sum(r['abstained'] for r in answerable) / max(1, len(answerable)):18.3f} "
+                f"{len(banded):12} {sum(map(row_right, banded)) / max(1, len(banded)):10.3f} {picked:6}"
+            )
 
 
 if __name__ == "__main__":

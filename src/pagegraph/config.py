@@ -941,9 +941,10 @@ class PickingKnobs(BaseModel):
     `nodes.pick`) instead of writing it: what it is offered, and how its choice becomes a confidence."""
 
     use: bool = Field(
-        default=True,
+        default=False,
         description="answer by picking among the evidence's table cells, values and names (one short call under a "
-        "grammar); off: the extract graph's reader writes its answer",
+        "grammar) before the reader writes one; off by default: on a second lookups set it answered fewer questions "
+        "right than the written reader alone (docs/experiments.md)",
     )
     max_candidates: int = Field(
         default=20, ge=2, le=26, description="most candidates offered to the model, best-labelled first (A to Z)"

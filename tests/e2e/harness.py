@@ -25,8 +25,6 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from pagegraph.prompts.judge import JUDGE_SYSTEM
-from pagegraph.prompts.pick import OPTIONS_HEADING as PICK_OPTIONS
-from pagegraph.prompts.pick import PICK_SYSTEM
 from tests.conftest import PAGEGRAPH
 
 QUIET = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false"}
@@ -122,28 +120,17 @@ def add_users(users_file: Path, specs: dict[str, list[str]]) -> dict[str, str]:
     return keys
 
 
-def first_option(request: str, schema: dict) -> str:
-    """A pick (`nodes.pick`) of the first option a pick request lists, as the JSON its schema asks for: the longest
-    of the schema's values the option starts with."""
-    first = request.split(PICK_OPTIONS, 1)[1].splitlines()[0]
-    pick = schema["properties"]["pick"]
-    enum = (pick.get("items") or pick)["enum"]
-    value = max((v for v in enum if first.startswith(v)), key=len)
-    return json.dumps({"pick": [value] if pick.get("type") == "array" else value}, ensure_ascii=False)
-
-
 @dataclass
 class ScriptedOpenAI:
     """An OpenAI-compatible chat server on loopback that answers at once with a fixed sentence citing passage 1
     (or `reply(prompt)` when given), after `slow_s` seconds when the prompt holds `slow_marker` and after
     `every_call_s` otherwise. The judge's closed check is answered Yes, with the top log-probabilities it asks
-    for; a pick among candidates with `pick` (the first option). Counts the calls it served."""
+    for. Counts the calls it served."""
 
     slow_marker: str = "SLOW-QUESTION"
     slow_s: float = 8.0
     every_call_s: float = 0.0
     reply: Callable[[str], str] | None = None
-    pick: Callable[[str, dict], str] = first_option  # a pick request and its schema -> the reply
     calls: int = 0
     port: int = field(default_factory=free_port)
 
@@ -159,9 +146,6 @@ class ScriptedOpenAI:
         judging = JUDGE_SYSTEM in prompt
         if judging:
             text = "Yes"
-        elif str(body["messages"][0].get("content", "")).startswith(PICK_SYSTEM) and "response_format" in body:
-            schema = body["response_format"]["json_schema"]["schema"]
-            text = self.pick(str(body["messages"][-1]["content"]), schema)
         else:
             text = self.reply(prompt) if self.reply else "The documents answer it [1]."
         logprobs = None

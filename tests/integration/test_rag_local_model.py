@@ -103,7 +103,8 @@ def test_extract_picks_a_table_cell_under_the_grammar(
     folder = tmp_path_factory.mktemp("pick-local")
     with markdown_library(folder, {"report.md": STATEMENT}, cache_dir, embedder) as index:
         graph = build_graph("extract", services=Services(Settings(), index=index))
-        output = graph.invoke({"question": "What was the net income in 2013?"}, context=Context())
+        question = {"question": "What was the net income in 2013?"}
+        output = graph.invoke(question, context=Context(picking={"use": True}))
     chosen = output["pick"]
     assert chosen is not None and chosen.from_logprobs, output["trace"]
     assert [c.value for c in chosen.chosen()] == ["112,403"], output["answer"]

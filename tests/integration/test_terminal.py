@@ -48,8 +48,7 @@ def on_a_terminal(command: list[str], env: dict[str, str], timeout_s: float = 30
 
 def test_a_refused_first_read_leaves_only_the_final_answer_on_screen(tmp_path: Path, cache_dir: Path) -> None:
     replies = iter([REFUSAL])
-    # no valid pick among the candidates (twice: the reply and its repair), so the reader writes the answer
-    model = ScriptedOpenAI(reply=lambda prompt: next(replies, ANSWER), pick=lambda request, schema: "no pick")
+    model = ScriptedOpenAI(reply=lambda prompt: next(replies, ANSWER))
     model.start()
     env = {
         **os.environ,

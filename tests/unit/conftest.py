@@ -30,10 +30,9 @@ def ask(sample_index: Path, cache_dir: Path, embedder: Embedder):
     index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
 
     def run(question: str, *replies: Reply, graph: str = "rag", inputs: dict | None = None, **context):
-        # tree navigation and the pick have their own tests (test_tree_retriever, test_pick); here the scripted
-        # replies are the written reader's
-        context.setdefault("tree", {"use": False})
-        context.setdefault("picking", {"use": False})
+        context.setdefault(
+            "tree", {"use": False}
+        )  # tree navigation has its own tests; elsewhere it would add judge calls
         model = ScriptedChatModel.replying(*replies)
         compiled = build_graph(graph, services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
         output = compiled.invoke({"question": question, **(inputs or {})}, context=Context(**context))

@@ -51,8 +51,7 @@ The amounts are in millions of dollars.
 | Total equity | 18,078 | 18,705 |
 """
 EQUITY = "What was the total equity in fiscal 2021?"
-# the written reader's answers, judged: picked answers have their own tests (test_pick.py)
-CONTEXT = Context(picking={"use": False})
+CONTEXT = Context()
 
 
 def one_document(factory: pytest.TempPathFactory, name: str, text: str, cache_dir: Path, embedder: Embedder):
@@ -99,9 +98,7 @@ def test_a_count_no_passage_states_is_withheld_and_the_sentence_stating_the_coun
     assert "five meetings of the Board took place" in check.closest.sentence
     assert check.closest.page == 1 and check.closest.start is not None
     unquoted = answer(
-        governance,
-        "10 meetings of the Board took place [1].",
-        context=Context(picking={"use": False}, confidence={"quote": False}),
+        governance, "10 meetings of the Board took place [1].", context=Context(confidence={"quote": False})
     )
     assert unquoted["abstained"] and unquoted["abstain_reason"] == UNSTATED.format(values="10")
 
@@ -216,12 +213,7 @@ def test_an_answer_to_a_calculation_is_weighed_down_and_says_why(balance_sheet) 
     output = answer(balance_sheet, reply, question=question)
     check = output["value_check"]
     assert check.computed and output["band"] == "uncertain"
-    unweighted = answer(
-        balance_sheet,
-        reply,
-        question=question,
-        context=Context(picking={"use": False}, confidence={"computed_weight": 1.0}),
-    )
+    unweighted = answer(balance_sheet, reply, question=question, context=Context(confidence={"computed_weight": 1.0}))
     assert output["confidence"] == pytest.approx(
         unweighted["confidence"] * CONTEXT.confidence.computed_weight, abs=1e-3
     )
@@ -243,11 +235,9 @@ def test_an_answer_the_judge_doubts_is_uncertain_or_with_a_refusal_threshold_not
     doubted = "Five meetings of the Board took place in the year [1]."
     output = answer(governance, doubted, judge_yes=0.2)
     assert not output["abstained"] and output["band"] == "uncertain" and output["confidence"] <= 0.2
-    quoting = answer(
-        governance, doubted, judge_yes=0.2, context=Context(picking={"use": False}, confidence={"abstain_below": 0.35})
-    )
+    quoting = answer(governance, doubted, judge_yes=0.2, context=Context(confidence={"abstain_below": 0.35}))
     assert quoting["band"] == "quoted" and "five meetings of the Board took place" in quoting["answer"]
-    refusing = Context(picking={"use": False}, confidence={"abstain_below": 0.35, "quote": False})
+    refusing = Context(confidence={"abstain_below": 0.35, "quote": False})
     output = answer(governance, doubted, judge_yes=0.2, context=refusing)
     assert output["abstained"] and output["band"] == "not_found" and output["citations"] == []
     assert "did not confirm" in output["abstain_reason"]
@@ -295,7 +285,7 @@ def test_without_yes_or_no_among_the_alternatives_the_written_word_stands_in() -
 
 def test_a_refusal_in_the_model_s_own_words_is_a_refusal(governance) -> None:
     refusal = "The number of Board meetings is not mentioned in the provided excerpts [1]."
-    output = answer(governance, refusal, context=Context(picking={"use": False}, confidence={"quote": False}))
+    output = answer(governance, refusal, context=Context(confidence={"quote": False}))
     assert output["abstained"] and output["band"] == "not_found" and output["citations"] == []
 
 

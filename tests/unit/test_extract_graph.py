@@ -219,8 +219,7 @@ def test_the_terminal_leaves_only_the_final_read_on_screen(sample_index, cache_d
     console = terminal_console()
     view = StreamedAnswer(console)
     try:
-        # the written reader's two reads (a picked answer has no second read)
-        output = _run_question(compiled, {"question": WEIGHT}, Context(picking={"use": False}), False, None, view)
+        output = _run_question(compiled, {"question": WEIGHT}, Context(), False, None, view)
     finally:
         index.close()
     view.finish(output)

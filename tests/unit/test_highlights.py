@@ -139,9 +139,7 @@ def test_the_terminal_shows_stages_then_evidence_then_tokens_then_sources(
     console = terminal_console()
     view = StreamedAnswer(console)
     try:
-        question = {"question": "How much does the SB-40 weigh?"}
-        # the answer's words streamed as the model writes them: the written reader (a pick streams no words)
-        output = _run_question(compiled, question, Context(picking={"use": False}), False, None, view)
+        output = _run_question(compiled, {"question": "How much does the SB-40 weigh?"}, Context(), False, None, view)
     finally:
         index.close()
     view.finish(output)

@@ -214,8 +214,7 @@ def test_a_page_labelled_pdf_cites_the_printed_number_and_keeps_the_pdf_page(
         assert not Ingestor(index).run([tmp_path / "docs"]).failed
         model = ScriptedChatModel.replying("The pump delivers 42 litres per minute [1].", judge_yes=0.99)
         graph = build_graph("extract", services=Services(settings, chat_model=model, index=index))
-        question = {"question": "How many litres per minute does the pump deliver?"}
-        output = graph.invoke(question, context=Context(picking={"use": False}))  # the scripted reply is written
+        output = graph.invoke({"question": "How many litres per minute does the pump deliver?"}, context=Context())
     (stating,) = [h for h in output["highlights"] if "42 litres per minute" in h.sentence]
     assert stating.page == 3 and stating.label == "[pump.pdf, Operation, p. 1]", stating
     assert any(h.label.endswith("p. i]") for h in output["highlights"]), "the cover is printed i"

@@ -95,11 +95,14 @@ def filing(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: 
         yield index, cache_dir
 
 
-def ask(library, question: str, *replies, context: Context | None = None) -> tuple[dict, ScriptedChatModel]:
+PICKING = Context(picking={"use": True})
+
+
+def ask(library, question: str, *replies, context: Context = PICKING) -> tuple[dict, ScriptedChatModel]:
     index, cache_dir = library
     model = ScriptedChatModel.replying(*replies)
     graph = build_graph("extract", services=Services(Settings(cache_dir=cache_dir), chat_model=model, index=index))
-    output = graph.invoke({"question": question}, context=context or Context())
+    output = graph.invoke({"question": question}, context=context)
     assert not model.script, f"scripted replies left unused: {model.script}"
     return output, model
 
@@ -168,7 +171,7 @@ def test_a_question_asking_for_two_things_picks_two_candidates(filing) -> None:
 
 def test_the_structured_output_path_reads_a_pick_without_log_probabilities(filing) -> None:
     # a chat model that reports no log-probabilities: its written pick at a fixed weight
-    output, model = ask(filing, REVENUES_2014, picking("5,504,656"), context=Context(picking={"written_weight": 0.5}))
+    output, model = ask(filing, REVENUES_2014, picking("5,504,656"), context=Context(picking={"use": True, "written_weight": 0.5}))
     (request,) = model.requests
     assert "top_logprobs" not in request[1], "no alternatives asked of a model that does not report them"
     assert output["pick"].probability == 0.5 and not output["pick"].from_logprobs
@@ -221,7 +224,7 @@ def test_none_of_these_for_an_answer_in_words_goes_to_the_written_reader(filing)
 def test_an_unsure_none_for_a_number_takes_the_likeliest_candidate_instead(filing) -> None:
     question = "How much were the revenues in 2014?"
     shares = {NONE: 0.4, "5,504,656": 0.35, "266,799": 0.25}
-    keep = {"refuse_from": 0.5, "answer_from": 0.0}  # every pick kept, however unsure
+    keep = {"use": True, "refuse_from": 0.5, "answer_from": 0.0}  # every pick kept, however unsure
     output, _ = ask(filing, question, picking(shares=shares), context=Context(picking=keep))
     assert not output["abstained"] and "5,504,656" in output["answer"] and output["band"] == "uncertain"
     assert output["pick"].probability == pytest.approx(0.35)
