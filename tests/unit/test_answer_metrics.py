@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pagegraph.config import Context
 from pagegraph.eval.answers import answer_summary, core_metrics, first_evidence_ms, stage_latencies, valid_citations
 from pagegraph.eval.scoring import parse_list, score_answer, token_f1
 from pagegraph.state.answering import Citation, Evidence, TraceRecord
@@ -216,3 +217,17 @@ def test_the_confidence_before_bands_scores_a_withheld_answer_as_the_answer_it_w
     assert not is_right(row), "as shown now: an answerable question refused"
     gated = overlap_baseline({**refused, "confidence_signals": None, "withheld": None})  # the gate's abstention
     assert gated["abstained"] and gated["band"] == "not_found"
+
+
+def test_a_compared_graph_may_run_under_other_knobs() -> None:
+    from pagegraph.errors import PagegraphError
+    from pagegraph.eval.answer_run import graph_variant
+
+    context = Context()
+    assert graph_variant("auto", context) == ("auto", context)
+    graph, changed = graph_variant("auto@picking.use=true,reading.highlights=5", context)
+    assert graph == "auto" and changed.picking.use and changed.reading.highlights == 5
+    assert changed.retrieval == context.retrieval, "the other knobs as they were"
+    for bad in ("auto@use=false", "auto@picking.use", "auto@nothing.use=1", "auto@reading.highlights=500"):
+        with pytest.raises(PagegraphError, match="--graph"):
+            graph_variant(bad, context)
