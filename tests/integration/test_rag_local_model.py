@@ -13,6 +13,7 @@ from pagegraph.llm.embedder import Embedder
 from pagegraph.services import Services
 from pagegraph.store.index import open_index
 from tests.conftest import markdown_library
+from tests.unit.test_pick import FILING
 
 pytestmark = pytest.mark.slow
 
@@ -81,27 +82,13 @@ def test_pageindex_reads_the_section_that_holds_it(services: Services) -> None:
     assert all(c.label.startswith(f"[{WATCH}, ") for c in output["citations"])
 
 
-STATEMENT = """# Annual report 2015
-
-## Selected financial data
-
-The amounts are in thousands of dollars.
-
-| | 2015 | 2014 | 2013 |
-| --- | --- | --- | --- |
-| Revenues | $ 6,779,511 | $ 5,504,656 | $ 4,374,562 |
-| Operating income | 305,826 | 402,648 | 228,347 |
-| Net income | 122,641 | 266,799 | 112,403 |
-"""
-
-
 def test_extract_picks_a_table_cell_under_the_grammar(
     tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder
 ) -> None:
     """The grammar path with the embedded model: llama-server decodes only the candidates' texts and reports the
     log-probabilities the pick's confidence is read from; the answer is the cell, with its row and column."""
     folder = tmp_path_factory.mktemp("pick-local")
-    with markdown_library(folder, {"report.md": STATEMENT}, cache_dir, embedder) as index:
+    with markdown_library(folder, {"report.md": FILING}, cache_dir, embedder) as index:
         graph = build_graph("extract", services=Services(Settings(), index=index))
         question = {"question": "What was the net income in 2013?"}
         output = graph.invoke(question, context=Context(picking={"use": True}))
