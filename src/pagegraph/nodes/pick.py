@@ -1,18 +1,19 @@
 """Pick: the model chooses the answer among the candidates (`nodes.candidates`) — one, one per thing asked for a
 question asking for several, or none — in one short call under a grammar: llama-server's JSON schema whose enum is
-the candidates' values (other chat models: structured output with the same schema). The model copies the value of
-the option it chooses, which a small model does far more reliably than it names an option's letter (measured:
-docs/experiments.md), and the grammar keeps it to the values on the list. The answer is composed from the pick: its
-value as the document writes it, what it measures, and its citation; a pick cannot state a value the passages do
-not hold. "none" refuses a question that asks for a number where the model's probability of it reaches
-`Context.picking.refuse_from` (below it, the likeliest candidate is taken instead, banded by its own probability);
-any other question may be answered in words, which no candidate is, and goes to the written reader (`nodes.read`),
-as does a pick whose probability is below `Context.picking.answer_from`.
+the candidates' options, what each is and then its value (other chat models: structured output with the same
+schema). The model copies the option it chooses, which a small model does far more reliably than it names an
+option's letter or copies a bare value (measured: docs/experiments.md), and the grammar keeps it to the options on
+the list. The answer is composed from the pick: its value as the document writes it, a cell's row and column, and
+its citation; a pick cannot state a value the passages do not hold. "none" refuses a question that asks for a number
+where the model's probability of it reaches `Context.picking.refuse_from` (below it, the likeliest candidate is
+taken instead); any other question may be answered in words, which no candidate is, and goes to the written reader
+(`nodes.read`), as does a pick whose probability is below `Context.picking.answer_from`.
 
-Its confidence is the probability of the value the model wrote among those the grammar allowed, read from the
+Its confidence is the probability of the option the model wrote among those the grammar allowed, read from the
 reply's log-probabilities token by token (each token's share among the likeliest tokens that still lead to some
 option; the least of several picks); a model without them gets `Context.picking.written_weight`. `verify` then
-checks the composed answer as any other (another period's or column's cell is still caught there) and bands it."""
+checks the composed answer as any other (another period's or column's cell is still caught there) and bands it,
+supported from `Context.picking.supported`. The extract graph runs this stage only with `Context.picking.use`."""
 
 from __future__ import annotations
 
