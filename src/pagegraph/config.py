@@ -947,7 +947,7 @@ class PickingKnobs(BaseModel):
         "right than the written reader alone (docs/experiments.md)",
     )
     max_candidates: int = Field(
-        default=20, ge=2, le=26, description="most candidates offered to the model, best-labelled first (A to Z)"
+        default=20, ge=2, le=60, description="most candidates offered to the model, best-labelled first"
     )
     sentences: int = Field(
         default=12,
@@ -963,10 +963,16 @@ class PickingKnobs(BaseModel):
         "words around it) holds, added to its sentence's score",
     )
     context_words: int = Field(
-        default=12, ge=2, le=40, description="words before a value in its sentence shown as what it measures"
+        default=12,
+        ge=2,
+        le=40,
+        description="most words before a value in its sentence (back to its previous value) that say what it is",
     )
     alternatives: int = Field(
-        default=10, ge=2, le=20, description="likeliest tokens read where the model writes its pick's letter"
+        default=10,
+        ge=2,
+        le=20,
+        description="likeliest tokens read at each token of the model's pick, for its probability",
     )
     answer_from: float = Field(
         default=0.5,
