@@ -1,9 +1,12 @@
-"""`extract`: the reader for small models. search → highlight → gate → candidates (the cells, values, names and
-sentences of the top passages that could answer, without a model) → pick (the model chooses among them, or none:
-one short call) → verify. Where there are no candidates (a yes-or-no question, `picking.use` off) or no valid pick:
-read (the answer copied from the best sentences of the top passages, with their neighbours) → read again from whole
-passages when the first read refused or its answer is barely in the excerpt it cites → weigh (abstain unless
-refusal, support and retrieval similarity together clear `answer_threshold`) → judge → verify. Failures → basic."""
+"""`extract`: the reader for small models. search → highlight → gate → read (the answer copied from the best
+sentences of the top passages, with their neighbours) → read again from whole passages when the first read refused
+or its answer is barely in the excerpt it cites → weigh (abstain unless refusal, support and retrieval similarity
+together clear `answer_threshold`) → judge → verify. Two or three model calls; failures → basic.
+
+With `picking.use`, candidates (the table cells, values and names of the top passages that could answer, without
+a model) → pick (the model chooses among them, or none: one short call) → verify come first; the run goes on to
+read where there are none, or the pick is not sure, or none of them answers a question that may be answered in
+words."""
 
 from __future__ import annotations
 
