@@ -15,8 +15,7 @@ STAGE_LABELS = {
     "select": "choosing sections",
     "expand_tree": "reading the section tree",
     "map_chunk": "reading passages",
-    "candidates": "gathering the values and sentences that could answer",
-    "pick": "picking the answer among them",
+    "pick": "picking the answer among the evidence's values",
     "judge": "checking the answer against the evidence",
     "verify": "checking citations",
 }
