@@ -171,7 +171,9 @@ def test_a_question_asking_for_two_things_picks_two_candidates(filing) -> None:
 
 def test_the_structured_output_path_reads_a_pick_without_log_probabilities(filing) -> None:
     # a chat model that reports no log-probabilities: its written pick at a fixed weight
-    output, model = ask(filing, REVENUES_2014, picking("5,504,656"), context=Context(picking={"use": True, "written_weight": 0.5}))
+    output, model = ask(
+        filing, REVENUES_2014, picking("5,504,656"), context=Context(picking={"use": True, "written_weight": 0.5})
+    )
     (request,) = model.requests
     assert "top_logprobs" not in request[1], "no alternatives asked of a model that does not report them"
     assert output["pick"].probability == 0.5 and not output["pick"].from_logprobs
