@@ -63,8 +63,8 @@ def answer_confidence(
     parts += [context.confidence.computed_weight] if parts and values.computed else []
     value = round(math.prod(parts), 3) if parts else 0.0
     # a picked answer's probability is read on its own scale (`picking.supported`, chosen on the lookups set)
-    threshold = context.picking.supported if verdict is not None and verdict.method == "pick" else None
-    threshold = context.confidence.supported if threshold is None else threshold
+    picked = verdict is not None and verdict.method == "pick"
+    threshold = context.picking.supported if picked else context.confidence.supported
     supported = (
         verdict is not None and verdict.restated is not False and value >= threshold and values.status != "unsupported"
     )

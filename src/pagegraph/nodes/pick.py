@@ -41,12 +41,6 @@ NONE_PICKED = "the answer model found none of the {count} candidates taken from 
 _REPLY_OVERHEAD_TOKENS = 16  # the JSON around the values
 
 
-def option_value(candidate: Candidate) -> str:
-    """What the model copies to pick a candidate, on one line: what it is, then its value. Written in that order, the
-    model's choice is made while it copies the words that match the question, and the value follows."""
-    return " ".join(candidate.option.split())
-
-
 def choice_schema(values: list[str], several: bool) -> type[BaseModel]:
     """The reply's schema: `{"pick": "350 cd/m²"}`, or for several things `{"pick": ["32 mpg", "52 mpg"]}`; "none"
     among the values."""
@@ -58,7 +52,7 @@ def choice_schema(values: list[str], several: bool) -> type[BaseModel]:
 
 def options_text(candidates: list[Candidate]) -> str:
     # a value's option ends with it; the words after it (in `measures`) are shown too
-    return "\n".join(" ".join((c.measures if c.kind != "cell" else c.option).split()) for c in candidates)
+    return "\n".join(c.option if c.kind == "cell" else c.measures for c in candidates)
 
 
 def reply_tokens(values: list[str], several: bool) -> int:
@@ -126,7 +120,7 @@ def value_probabilities(reply: BaseMessage | None, written: list[str], values: l
 def read_pick(written: list[str], reply: BaseMessage | None, candidates: list[Candidate], knobs: PickingKnobs) -> Pick:
     """The pick a reply writes (its values in order; "none" alone or first: none of these), its probability and the
     runner-up, from the reply's log-probabilities where it has them."""
-    values = [option_value(c) for c in candidates]
+    values = [c.option for c in candidates]
     chosen = [] if not written or written[0] == NONE else list(dict.fromkeys(w for w in written if w != NONE))
     picked = [values.index(value) for value in chosen]
     shares = value_probabilities(reply, written[: len(chosen) or 1], values)
@@ -161,7 +155,7 @@ def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     candidates = state.get("candidates") or []
     question = state["question"]
     several = asks_several(question)
-    values = [option_value(c) for c in candidates]
+    values = [c.option for c in candidates]
     request = PICK_REQUEST.format(
         question=question, options=options_text(candidates), choose=SEVERAL if several else ONE
     )

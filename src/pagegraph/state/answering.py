@@ -243,8 +243,9 @@ class Candidate(BaseModel):
         "value or name in its sentence"
     )
     option: str = Field(
-        description="the text the pick copies, what it is first and the value last: a cell's row and column then its "
-        "value (`Revenues, 2014 (in thousands): $ 5,504,656`), the words before a value in its sentence then the value"
+        description="the text the pick copies, on one line, what it is first and the value last: a cell's row and "
+        "column then its value (`Revenues, 2014 (in thousands): $ 5,504,656`), the words before a value in its "
+        "sentence then the value"
     )
     sentence: str = Field(description="the sentence, or the table row's reading, it stands in")
     passage: int = Field(ge=1, description="the number of the passage holding it among the evidence the pick read")
