@@ -5,6 +5,7 @@ the server still answers a question afterwards."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import Counter
 from collections.abc import Iterator
@@ -169,3 +170,82 @@ def probe_graph(http: httpx.Client, graph: str, failures: list[str], statuses: C
             assert written.json().get("detail"), written.text[:200]
 
     probe()
+
+
+def deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_the_inputs_a_replay_found_answer_4xx_and_leave_threads_readable(served: dict) -> None:
+    """What a replay against the server answered 500 with: bodies nested 10,000 deep, a chat-style input, huge and
+    negative numbers, NUL bytes, a passage-shaped state update. Each gets a 4xx naming the problem (or, for the chat
+    input, an answer), and every thread stays readable."""
+    # a connection per request: a 500 drops the connection it came on
+    http = httpx.Client(
+        base_url=served["server"].url,
+        headers=served["http"].headers,
+        timeout=120,
+        limits=httpx.Limits(max_keepalive_connections=0),
+    )
+    thread = http.post("/threads", json={"metadata": {"graph_id": "basic"}}).json()["thread_id"]
+    cron = http.post(
+        "/runs/crons", json={"assistant_id": "search", "schedule": "0 0 1 1 *", "input": {"question": "x"}}
+    )
+    assert cron.status_code == 200, cron.text
+    nested = deep(10_000)
+    bodies = {
+        ("POST", "/runs/wait"): nested,
+        ("POST", "/runs/batch"): nested,
+        ("POST", f"/threads/{thread}/state"): nested,
+        ("PATCH", f"/runs/crons/{cron.json()['cron_id']}"): nested,
+        ("POST", "/mcp"): nested,
+        ("POST", "/runs/wait", "after"): json.dumps(
+            {"assistant_id": "basic", "input": {"question": "When?"}, "after_seconds": 1e14}
+        ),
+        ("POST", "/runs/wait", "nul"): json.dumps({"assistant_id": "basic", "input": {"question": "When\u0000?"}}),
+        ("POST", "/runs/wait", "ingest nul"): json.dumps(
+            {"assistant_id": "ingest", "input": {"paths": ["/tmp/a\u0000b"]}}
+        ),
+        ("POST", "/store/items/search"): json.dumps({"limit": -1}),
+        ("POST", "/threads/search"): json.dumps({"offset": 1e20}),
+    }
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    failures = []
+    for (method, path, *_), body in bodies.items():
+        answer = http.request(method, path, content=body, headers=headers)
+        if not (400 <= answer.status_code < 500 and "detail" in answer.text or "error" in answer.text):
+            failures.append(f"{method} {path} {body[:60]} → {answer.status_code}: {answer.text[:200]}")
+    chat = http.post(
+        "/runs/wait",
+        json={
+            "assistant_id": "basic",
+            "input": {"messages": [{"role": "user", "content": "When does the night shift start?"}]},
+        },
+    )
+    if not (chat.status_code == 200 and chat.json().get("answer")):
+        failures.append(f"chat input → {chat.status_code}: {chat.text[:200]}")
+    searched = http.post("/runs/wait", json={"assistant_id": "search", "input": {"question": "night shift"}})
+    passage = searched.json()["retrieved"][0]
+    for graph in ("basic", "rag", "auto", "extract"):
+        broken = http.post("/threads", json={"metadata": {"graph_id": graph}}).json()["thread_id"]
+        edited = http.post(f"/threads/{broken}/state", json={"values": {"retrieved": [passage]}, "as_node": "search"})
+        if edited.status_code >= 500:
+            failures.append(f"{graph} passage as_node search → {edited.status_code}: {edited.text[:200]}")
+        run = http.post(
+            f"/threads/{broken}/runs/wait",
+            json={"assistant_id": graph, "input": None, "command": {"update": {"retrieved": [passage]}}},
+        )
+        if run.status_code >= 500:
+            failures.append(f"{graph} passage command.update → {run.status_code}: {run.text[:200]}")
+        for part in ("state", "history"):
+            read = http.get(f"/threads/{broken}/{part}")
+            if read.status_code != 200:
+                failures.append(f"{graph} {part} → {read.status_code}: {read.text[:200]}")
+        again = http.post(
+            f"/threads/{broken}/runs/wait",
+            json={"assistant_id": graph, "input": {"question": "When does the night shift start?"}},
+        )
+        if not (again.status_code == 200 and "__error__" not in again.json()):
+            failures.append(f"{graph} run after the edits → {again.status_code}: {again.text[:200]}")
+    assert not failures, "\n".join(failures)
+    still_answers(http)

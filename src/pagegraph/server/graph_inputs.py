@@ -12,6 +12,7 @@ import typing
 from functools import cache
 from typing import Any
 
+from langchain_core.messages import convert_to_messages
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import TypeAdapter, ValidationError
 
@@ -44,22 +45,53 @@ def served_graph_ids() -> frozenset[str]:
 
 def input_problem(graph: CompiledStateGraph, given: dict) -> str | None:
     """Why `given` is not an input of `graph` (its fields named), or None."""
+    if problem := messages_problem(given.get("messages")):
+        return f"the {graph.name} input does not fit: {problem}"
     try:
-        graph.get_input_schema().model_validate(given)
+        graph.get_input_schema().model_validate({key: value for key, value in given.items() if key != "messages"})
     except ValidationError as exc:
         return f"the {graph.name} input does not fit: {described(exc)}"
     return None
 
 
+def messages_problem(messages: Any) -> str | None:
+    """Why `messages` are not a chat the graphs take, or None (also for no messages). Any form LangChain reads as
+    messages is taken, as the graphs' `add_messages` converts it: chat-style `{"role": "user", "content": ...}` as
+    most clients send, LangChain's `{"type": "human", ...}`, (role, text) pairs."""
+    if messages is None:
+        return None
+    if not isinstance(messages, list):
+        return f"messages: a list of chat messages, not {type(messages).__name__}"
+    try:
+        convert_to_messages(messages)
+    except (ValueError, TypeError, KeyError, NotImplementedError, ValidationError) as exc:
+        return f"messages: not chat messages ({str(exc).splitlines()[0][:200]})"
+    return None
+
+
 def update_problem(graph: CompiledStateGraph, values: dict) -> str | None:
-    """Why `values` is not a state update of `graph`: a key its state does not have, or a value of the wrong type.
-    None clears a key (the graphs read a cleared key as an absent one)."""
+    """Why `values` is not a state update of `graph`: a key its state does not have, a value of the wrong type, or
+    a value for a key that holds the graph's own records. Those are written only by its stages: the runtime would
+    store a client's JSON as it came, and the stages that read the key (or its reducer, on every later read of the
+    thread) would meet a plain object in place of the record. Such a key may be cleared, and None clears any key
+    (the graphs read a cleared key as an absent one)."""
     fields = state_fields(graph)
+    inputs = set(typing.get_type_hints(graph.get_input_schema()))
     for key, value in values.items():
         if key not in fields:
             return f"{key!r} is not part of the {graph.name} state (its keys: {', '.join(sorted(fields))})"
         if value is None:
             continue
+        if key == "messages":
+            problem = messages_problem(value)
+            if problem:
+                return f"the {graph.name} state's {problem}"
+            continue
+        if key not in inputs and holds_records(fields[key]):
+            return (
+                f"the {graph.name} state's {key!r} holds records its stages write; a state edit may clear it (null) "
+                "but not set it"
+            )
         try:
             fields[key].validate_python(value)
         except ValidationError as exc:
@@ -71,6 +103,11 @@ def update_problem(graph: CompiledStateGraph, values: dict) -> str | None:
 def state_fields(graph: CompiledStateGraph) -> dict[str, TypeAdapter]:
     hints = typing.get_type_hints(graph.builder.state_schema, include_extras=True)
     return {name: TypeAdapter(hint) for name, hint in hints.items()}
+
+
+def holds_records(field: TypeAdapter) -> bool:
+    """Whether a state field's values are (or contain) pydantic records, by its JSON schema."""
+    return "$defs" in field.json_schema() or "$ref" in json.dumps(field.json_schema())
 
 
 def described(exc: ValidationError) -> str:

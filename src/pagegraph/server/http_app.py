@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -29,17 +29,29 @@ from pagegraph.access.auth import request_access, request_key
 from pagegraph.access.keys import key_id_of
 from pagegraph.config import Context, Settings, get_settings
 from pagegraph.nodes.language import question_language
+from pagegraph.server.bodies import (
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    batch_size,
+    body_problem,
+    created_runs,
+    json_body,
+    longest_question,
+    owned_cron,
+    read_body,
+    refuse,
+    replayer,
+    too_large,
+    with_body,
+)
 from pagegraph.server.graph_inputs import run_problem, sent_runs, served_graph, served_graph_ids, update_problem
 from pagegraph.server.mcp_endpoint import mcp_endpoint
 from pagegraph.server.origins import OriginGuard
 from pagegraph.server.page_routes import UPLOAD_PATH, routes
 from pagegraph.services import default_services
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # POST paths that start runs: those that answer when the run ends hold their slot for the request; background ones
 # until the run is joined.
@@ -101,15 +113,6 @@ class RunLimits:
 def user_run_limits() -> RunLimits:
     """This process's per-user run limits, which the API's run routes and the MCP tools share."""
     return RunLimits.of(get_settings())
-
-
-async def refuse(send: Send, status: int, detail: str, retry_after: int | None = None) -> None:
-    body = json.dumps({"detail": detail}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if retry_after is not None:
-        headers.append((b"retry-after", str(retry_after).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 def is_open(scope: Scope) -> bool:
@@ -181,6 +184,9 @@ class RequestLimits:
         if body is None:
             await refuse(send, 413, too_large(size, limit, knob))
             return
+        if problem := body_problem(body):
+            await refuse(send, 400, problem)
+            return
         replay = replayer(body)
         payload = json_body(body)
         post = scope.get("method") == "POST"
@@ -197,14 +203,17 @@ class RequestLimits:
             return
         cron_update = scope.get("method") == "PATCH" and CRON_UPDATE_PATH.match(path)
         starts_runs = post and (RUN_PATH.match(path) or CRON_PATH.match(path)) or cron_update
-        if not starts_runs:
-            await self.app(scope, replay, send)
-            return
-        if (longest := longest_question(payload)) > self.settings.limits.max_question_chars:
-            # refused before the runtime stores the run's input: a question past the limit is kept nowhere
+        if (starts_runs or state_update) and (
+            longest := longest_question(payload)
+        ) > self.settings.limits.max_question_chars:
+            # refused before the runtime stores the run's input or the state: a question past the limit is kept
+            # nowhere, and no later run reads it
             limit = self.settings.limits.max_question_chars
             detail = f"the question has {longest:,} characters; the limit is {limit:,} (PAGEGRAPH_MAX_QUESTION_CHARS)"
             await refuse(send, 413, detail)
+            return
+        if not starts_runs:
+            await self.app(scope, replay, send)
             return
         if cron_update:  # a cron's new input starts runs later, as the cron's owner
             await self.app(scope, replay, send)
@@ -323,104 +332,6 @@ class RequestLimits:
         status, found = await self._ask(scope, "GET", f"/threads/{thread_id}")
         thread = json_body(found) if status == 200 else None
         return thread if isinstance(thread, dict) else None
-
-
-def too_large(size: int, limit: int, knob: str) -> str:
-    return f"request body of {size:,} bytes is over the limit of {limit:,} bytes ({knob})"
-
-
-async def read_body(receive: Receive, limit: int) -> tuple[bytes | None, int]:
-    """The whole request body, or None (with the bytes read so far) once it passes `limit`."""
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return bytes(body), len(body)
-        body.extend(message.get("body", b""))
-        if len(body) > limit:
-            return None, len(body)
-        if not message.get("more_body"):
-            return bytes(body), len(body)
-
-
-def replayer(body: bytes) -> Receive:
-    sent = False
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await asyncio.Event().wait()  # as a server does: nothing more until the client goes
-        return {"type": "http.disconnect"}
-
-    return receive
-
-
-def run_inputs(payload: Any) -> list[dict]:
-    """The graph inputs a request that starts runs carries: a run's `input` and its `command.update` (a batch: of
-    each of its runs; a cron: its `input`)."""
-    inputs = []
-    for run in payload if isinstance(payload, list) else [payload]:
-        if not isinstance(run, dict):
-            continue
-        command = run.get("command")
-        update = command.get("update") if isinstance(command, dict) else None
-        inputs += [given for given in (run.get("input"), update) if isinstance(given, dict)]
-    return inputs
-
-
-def json_body(body: bytes) -> Any:
-    """A request's or answer's JSON; None for an empty body or one that is not JSON (the API answers that)."""
-    try:
-        return json.loads(body or b"null")
-    except ValueError:
-        return None
-
-
-def longest_question(payload: Any) -> int:
-    """The longest question a request that starts runs carries (`run_inputs`): an input's `question`, or the text
-    of its last message; 0 for one that carries none."""
-    longest = 0
-    for given in run_inputs(payload):
-        texts = [given.get("question")]
-        messages = given.get("messages")
-        if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
-            texts.append(messages[-1].get("content"))
-        longest = max([longest, *(len(text) for text in texts if isinstance(text, str))])
-    return longest
-
-
-def owned_cron(payload: Any, user: str) -> bytes | None:
-    """A cron request's body with its owner in the cron's own metadata; None for a request that is not a JSON
-    object. The runtime keeps a cron's metadata from the request (the auth handler's stamp lands in its run payload
-    only), and every later read, search or delete of the cron is filtered by that owner: without it the owner could
-    not find or delete their own cron."""
-    if not isinstance(payload, dict):
-        return None
-    metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
-    return json.dumps({**payload, "metadata": {**metadata, "owner": user}}).encode()
-
-
-def with_body(scope: Scope, body: bytes) -> Scope:
-    """`scope` with its content-length set for a replaced body."""
-    headers = [(k, v) for k, v in scope.get("headers") or [] if k != b"content-length"]
-    return {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
-
-
-def batch_size(payload: Any) -> int:
-    return max(1, len(payload)) if isinstance(payload, list) else 1
-
-
-def created_runs(body: bytes) -> list[tuple[str, str]]:
-    """(thread id, run id) of the runs a create call answered with."""
-    payload = json_body(body)
-    items = payload if isinstance(payload, list) else [payload]
-    return [
-        (item["thread_id"], item["run_id"])
-        for item in items
-        if isinstance(item, dict) and item.get("thread_id") and item.get("run_id")
-    ]
 
 
 class LifespanToRouter:

@@ -47,12 +47,14 @@ def extend_or_reset(current: list | None, update: list | None) -> list:
 
 
 def merge_evidence(current: list[Evidence] | None, update: list[Evidence] | None) -> list[Evidence]:
-    """Evidence from parallel plan steps, without repeats, in (step, rank) order."""
+    """Evidence from parallel plan steps, without repeats, in (step, rank) order. Passages stored as plain JSON (by
+    a state edit from before edits of records were refused) are read as records, so such a thread reads again."""
     if update is None:
         return []
-    merged: dict[str, Evidence] = {e.id: e for e in current or []}
-    for item in update:
-        merged.setdefault(item.id, item)
+    merged: dict[str, Evidence] = {}
+    for item in [*(current or []), *update]:
+        record = Evidence.model_validate(item) if isinstance(item, dict) else item
+        merged.setdefault(record.id, record)
     return sorted(merged.values(), key=lambda e: (e.step, e.rank))
 
 
