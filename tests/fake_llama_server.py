@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in for llama.cpp's server, for the model process's unit tests: it takes llama-server's command line,
-answers /health, /tokenize and /v1/chat/completions, and fails the way a broken build does, as FAKE_LLAMA_MODE says:
+answers /health, /metrics (the calls being answered), /tokenize and /v1/chat/completions, and fails the way a broken build does, as FAKE_LLAMA_MODE says:
 
 - `ok`: replies "OK";
 - `crash-with-repack`: dies with SIGSEGV at its first reply unless started with --no-repack (AMX's crash);
@@ -25,6 +25,7 @@ MODE = os.environ.get("FAKE_LLAMA_MODE", "ok")
 ARGS = sys.argv[1:]
 DELAY_S = float(os.environ.get("FAKE_LLAMA_DELAY_S", "0"))
 replies = 0
+processing = 0
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -42,6 +43,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path == "/health":
             self._reply(200, {"status": "ok"})
+        elif self.path == "/metrics":
+            data = f"llamacpp:requests_processing {processing}\nllamacpp:requests_deferred 0\n".encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif self.path == "/props":
             self._reply(200, {"model_path": ARGS[ARGS.index("--model") + 1]})
         else:
@@ -55,10 +62,12 @@ class Handler(BaseHTTPRequestHandler):
         if MODE == "crash" or (MODE == "crash-with-repack" and "--no-repack" not in ARGS):
             os.kill(os.getpid(), signal.SIGSEGV)
             time.sleep(60)  # the signal may reach another thread first: no reply is written before the process dies
-        global replies
+        global replies, processing
         replies += 1
+        processing += 1
         if replies > 1:
             time.sleep(DELAY_S)
+        processing -= 1
         self._reply(
             200,
             {

@@ -137,6 +137,12 @@ class ModelSettings(BaseSettings):
     llm_load_timeout_s: float = Field(
         default=300.0, gt=0, description="seconds the local model's process may take to load and write its first reply"
     )
+    llm_idle_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="seconds the local model's process stays loaded after its last call, for whichever command asks "
+        "next (`pagegraph model stop` ends it at once)",
+    )
     llama_server: Path | None = Field(
         default=None,
         description="llama.cpp's server binary that runs the local models; unset uses the one scripts/setup.sh built "

@@ -231,3 +231,26 @@ def test_a_compared_graph_may_run_under_other_knobs() -> None:
     for bad in ("auto@use=false", "auto@picking.use", "auto@nothing.use=1", "auto@reading.highlights=500"):
         with pytest.raises(PagegraphError, match="--graph"):
             graph_variant(bad, context)
+
+
+def test_a_row_cut_off_by_a_model_restart_is_answered_again_and_a_model_still_down_stops_the_run() -> None:
+    from pagegraph.errors import ModelUnavailableError
+    from pagegraph.eval.answers import run_answer_eval
+    from pagegraph.state.evaluation import EvalQuestion
+
+    calls: list[str] = []
+
+    def restarts_once(question: EvalQuestion) -> None:  # None: answered, with no row to score
+        calls.append(question.id)
+        if len(calls) == 1:
+            raise ModelUnavailableError("the embedded model's process died with SIGSEGV during this call")
+
+    questions = [EvalQuestion(id="q1", question="When?", answer="22:00"), EvalQuestion(id="q2", question="Who?")]
+    run_answer_eval(questions, {"basic": restarts_once}, {}, [])
+    assert calls == ["q1", "q1", "q2"], "the cut-off row is answered again and the run goes on"
+
+    def down(question: EvalQuestion) -> None:
+        raise ModelUnavailableError("connection refused")
+
+    with pytest.raises(ModelUnavailableError):
+        run_answer_eval(questions, {"basic": down}, {}, [])

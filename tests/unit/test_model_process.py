@@ -19,7 +19,13 @@ from langchain_core.messages import HumanMessage
 
 from pagegraph.errors import ModelUnavailableError
 from pagegraph.llm.local import LlamaCppChatModel
-from pagegraph.llm.model_process import ModelServer, ServerShape, cpu_features, read_published, stop_owned
+from pagegraph.llm.model_process import (
+    ModelServer,
+    ServerShape,
+    cpu_features,
+    read_published,
+    stop_model_processes,
+)
 from pagegraph.llm.weights import LocalModelError
 
 FAKE = Path(__file__).resolve().parents[1] / "fake_llama_server.py"
@@ -33,7 +39,7 @@ def fake_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     binary.chmod(0o755)
     monkeypatch.setenv("FAKE_LLAMA_STARTS", str(tmp_path / "starts.jsonl"))
     yield binary
-    stop_owned()
+    stop_model_processes(tmp_path / "process")
 
 
 def starts(tmp_path: Path) -> list[dict]:
@@ -126,26 +132,66 @@ def test_a_hung_process_is_ended_and_started_again(
     assert local.endpoint().pid() != hung
 
 
-def test_another_process_uses_the_published_model_process(
+def test_the_model_process_outlives_the_command_that_started_it(
+    fake_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first command starts the model and exits; a second one, started after, uses the same process (no second
+    start, no load) until `pagegraph model stop` ends it."""
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "ok")
+    folder = tmp_path / "process"
+    first = (
+        "from pathlib import Path; from langchain_core.messages import HumanMessage;"
+        "from pagegraph.llm.local import LlamaCppChatModel;"
+        "m = LlamaCppChatModel(model_path='model.gguf', model_name='fake', n_ctx=1024,"
+        f" server_binary=Path({str(fake_binary)!r}), process_folder=Path({str(folder)!r}));"
+        "print(m.invoke([HumanMessage(content='hi')]).content)"
+    )
+    started = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, timeout=60)
+    assert started.stdout.split() == ["OK"], started.stderr
+    (record,) = folder.glob("*.json")
+    published = read_published(record)
+    assert published is not None and published.owner_pid != os.getpid()
+    local = model(fake_binary, folder)
+    assert local.invoke([HumanMessage(content="hi")]).content == "OK"
+    assert len(starts(tmp_path)) == 1, "the second command started no model of its own"
+    assert local.endpoint().pid() == published.pid
+    (stopped,) = stop_model_processes(folder)
+    assert stopped.pid == published.pid and not record.exists(), "the keeper withdraws its address as it stops"
+    with pytest.raises(ProcessLookupError):
+        os.kill(published.pid, 0)
+
+
+def test_an_idle_model_process_stops_by_itself_and_starts_again_when_asked(
     fake_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_LLAMA_MODE", "ok")
     folder = tmp_path / "process"
-    local = model(fake_binary, folder)
+    local = model(fake_binary, folder, idle_s=1.0)
     local.invoke([HumanMessage(content="hi")])
     (record,) = folder.glob("*.json")
-    published = read_published(record)
-    assert published is not None and published.owner_pid == os.getpid()
-    other = (
-        "import sys; from pathlib import Path; from langchain_core.messages import HumanMessage;"
-        "from pagegraph.llm.local import LlamaCppChatModel;"
-        "m = LlamaCppChatModel(model_path='model.gguf', model_name='fake', n_ctx=1024,"
-        f" server_binary=Path({str(fake_binary)!r}), process_folder=Path({str(folder)!r}));"
-        "print(m.invoke([HumanMessage(content='hi')]).content, m.endpoint().owned)"
-    )
-    result = subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, timeout=60)
-    assert result.stdout.split() == ["OK", "False"], result.stderr
-    assert len(starts(tmp_path)) == 1, "the second process started no model of its own"
-    stop_owned()
-    assert not record.exists(), "the owner withdraws its address when it stops the process"
-    time.sleep(0.1)
+    deadline = time.monotonic() + 20
+    while record.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not record.exists(), "an idle model process is stopped and its address withdrawn"
+    assert local.invoke([HumanMessage(content="hi again")]).content == "OK"
+    assert len(starts(tmp_path)) == 2
+
+
+def test_a_call_that_finds_the_process_restarting_is_answered(
+    fake_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "ok")
+    local = model(fake_binary, tmp_path / "process")
+    local.invoke([HumanMessage(content="hi")])
+    killed = local.endpoint().pid()
+    os.kill(killed, signal.SIGKILL)
+    assert local.invoke([HumanMessage(content="hi again")]).content == "OK"
+    assert local.endpoint().pid() != killed
+
+
+def test_a_model_that_cannot_start_is_reported_to_the_command_that_asked(
+    fake_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "crash")
+    with pytest.raises(LocalModelError, match=r"could not start: llama-server died with SIGSEGV"):
+        model(fake_binary, tmp_path / "process").invoke([HumanMessage(content="hi")])

@@ -24,7 +24,7 @@ from pagegraph.errors import PagegraphError
 from pagegraph.llm import get_chat_model
 from pagegraph.llm.factory import resolve_spec
 from pagegraph.llm.local import LlamaCppChatModel
-from pagegraph.llm.model_process import stop_owned, stop_process
+from pagegraph.llm.model_process import stop_process
 from pagegraph.server.embedded import start_embedded
 from pagegraph.store.index import SUMMARIZE_LOG
 from pagegraph.store.postgres import redacted
@@ -123,7 +123,6 @@ def serve(
         if embedded.redis_url:
             env["PAGEGRAPH_REDIS_URL"] = embedded.redis_url
         model = _start_model(settings)
-        started.append(stop_owned)
     except PagegraphError as exc:
         _stop_all(started)
         raise fail(str(exc)) from None
@@ -202,16 +201,14 @@ def _stop_all(started: list[Callable[[], None]]) -> None:
 def _start_model(settings: Settings) -> str:
     """Start the embedded model's process before the server, checked with one short reply: a build that cannot run
     on this CPU stops `serve` with the reason, not the first question. The server's workers and the summarizer find
-    this process (llm.model_process) and share it; it stops with `serve`. Other models are only named here."""
+    this process (llm.model_process) and share it; its keeper stops it once idle (`Settings.models.llm_idle_s`).
+    Other models are only named here."""
     model = get_chat_model(None, settings=settings)
     if not isinstance(model, LlamaCppChatModel):
         return resolve_spec(None, settings)
     endpoint = model.endpoint()
     shape = endpoint.shape(model.shape)
-    return (
-        f"{model.model_name}, llama-server pid {endpoint.pid()} ({shape.slots} calls at once; "
-        f"{'started by serve' if endpoint.owned else 'already running, shared'})"
-    )
+    return f"{model.model_name}, llama-server pid {endpoint.pid()} ({shape.slots} calls at once)"
 
 
 def _start_summarizer(folder: Path, env: dict[str, str]) -> subprocess.Popen:

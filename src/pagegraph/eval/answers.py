@@ -241,9 +241,10 @@ def run_answer_eval(
     on_row: Callable[[dict], None] | None = None,
 ) -> None:
     """Append a scored row to `rows` for each (question, answerer) not already there, question by question so that
-    an interrupted run has compared them on the same questions; an answerer that returns None skips the row. A
-    model that cannot be reached stops the run (every later row would fail the same way); any other exception is
-    kept on its row."""
+    an interrupted run has compared them on the same questions; an answerer that returns None skips the row. A row
+    whose model call failed as the model became unavailable (its process restarted after a crash, say) is answered
+    again once; a model still unavailable stops the run (every later row would fail the same way); any other
+    exception is kept on its row."""
     done = {(row["id"], row["graph"]) for row in rows}
     for question in questions:
         for name, answerer in answerers.items():
@@ -251,7 +252,11 @@ def run_answer_eval(
                 continue
             started = time.perf_counter()
             try:
-                output = answerer(question)
+                try:
+                    output = answerer(question)
+                except ModelUnavailableError:
+                    started = time.perf_counter()
+                    output = answerer(question)
             except ModelUnavailableError:
                 raise
             except Exception as exc:  # noqa: BLE001 - one failing question must not end the run; the row says why

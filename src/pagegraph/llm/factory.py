@@ -90,6 +90,7 @@ def _local(
         repack=settings.models.llm_repack,
         timeout_s=settings.models.llm_timeout_s,
         load_timeout_s=settings.models.llm_load_timeout_s,
+        idle_s=settings.models.llm_idle_s,
         server_binary=settings.models.llama_server,
         process_folder=settings.model_process_folder(),
         temperature=temperature,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ class LlamaCppChatModel(BaseChatModel):
     repack: bool = Field(default=False, description="llama.cpp's repacked weight layouts (Settings.models.llm_repack)")
     timeout_s: float = Field(default=600.0, gt=0, description="a call that takes longer ends the process as hung")
     load_timeout_s: float = Field(default=300.0, gt=0, description="time to load the weights and answer once")
+    idle_s: float = Field(default=300.0, gt=0, description="the model process stops after this long without a call")
     server_binary: Path | None = Field(default=None, description="llama-server; None finds the built one")
     process_folder: Path = Field(
         default_factory=lambda: get_settings().model_process_folder(),
@@ -74,7 +76,7 @@ class LlamaCppChatModel(BaseChatModel):
 
     def endpoint(self) -> Endpoint:
         """The model process this model's calls go to, started (and checked with one short reply) if none runs."""
-        return endpoint_for(self.shape, self.server_binary, self.process_folder, self.load_timeout_s)
+        return endpoint_for(self.shape, self.server_binary, self.process_folder, self.load_timeout_s, self.idle_s)
 
     def with_structured_output(
         self, schema: type[BaseModel], *, include_raw: bool = False, **kwargs: Any
@@ -109,14 +111,40 @@ class LlamaCppChatModel(BaseChatModel):
     def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         endpoint = self.endpoint()
         pid = endpoint.pid()
+        endpoint.touch()
         try:
-            reply = httpx.post(f"{endpoint.url(self.load_timeout_s)}{path}", json=body, timeout=self.timeout_s)
+            try:
+                reply = httpx.post(f"{endpoint.url(self.load_timeout_s)}{path}", json=body, timeout=self.timeout_s)
+            except (httpx.ConnectError, ModelProcessError):
+                # the process had ended before the call reached it: once more, to the one started again
+                endpoint = self.endpoint()
+                url = endpoint.url(self.load_timeout_s, not_pid=pid)
+                pid = endpoint.pid()
+                reply = httpx.post(f"{url}{path}", json=body, timeout=self.timeout_s)
         except httpx.TimeoutException as exc:
             raise self._hung(endpoint) from exc
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, ModelProcessError) as exc:
             raise self._died(endpoint, pid, exc) from exc
+        finally:
+            endpoint.touch()
         _raise_for_status(reply)
         return reply
+
+    @contextmanager
+    def _open_stream(self, endpoint: Endpoint, pid: int | None, request: dict[str, Any]) -> Iterator[httpx.Response]:
+        """The streamed reply, its headers read; a call that finds the process restarting or gone is sent once
+        more (to the process started again), as `_post` does."""
+        with ExitStack() as stack:
+
+            def send(url: str) -> httpx.Response:
+                chat = f"{url}/v1/chat/completions"
+                return stack.enter_context(httpx.stream("POST", chat, json=request, timeout=self.timeout_s))
+
+            try:
+                reply = send(endpoint.url(self.load_timeout_s))
+            except (httpx.ConnectError, ModelProcessError):
+                reply = send(self.endpoint().url(self.load_timeout_s, not_pid=pid))
+            yield reply
 
     def _hung(self, endpoint: Endpoint) -> ModelProcessError:
         endpoint.end_hung()
@@ -126,6 +154,8 @@ class LlamaCppChatModel(BaseChatModel):
         )
 
     def _died(self, endpoint: Endpoint, pid: int | None, exc: Exception) -> ModelProcessError:
+        if isinstance(exc, ModelProcessError):
+            return exc
         how = endpoint.exit_of(pid, EXIT_WAIT_S) or f"stopped answering ({type(exc).__name__})"
         return ModelProcessError(
             f"the embedded model's process (llama-server, pid {pid}) {how} during this call; it is being started "
@@ -168,9 +198,9 @@ class LlamaCppChatModel(BaseChatModel):
         usage: dict[str, Any] | None = None
         finish_reason = None
         tokens: list[dict[str, Any]] = []
+        endpoint.touch()
         try:
-            url = f"{endpoint.url(self.load_timeout_s)}/v1/chat/completions"
-            with httpx.stream("POST", url, json=request, timeout=self.timeout_s) as reply:
+            with self._open_stream(endpoint, pid, request) as reply:
                 if reply.status_code >= 400:
                     reply.read()
                     _raise_for_status(reply)
@@ -193,8 +223,10 @@ class LlamaCppChatModel(BaseChatModel):
                     yield chunk
         except httpx.TimeoutException as exc:
             raise self._hung(endpoint) from exc
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, ModelProcessError) as exc:
             raise self._died(endpoint, pid, exc) from exc
+        finally:
+            endpoint.touch()
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content="",

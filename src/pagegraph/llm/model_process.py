@@ -3,20 +3,21 @@ reached over HTTP on loopback like any OpenAI-compatible model.
 
 A native crash in llama.cpp (a segfault, an out-of-memory kill) ends that process, not the CLI or the LangGraph
 server: the call that was running fails with a clear error and the process is started again. One process serves
-every caller on the machine. Its owner (the first process that needed it: `pagegraph serve`, or a CLI command when
-none is running) publishes its address in the cache folder; every other process with the same model (the server's
-workers, `pagegraph ask` beside a running server) uses that one instead of loading the weights again, and its
-parallel slots batch their questions.
+every caller on the machine, kept by a small process of its own (`llm.model_keeper`, as Ollama keeps its models):
+the first command that needs the model starts the keeper, which publishes the model's address in the cache folder;
+every process with the same model (`pagegraph ask`, the server's workers, `eval`) uses that one instead of loading
+the weights again, its parallel slots batching their questions. The keeper outlives whoever started it, and stops
+the model once no call has used it for `Settings.models.llm_idle_s` (or at `pagegraph model stop`).
 
-Before the first question the owner asks for a short reply (`ModelServer.start`): a build that crashes on this CPU is
-found then, retried once without weight repacking, and otherwise reported with the CPU's features, the build and
+Before the first question the keeper asks for a short reply (`ModelServer.start`): a build that crashes on this CPU
+is found then, retried once without weight repacking, and otherwise reported with the CPU's features, the build and
 the way out.
 """
 
 from __future__ import annotations
 
-import atexit
 import ctypes
+import fcntl
 import json
 import logging
 import os
@@ -27,8 +28,9 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -237,9 +239,9 @@ class ModelServer:
             if self._stopping.is_set():
                 break
             assert self.process is not None
+            self._ready.clear()  # before the exit is noted: whoever reads the exit finds the process not ready
             ended = self.exits[self.process.pid] = describe_exit(returncode)
             log.warning("model process (pid %s) %s; starting it again", self.process.pid, ended)
-            self._ready.clear()
             failures = 0 if time.monotonic() - started > STABLE_AFTER_S else failures + 1
             if failures > len(RESTART_BACKOFF_S):
                 self.failure = (
@@ -345,6 +347,11 @@ class ModelServer:
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
+    @property
+    def ready(self) -> bool:
+        """A process has loaded and answers (false while one is started again)."""
+        return self._ready.is_set() and not self.failure
+
     def wait_ready(self, timeout: float) -> None:
         """Block until a process answers (after a restart, once it has loaded); raise when the supervisor gave up."""
         if not self._ready.wait(timeout):
@@ -381,18 +388,23 @@ class _PortTaken(Exception):
     pass
 
 
-# -- one process per machine ----------------------------------------------------------------------------------------
+# -- one process per machine, kept by a process of its own ---------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Published:
-    """What an owner writes where other processes look for a running model process."""
+    """What a model keeper (`llm.model_keeper`) writes where every process looks for the running model process:
+    its address once it answers, how each of its ended processes ended (by pid), or why it could not start."""
 
     url: str
     pid: int
-    owner_pid: int
+    owner_pid: int  # the keeper's
     model_path: str
     slots: int
+    token: str = ""  # the starter's, to tell its keeper's record from an earlier one
+    idle_s: float = 0.0
+    exits: dict[str, str] = field(default_factory=dict)
+    failure: str | None = None
 
 
 def _alive(pid: int) -> bool:
@@ -405,60 +417,85 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class Endpoint:
-    """Where a chat model sends its calls: a process this one owns, or one another process published."""
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
 
-    def __init__(self, record_path: Path, server: ModelServer | None = None) -> None:
+
+class Endpoint:
+    """Where a chat model sends its calls: the model process a keeper runs for this machine, found by its record."""
+
+    def __init__(self, record_path: Path) -> None:
         self.record_path = record_path
-        self.server = server
 
     @property
-    def owned(self) -> bool:
-        return self.server is not None
+    def used_path(self) -> Path:
+        """Touched by every call: the keeper stops the process once nothing touched it for its idle time."""
+        return self.record_path.with_suffix(".used")
 
-    def url(self, wait_s: float) -> str:
-        if self.server is not None:
-            self.server.wait_ready(wait_s)
-            return self.server.url
-        published = read_published(self.record_path)
-        if published is None:
-            raise ModelProcessError(f"the shared model process is gone ({self.record_path} was removed)")
-        return published.url
+    def touch(self) -> None:
+        try:
+            self.used_path.touch()
+        except OSError:
+            pass
+
+    def published(self) -> Published | None:
+        return read_published(self.record_path)
+
+    def url(self, wait_s: float, not_pid: int | None = None) -> str:
+        """The process's address while its keeper has one answering; while it is started again (or, with
+        `not_pid`, until another process than that one answers), waits for it up to `wait_s`."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            published = self.published()
+            if published is None or not _alive(published.owner_pid):
+                raise ModelProcessError(f"the shared model process is gone ({self.record_path} was withdrawn)")
+            if published.failure:
+                raise ModelProcessError(published.failure)
+            if published.url and published.pid != not_pid:
+                return published.url
+            if time.monotonic() > deadline:
+                raise ModelProcessError(
+                    f"the model process did not come back within {wait_s:.0f} s "
+                    f"(log {self.record_path.with_suffix('.log')})"
+                )
+            time.sleep(READY_POLL_S)
 
     def available(self) -> bool:
-        """For a published process: its owner is still running it."""
-        if self.server is not None:
-            return not self.server.failure
-        published = read_published(self.record_path)
-        return published is not None and _alive(published.owner_pid)
+        """Its keeper is running and has not given up."""
+        published = self.published()
+        return published is not None and not published.failure and _alive(published.owner_pid)
 
     def shape(self, asked: ServerShape) -> ServerShape:
-        """What the process runs with: this process's own, or `asked` with the slots its owner published."""
-        if self.server is not None:
-            return self.server.shape
-        published = read_published(self.record_path)
+        """What the process runs with: `asked` with the slots its keeper published."""
+        published = self.published()
         return replace(asked, slots=published.slots) if published else asked
 
     def pid(self) -> int | None:
-        if self.server is not None:
-            return self.server.pid
-        published = read_published(self.record_path)
+        published = self.published()
         return published.pid if published else None
 
+    def keeper_pid(self) -> int | None:
+        published = self.published()
+        return published.owner_pid if published else None
+
     def exit_of(self, pid: int | None, wait_s: float) -> str | None:
-        """How the process `pid` ended, when this process owns it and it has (waiting up to `wait_s` for that)."""
-        if self.server is None or pid is None:
+        """How the process `pid` ended, once its keeper has noted it (waiting up to `wait_s` for that)."""
+        if pid is None:
             return None
         deadline = time.monotonic() + wait_s
-        while pid not in self.server.exits and time.monotonic() < deadline:
+        while True:
+            published = self.published()
+            if published is not None and str(pid) in published.exits:
+                return published.exits[str(pid)]
+            if time.monotonic() > deadline:
+                return None
             time.sleep(0.05)
-        return self.server.exits.get(pid)
 
     def end_hung(self) -> None:
-        """End a process that did not answer in time; its owner's supervisor starts another."""
-        if self.server is not None:
-            self.server.kill()
-            return
+        """End a process that did not answer in time; its keeper starts another."""
         if (pid := self.pid()) is not None:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -474,56 +511,85 @@ def read_published(path: Path) -> Published | None:
         return None
 
 
-_endpoints: dict[str, Endpoint] = {}
-_endpoints_lock = threading.Lock()
-
-
-def endpoint_for(shape: ServerShape, binary: Path | None, folder: Path, load_timeout_s: float) -> Endpoint:
-    """The endpoint for `shape` in this process: a running process published by another owner when there is one
-    (same weights and context per call), else one this process starts, publishes and stops when it exits."""
-    with _endpoints_lock:
-        current = _endpoints.get(shape.key)
-        if current is not None and current.available():
-            return current
-        record_path = folder / f"{shape.key}.json"
-        published = read_published(record_path)
-        if published is not None and _alive(published.owner_pid) and published.owner_pid != os.getpid():
-            try:
-                if httpx.get(f"{published.url}/health", timeout=2.0).status_code == 200:
-                    _endpoints[shape.key] = Endpoint(record_path)
-                    return _endpoints[shape.key]
-            except httpx.HTTPError:
-                pass
-        server = ModelServer(shape, find_server_binary(binary), folder / f"{shape.key}.log", load_timeout_s)
-        server.on_start = lambda started: _publish(record_path, started)
-        server.start()
-        if not _endpoints:
-            atexit.register(stop_owned)
-        _endpoints[shape.key] = Endpoint(record_path, server)
-        return _endpoints[shape.key]
-
-
-def _publish(path: Path, server: ModelServer) -> None:
-    record = Published(
-        url=server.url,
-        pid=server.pid or 0,
-        owner_pid=os.getpid(),
-        model_path=server.shape.model_path,
-        slots=server.shape.slots,
-    )
+def publish(path: Path, record: Published) -> None:
+    """Write `record` in one step: a reader sees the old record or the new one, never half of one."""
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(asdict(record)))
     temporary.replace(path)
 
 
-def stop_owned() -> None:
-    """Stop every model process this process started and withdraw what it published (at exit, and by `serve`)."""
+_endpoints: dict[str, Endpoint] = {}
+_endpoints_lock = threading.Lock()
+
+
+def endpoint_for(
+    shape: ServerShape, binary: Path | None, folder: Path, load_timeout_s: float, idle_s: float
+) -> Endpoint:
+    """The endpoint for `shape`: the model process this machine's keeper runs (same weights and context per call),
+    started if none runs. The keeper outlives the process that started it and stops the model once it has been idle
+    for `idle_s` seconds, so that a second command within that time starts answering without loading the model."""
     with _endpoints_lock:
-        for endpoint in _endpoints.values():
-            if endpoint.server is None:
-                continue
-            published = read_published(endpoint.record_path)
-            if published is not None and published.owner_pid == os.getpid():
-                endpoint.record_path.unlink(missing_ok=True)
-            endpoint.server.stop()
+        current = _endpoints.get(shape.key)
+        if current is not None and current.available():
+            return current
+        folder.mkdir(parents=True, exist_ok=True)
+        record_path = folder / f"{shape.key}.json"
+        with (folder / f"{shape.key}.lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one starter at a time: the others find its keeper
+            published = read_published(record_path)
+            if published is None or published.failure or not _alive(published.owner_pid):
+                _start_keeper(shape, find_server_binary(binary), record_path, load_timeout_s, idle_s)
+        _endpoints[shape.key] = Endpoint(record_path)
+        return _endpoints[shape.key]
+
+
+KEEPER_START_MARGIN_S = 30.0  # beyond two loads (the second without repacking): Python's own start
+
+
+def _start_keeper(shape: ServerShape, binary: Path, record_path: Path, load_timeout_s: float, idle_s: float) -> None:
+    """Start a keeper for `shape` and wait until its model process has answered once; raise LocalModelError with
+    the keeper's reason when it could not start one."""
+    token = uuid.uuid4().hex
+    log_path = record_path.with_suffix(".log")
+    command = [sys.executable, "-m", "pagegraph.llm.model_keeper", json.dumps(asdict(shape)), str(binary)]
+    command += [str(record_path), str(load_timeout_s), str(idle_s), token]
+    with log_path.open("ab") as output:
+        # its own session and no terminal or pipe of ours: the keeper and the model outlive this process, and a
+        # caller that reads this process's output is not held open by them; it forks away at once (no zombie here)
+        starter = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    starter.wait()
+    deadline = time.monotonic() + 2 * load_timeout_s + KEEPER_START_MARGIN_S
+    while time.monotonic() < deadline:
+        published = read_published(record_path)
+        if published is not None and published.token == token:
+            if published.failure:
+                raise LocalModelError(published.failure)
+            if published.url and _healthy(published.url):
+                return
+            if not _alive(published.owner_pid):
+                break
+        time.sleep(READY_POLL_S)
+    raise LocalModelError(f"the embedded model's keeper did not start the model process (its log: {log_path})")
+
+
+def stop_model_processes(folder: Path, wait_s: float = STOP_GRACE_S * 3) -> list[Published]:
+    """Stop every keeper that publishes in `folder` and so its model process (`pagegraph model stop`); the ones
+    stopped. A keeper withdraws its record as it stops."""
+    stopped = []
+    for record_path in sorted(folder.glob("*.json")):
+        published = read_published(record_path)
+        if published is None or not _alive(published.owner_pid):
+            continue
+        try:
+            os.kill(published.owner_pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        stopped.append(published)
+    deadline = time.monotonic() + wait_s
+    while any(_alive(p.owner_pid) for p in stopped) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with _endpoints_lock:
         _endpoints.clear()
+    return stopped
