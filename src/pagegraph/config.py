@@ -326,6 +326,12 @@ class ServerSettings(BaseSettings):
         description="origins (scheme://host:port) of web pages allowed to call the server besides its own page, "
         "separated by commas (LangGraph Studio: https://smith.langchain.com); requests from other pages get 403",
     )
+    trusted_proxies: CommaList = Field(
+        default_factory=list,
+        description="addresses (or networks, 10.0.0.0/8) of reverse proxies whose X-Forwarded-For header names the "
+        "client, separated by commas; from any other peer the header is ignored, so that no client can pose as "
+        "another address (sign-in limits and the audit log count the peer). Unset: trust none",
+    )
     checkpoint_db: Path | None = Field(
         default=None, description="SQLite file that keeps LangGraph server threads; default INDEX/checkpoints.sqlite"
     )

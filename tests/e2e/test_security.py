@@ -173,6 +173,9 @@ def test_an_editor_adds_retags_and_prunes_within_their_reach(site: dict) -> None
     lowered = run(ingest(server, ed, [uploads / "handbook.md"], "corp", "public"))
     assert outcomes(lowered)["handbook.md"][0] == "failed" and "--declassify" in outcomes(lowered)["handbook.md"][1]
     assert indexed(site)["handbook.md"]["confidentiality"] == "internal", "no declassification nobody asked for"
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        entries = http.get("/ui/audit?limit=200", headers={"x-api-key": site["keys"]["root"]}).json()["entries"]
+    assert any(e["event"] == "declassify_refused" and "handbook.md" in e["reason"] for e in entries), entries[-3:]
     not_admin = run(ingest(server, ed, [uploads / "handbook.md"], "corp", "public", declassify=True))
     assert "admin" in not_admin["error"]
     retagged = run(ingest(server, site["keys"]["root"], [uploads / "handbook.md"], "corp", "public", declassify=True))

@@ -121,7 +121,7 @@ def test_the_users_file_keeps_salted_hashes_and_finds_users_by_key(tmp_path: Pat
     ]
     write_users(path, users)
     stored = path.read_text()
-    assert ana_key not in stored and ben_key not in stored and "scrypt$" in stored
+    assert ana_key not in stored and ben_key not in stored and "sha256$" in stored
     assert path.stat().st_mode & 0o077 == 0
     assert hash_key(ana_key) != users[0].key_hash  # salted
     directory = UserDirectory(path)
@@ -224,44 +224,56 @@ def test_a_folder_ingest_says_nothing_of_documents_beyond_the_editor_s_reach(
         assert [(o.status, o.reason) for o in named.outcomes] == [("failed", "no such file")]  # as a missing file
 
 
-def test_failed_sign_ins_are_limited_per_key_id_without_locking_out_a_verified_key(tmp_path: Path) -> None:
+def test_a_correct_key_is_never_refused_however_many_wrong_guesses_were_made_on_its_id(tmp_path: Path) -> None:
+    """As after a restart (nothing verified yet): twelve wrong secrets on ana's key ID from her own address, then her
+    key from that address signs in. The wrong ones past the limit get 429."""
     from pagegraph.access.keys import SignInLimited
 
     key, key_id = new_key()
     path = tmp_path / "users.json"
     write_users(path, [ApiUser(name="ana", key_id=key_id, key_hash=hash_key(key))])
+    assert hash_key(key).startswith("sha256$"), "a random key with an ID needs no slow hash"
     directory = UserDirectory(path, failures_per_minute=3)
-    assert directory.find(key).name == "ana"  # verified once: remembered
     wrong = f"pg_{key_id}_not-the-secret"
     for _ in range(3):
-        assert directory.find(wrong) is None
-    with pytest.raises(SignInLimited, match="PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE") as limited:
-        directory.find(wrong)
-    assert 0 < limited.value.retry_after <= 61
-    assert directory.find(key).name == "ana"  # the verified key is not locked out
-    for _ in range(3):
-        assert directory.find("pg_00000000_unknown") is None  # an unknown ID costs a check too, and is counted
-    with pytest.raises(SignInLimited):
-        directory.find("pg_00000000_unknown")
+        assert directory.find(wrong, "203.0.113.9") is None
+    for _ in range(9):
+        with pytest.raises(SignInLimited, match="PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE") as limited:
+            directory.find(wrong, "203.0.113.9")
+        assert 0 < limited.value.retry_after <= 61
+    assert directory.find(key, "203.0.113.9").name == "ana"
+    with pytest.raises(SignInLimited):  # random key IDs from that address are counted with the rest
+        directory.find("pg_00000000_unknown", "203.0.113.9")
+    assert directory.find("pg_00000000_unknown", "198.51.100.4") is None, "another address has its own count"
 
 
-def test_failures_from_one_address_never_lock_a_valid_key_out_from_another(tmp_path: Path) -> None:
+def test_requests_without_a_key_are_limited_per_address(tmp_path: Path) -> None:
     from pagegraph.access.keys import SignInLimited
 
-    key, key_id = new_key()
     path = tmp_path / "users.json"
-    write_users(path, [ApiUser(name="ana", key_id=key_id, key_hash=hash_key(key))])
+    write_users(path, [])
     directory = UserDirectory(path, failures_per_minute=3)
-    wrong = f"pg_{key_id}_guessed"
     for _ in range(3):
-        assert directory.find(wrong, "203.0.113.9") is None
+        directory.failed("203.0.113.9")
     with pytest.raises(SignInLimited):
-        directory.find(wrong, "203.0.113.9")
-    assert directory.find(key, "198.51.100.4").name == "ana", "ana's first sign-in elsewhere is not refused"
-    for number in range(3):  # random key IDs from one address are counted together
-        assert directory.find(f"pg_{number:08x}_random", "203.0.113.7") is None
+        directory.failed("203.0.113.9")
+    directory.failed("198.51.100.4")
+
+
+def test_a_weak_key_checked_by_scrypt_is_refused_without_a_check_past_the_limit(tmp_path: Path) -> None:
+    """Keys converted from a plain-text file have no ID and may be guessable: each costs a slow check, and past the
+    limit an address gets none."""
+    from pagegraph.access.keys import SignInLimited
+
+    path = tmp_path / "users.json"
+    write_users(path, [ApiUser(name="old", key_id=None, key_hash=hash_key("letmein"))])
+    assert hash_key("letmein").startswith("scrypt$")
+    directory = UserDirectory(path, failures_per_minute=3)
+    for _ in range(3):
+        assert directory.find("guess", "203.0.113.9") is None
     with pytest.raises(SignInLimited):
-        directory.find("pg_ffffffff_random", "203.0.113.7")
+        directory.find("letmein", "203.0.113.9")
+    assert directory.find("letmein", "198.51.100.4").name == "old"
 
 
 def test_a_scheduled_run_reads_with_its_owners_rights_from_the_users_file(tmp_path: Path, monkeypatch) -> None:
@@ -281,3 +293,25 @@ def test_a_scheduled_run_reads_with_its_owners_rights_from_the_users_file(tmp_pa
     write_users(path, [])
     with pytest.raises(PagegraphError, match="rita is no longer a user of this server"):
         runs.caller_access()
+
+
+def test_a_refusal_that_repeats_is_written_once_a_minute_with_its_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pagegraph.access import audit as audit_log
+
+    monkeypatch.setenv("PAGEGRAPH_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    clock = [1000.0]
+    monkeypatch.setattr(audit_log.time, "monotonic", lambda: clock[0])
+    refusals = audit_log.RepeatedRefusals(window_s=60)
+    for n in range(1000):
+        reason = f"too many failed sign-ins; try again in {60 - n % 60} s" if n % 2 else "missing API key"
+        refusals.audit("sign_in_refused", who="no key", route="/threads", reason=reason, source="203.0.113.9")
+    clock[0] += 61
+    refusals.audit("sign_in_refused", who="no key", route="/threads", reason="missing API key", source="203.0.113.9")
+    entries = audit_log.recent(tmp_path / "audit.jsonl", 100)
+    assert [(e.reason[:20], e.repeated) for e in entries] == [
+        ("missing API key", 0),
+        ("too many failed sign", 0),
+        ("missing API key", 499),
+    ]

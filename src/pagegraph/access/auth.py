@@ -37,17 +37,20 @@ def request_key(headers: dict[bytes, bytes]) -> str:
 
 def request_access(headers: dict[bytes, bytes], source: str | None = None) -> Access:
     """Who sent a request: the local owner when no users file is configured, else the user whose key it carries.
-    Raises 401 for a missing or unknown key, 429 (with Retry-After) past the failed sign-ins one address may make
-    with a key ID, 500 for a users file that cannot be read. `source`: the client's address."""
+    Raises 401 for a missing or unknown key, 429 (with Retry-After) past the failed sign-ins one address may make,
+    500 for a users file that cannot be read. `source`: the client's address (failures from unknown addresses are
+    counted together)."""
     settings = get_settings()
     path = settings.server.auth_file
     if path is None:
         return Access(user=LOCAL_OWNER, role="admin")
     key = request_key(headers)
-    if not key:
-        raise Auth.exceptions.HTTPException(status_code=401, detail="missing API key (send the x-api-key header)")
+    directory = user_directory(settings)
     try:
-        user = user_directory(settings).find(key, source)
+        if not key:
+            directory.failed(source)  # anonymous requests are limited too
+            raise Auth.exceptions.HTTPException(status_code=401, detail="missing API key (send the x-api-key header)")
+        user = directory.find(key, source)
     except SignInLimited as exc:
         raise Auth.exceptions.HTTPException(
             status_code=429, detail=str(exc), headers={"retry-after": str(exc.retry_after)}

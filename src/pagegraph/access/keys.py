@@ -1,8 +1,11 @@
-"""The users file (`PAGEGRAPH_AUTH_FILE`): who may use the server, with salted scrypt hashes of their API keys.
+"""The users file (`PAGEGRAPH_AUTH_FILE`): who may use the server, with salted hashes of their API keys.
 
-Keys made by `pagegraph users add` read `pg_ID_SECRET`: the ID (also stored, in the clear) finds the user, so a
-request costs one scrypt check, once per key and process (verified keys are remembered in memory under a
-process-secret HMAC). Keys converted from an old plain-text file have no ID and are checked user by user.
+Keys made by `pagegraph users add` read `pg_ID_SECRET`: the ID (also stored, in the clear) finds the user, and the
+secret is 192 random bits, so a salted SHA-256 of it is as safe as a slow hash (nobody can guess such a secret) and
+costs microseconds: a key of this form is always checked, and a correct one is never refused however many wrong
+guesses others made. Keys converted from an old plain-text file have no ID, may be weak and are checked user by user
+against salted scrypt hashes (as are keys written by earlier versions), each check costly: those are refused without
+a check past the failed sign-ins their address may make.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import secrets
 import tempfile
 import threading
 import time
-from collections import defaultdict, deque
+from collections import deque
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -33,14 +36,29 @@ _PROCESS_SECRET = secrets.token_bytes(32)
 
 
 def hash_key(key: str) -> str:
+    """A salted hash of `key`: SHA-256 for a key `new_key` made (random, with an ID), scrypt for any other."""
     salt = secrets.token_bytes(16)
+    if key_id_of(key):
+        return f"sha256${base64.b64encode(salt).decode()}${base64.b64encode(_sha256(key, salt)).decode()}"
     digest = hashlib.scrypt(key.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P)
     encoded = [base64.b64encode(part).decode() for part in (salt, digest)]
     return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${encoded[0]}${encoded[1]}"
 
 
+def _sha256(key: str, salt: bytes) -> bytes:
+    return hashlib.sha256(salt + key.encode()).digest()
+
+
+def is_costly(stored: str) -> bool:
+    """Whether checking a key against `stored` costs a slow hash (scrypt)."""
+    return not stored.startswith("sha256$")
+
+
 def key_matches(key: str, stored: str) -> bool:
     try:
+        if not is_costly(stored):
+            _, salt, digest = stored.split("$")
+            return hmac.compare_digest(_sha256(key, base64.b64decode(salt)), base64.b64decode(digest))
         scheme, n, r, p, salt, digest = stored.split("$")
         if scheme != "scrypt":
             return False
@@ -133,22 +151,25 @@ def convert_plain_file(path: Path) -> list[str]:
 
 
 class SignInLimited(PagegraphError):
-    """Too many failed sign-ins with one key ID in the last minute; `retry_after` seconds to wait."""
+    """Too many failed sign-ins from one address in the last minute; `retry_after` seconds to wait."""
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
 
-_DUMMY_HASH = hash_key(secrets.token_urlsafe(24))  # checked for a key whose ID matches no user: failures cost alike
+# checked for a key that matches no user, as costly as a check of a user's key of its form: failures cost alike
+_DUMMY_HASHES = {True: hash_key(f"{KEY_PREFIX}00000000_{secrets.token_urlsafe(24)}"), False: hash_key("-")}
 FAILURE_WINDOW_S = 60.0
+MAX_SOURCES_COUNTED = 10_000  # addresses whose recent failures are kept; the oldest go first
 
 
 class UserDirectory:
-    """Finds the user an API key belongs to; re-reads the users file when it changes. Failed sign-ins are counted
-    per source address and key ID: past `failures_per_minute` in a minute, that pair is refused without a check
-    until the minute has passed (a wrong key costs a scrypt check; guessing one user's secret is slowed down, and so
-    is a CPU sink)."""
+    """Finds the user an API key belongs to; re-reads the users file when it changes. Failed sign-ins (a wrong key,
+    or none) are counted per source address: past `failures_per_minute` in a minute, a failure from that address
+    is answered 429 rather than 401, and a key that would cost a slow check is refused without one until the minute
+    has passed (guessing a weak secret is slowed down, and so is a CPU sink). A key of `new_key`'s form costs no
+    slow check and is always checked: a correct one is never refused."""
 
     def __init__(self, path: Path, failures_per_minute: int = 10) -> None:
         self.path = path
@@ -157,7 +178,7 @@ class UserDirectory:
         self._stamp: tuple[float, int] | None = None
         self._users: list[ApiUser] = []
         self._verified: dict[bytes, ApiUser] = {}
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
+        self._failures: dict[str, deque[float]] = {}
 
     def users(self) -> list[ApiUser]:
         try:
@@ -177,9 +198,8 @@ class UserDirectory:
         return next((user for user in self.users() if user.name == name), None)
 
     def find(self, key: str, source: str | None = None) -> ApiUser | None:
-        """The user `key` belongs to, or None. Failures are counted per source address and key ID (a key ID that
-        matches no user counts as one ID): guesses from one address slow down that address only, so an attacker
-        cannot lock a user's valid key out from elsewhere."""
+        """The user `key` belongs to, or None (a failure counted against `source`). Raises SignInLimited for a
+        failure past the address's limit, and before a slow check past it."""
         users = self.users()
         seen = hmac.new(_PROCESS_SECRET, key.encode(), hashlib.sha256).digest()
         with self._lock:
@@ -187,30 +207,41 @@ class UserDirectory:
                 return self._verified[seen]
         key_id = key_id_of(key)
         candidates = [u for u in users if u.key_id == key_id] if key_id else [u for u in users if u.key_id is None]
-        counted = f"{source or '-'} {key_id if candidates and key_id else '(no such key ID)'}"
-        self._admit(counted)
+        if any(is_costly(user.key_hash) for user in candidates) or not (candidates or key_id):
+            self._admit(source)
         for user in candidates:
             if key_matches(key, user.key_hash):
                 with self._lock:
                     self._verified[seen] = user
                 return user
         if not candidates:
-            key_matches(key, _DUMMY_HASH)
-        with self._lock:
-            self._failures[counted].append(time.monotonic())
+            key_matches(key, _DUMMY_HASHES[key_id is not None])
+        self.failed(source)
         return None
 
-    def _admit(self, counted: str) -> None:
+    def failed(self, source: str | None) -> None:
+        """Count a failed sign-in from `source` (a wrong key, or none); raise SignInLimited once past the limit."""
+        counted = source or "-"
         with self._lock:
-            failures = self._failures[counted]
+            failures = self._failures.pop(counted, None) or deque()
+            self._failures[counted] = failures  # most recent last: the oldest addresses go first past the cap
+            failures.append(time.monotonic())
+            while len(self._failures) > MAX_SOURCES_COUNTED:
+                del self._failures[next(iter(self._failures))]
+        self._admit(source, over=True)
+
+    def _admit(self, source: str | None, over: bool = False) -> None:
+        """Raise SignInLimited when `source` has made the most failures it may in the last minute (`over`: more)."""
+        with self._lock:
+            failures = self._failures.get(source or "-") or deque()
             now = time.monotonic()
             while failures and now - failures[0] >= FAILURE_WINDOW_S:
                 failures.popleft()
-            if len(failures) >= self.failures_per_minute:
+            if len(failures) > self.failures_per_minute or (not over and len(failures) >= self.failures_per_minute):
                 wait = int(FAILURE_WINDOW_S - (now - failures[0])) + 1
                 raise SignInLimited(
-                    f"too many failed sign-ins from this address with this key in the last minute; try again in "
-                    f"{wait} s (PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE)",
+                    f"too many failed sign-ins from this address in the last minute; try again in {wait} s "
+                    "(PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE)",
                     wait,
                 )
 

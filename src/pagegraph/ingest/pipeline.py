@@ -43,6 +43,7 @@ class FileOutcome:
     pages: int = 0
     chunks: int = 0
     reason: str = ""
+    lowers_confidentiality: bool = False  # refused as it would declassify the document without being asked to
 
     @property
     def name(self) -> str:
@@ -250,7 +251,7 @@ class Ingestor:
         if existing and self.access is not None and not self.access.may_write(existing.tags):
             return FileOutcome(str(path), "failed", reason=NOT_FOUND) if named else None
         if existing and tags is not None and (lowered := self._lowers(existing.tags, tags)):
-            return FileOutcome(str(path), "failed", reason=lowered)
+            return FileOutcome(str(path), "failed", reason=lowered, lowers_confidentiality=True)
         try:
             data = path.read_bytes()
         except OSError as exc:

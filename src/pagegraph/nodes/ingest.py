@@ -162,6 +162,15 @@ def ingest_files(
                 )
                 ran = ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
             summary = replace(ran, outcomes=refused + ran.outcomes)
+            if access is not None:  # declassifying without being asked is refused as the explicit one is
+                for outcome in ran.outcomes:
+                    if outcome.lowers_confidentiality:
+                        audit(
+                            "declassify_refused",
+                            who=access.user,
+                            route="graph ingest",
+                            reason=f"{Path(outcome.path).name}: {outcome.reason}",
+                        )
         if roots is not None:
             summary.outcomes = [replace(o, path=shown_path(o.path, roots)) for o in summary.outcomes]
     except PagegraphError as exc:

@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph_sdk import Auth
 from starlette.applications import Starlette
 
-from pagegraph.access.audit import audit
+from pagegraph.access.audit import RepeatedRefusals
 from pagegraph.access.auth import request_access, request_key
 from pagegraph.access.keys import key_id_of
 from pagegraph.config import Context, Settings, get_settings
@@ -133,6 +133,7 @@ class SignedIn:
     def __init__(self, app: ASGIApp, settings: Settings | None = None) -> None:
         self.app = app
         self.settings = settings or get_settings()
+        self.refusals = RepeatedRefusals()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or self.settings.server.auth_file is None or is_open(scope):
@@ -144,7 +145,7 @@ class SignedIn:
         except Auth.exceptions.HTTPException as exc:
             key_id = key_id_of(request_key(headers))
             who = f"key {key_id}" if key_id else ("a key of no known form" if request_key(headers) else "no key")
-            audit(
+            self.refusals.audit(
                 "sign_in_refused",
                 who=who,
                 route=scope.get("path", ""),

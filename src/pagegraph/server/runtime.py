@@ -130,6 +130,9 @@ def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> N
         port=port,
         workers=workers,
         access_log=False,
+        # X-Forwarded-For names the client only from the proxies the operator trusts (uvicorn trusts loopback's)
+        proxy_headers=bool(settings.server.trusted_proxies),
+        forwarded_allow_ips=",".join(settings.server.trusted_proxies) or None,
         env_file=env_file if env_file and env_file.is_file() else None,
         log_config=log_config(settings.server.server_log_level),
     )
