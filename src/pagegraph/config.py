@@ -262,8 +262,9 @@ class LimitSettings(BaseSettings):
         default=10,
         ge=1,
         le=10_000,
-        description="failed sign-ins one key ID may have in a minute; past it the server answers 429 without "
-        "checking the key until the minute has passed",
+        description="failed sign-ins (a wrong key, or none) one address may make in a minute; past it a failure "
+        "from there is answered 429, and a key that costs a slow check (scrypt) is refused without one, until the "
+        "minute has passed; a correct key made by `users add` is always let in",
     )
     runs_per_user: int = Field(
         default=2, ge=1, le=64, description="runs one server user may have going at once (429 above it)"

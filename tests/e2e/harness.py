@@ -103,7 +103,7 @@ def server_env(folder: Path, cache_dir: Path, users_file: Path, **settings: str)
         "PAGEGRAPH_INGEST_SUMMARIES": "extractive",
         "PAGEGRAPH_AUTH_FILE": str(users_file),
         # the sweeps send many keyless requests from loopback; the sign-in limit has its own tests (test_sign_in)
-        "PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE": "100000",
+        "PAGEGRAPH_SIGN_IN_FAILURES_PER_MINUTE": "10000",
         **settings,
     }
 

@@ -4,8 +4,11 @@ stages every graph opens and ends with."""
 
 from __future__ import annotations
 
+import inspect
 from functools import partial
+from typing import Any
 
+from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
 
 from pagegraph.config import Context
@@ -13,13 +16,27 @@ from pagegraph.graphs.edges import ABSTAIN, proceed
 from pagegraph.nodes.abstain import abstain
 from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.start import start
+from pagegraph.nodes.stoppable import StoppableStage, stage_input_schema
 from pagegraph.services import Services
 from pagegraph.state.graph import HandBack, HandOver, InputState, OutputState, RagState
 
 
-def question_graph(services: Services, *, nested: bool, then: str) -> StateGraph:
+class StageGraph(StateGraph):
+    """LangGraph's StateGraph whose stages given as functions stop with their run (`nodes.stoppable`); every
+    graph here is built on it."""
+
+    def add_node(self, node: Any, action: Any = None, **kwargs: Any) -> StageGraph:  # type: ignore[override]
+        if isinstance(node, str) and callable(action) and not isinstance(action, Runnable):
+            if not inspect.iscoroutinefunction(action):
+                if (schema := stage_input_schema(action)) is not None:
+                    kwargs.setdefault("input_schema", schema)
+                action = StoppableStage(action, node)
+        return super().add_node(node, action, **kwargs)
+
+
+def question_graph(services: Services, *, nested: bool, then: str) -> StageGraph:
     """`start` → `rewrite_followup` → `then`, and `abstain` → the end; the graph adds `then` and what follows."""
-    builder = StateGraph(
+    builder = StageGraph(
         RagState,
         context_schema=Context,
         input_schema=HandOver if nested else InputState,

@@ -12,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
 from pagegraph.errors import ModelUnavailableError
+from pagegraph.llm.stop import raise_if_stopped
 from pagegraph.state.usage import ModelCall
 
 CHARS_PER_TOKEN_ESTIMATE = 3.5
@@ -169,7 +170,9 @@ def token_probability(reply: BaseMessage) -> float | None:
 def invoke_model(
     model: BaseChatModel, messages: Sequence[BaseMessage], *, purpose: str, **kwargs: Any
 ) -> tuple[AIMessage, ModelCall]:
-    """Call the model once. Raises ModelUnavailableError (one clear line) when its server cannot be used."""
+    """Call the model once. Raises ModelUnavailableError (one clear line) when its server cannot be used, and
+    RunCancelled, before calling it, when the run this call is for has been cancelled (`llm.stop`)."""
+    raise_if_stopped(f"the {purpose} call")
     started = perf_counter()
     try:
         reply = model.invoke(list(messages), **kwargs)

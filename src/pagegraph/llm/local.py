@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pagegraph.config import get_settings
 from pagegraph.llm.calls import EMBEDDED_LLM_TYPE, message_text
 from pagegraph.llm.model_process import Endpoint, ModelProcessError, ServerShape, endpoint_for
+from pagegraph.llm.stop import raise_if_stopped
 from pagegraph.llm.structured import structured_runnable
 from pagegraph.llm.weights import LocalModelError
 
@@ -205,6 +206,8 @@ class LlamaCppChatModel(BaseChatModel):
                     reply.read()
                     _raise_for_status(reply)
                 for line in reply.iter_lines():
+                    # a cancelled run closes the stream here, and llama-server stops generating for it
+                    raise_if_stopped("the rest of the reply")
                     if not line.startswith("data: ") or line == "data: [DONE]":
                         continue
                     part = json.loads(line[len("data: ") :])

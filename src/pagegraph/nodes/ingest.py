@@ -5,10 +5,7 @@ the ingest folders (`Settings.server.ingest_roots`)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import os
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +19,7 @@ from pagegraph.access.runs import caller_access
 from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
 from pagegraph.ingest.pipeline import NOT_FOUND, FileOutcome, Ingestor, IngestProgress, IngestSummary, inside
+from pagegraph.llm.stop import RUN_STOP
 from pagegraph.nodes.common import context_of
 from pagegraph.services import Services
 from pagegraph.state.documents import DocumentTags
@@ -94,24 +92,9 @@ def shown_path(path: str, roots: list[Path]) -> str:
     return path
 
 
-async def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
-    """The ingest runs in a worker thread; cancelling the run (the server's cancel, a closed client) tells it to
-    stop and waits for it to wind down, so the index lock is released when the cancellation completes."""
-    stop = threading.Event()
-    work = asyncio.get_running_loop().run_in_executor(
-        None, contextvars.copy_context().run, ingest_files, state, runtime, services, stop
-    )
-    try:
-        return await asyncio.shield(work)
-    except asyncio.CancelledError:
-        stop.set()
-        await asyncio.wait([work])
-        raise
-
-
-def ingest_files(
-    state: IngestState, runtime: Runtime[Context], services: Services, stop: threading.Event
-) -> dict[str, Any]:
+def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    """Cancelling the run (the server's cancel, a closed client) tells the ingest to stop (`nodes.stoppable`); the
+    cancellation completes once it has wound down, so the index lock is released by then."""
     context = context_of(runtime)
     access = caller_access()
     try:
@@ -158,7 +141,7 @@ def ingest_files(
                     access=access,
                     roots=roots,
                     declassify=bool(state.get("declassify")),
-                    stop=stop,
+                    stop=RUN_STOP.get(),
                 )
                 ran = ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
             summary = replace(ran, outcomes=refused + ran.outcomes)

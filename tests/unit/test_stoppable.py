@@ -1,0 +1,65 @@
+"""A stage of a graph run asynchronously (as the server runs it) stops calling the model once its run is cancelled,
+and the cancellation completes only when the stage's thread has returned; run synchronously, a stage runs as is."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.graph import END, START
+from typing_extensions import TypedDict
+
+from pagegraph.graphs.builder import StageGraph
+from pagegraph.llm.calls import invoke_model
+from tests.fakes import EchoChatModel
+
+
+class Slow(EchoChatModel):
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001, ANN201
+        time.sleep(0.3)
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+class State(TypedDict, total=False):
+    calls: int
+
+
+def test_a_cancelled_run_makes_no_more_model_calls_and_ends_when_its_stage_has() -> None:
+    calls: list[float] = []
+    returned = threading.Event()
+    model = Slow()
+
+    def reads_many_times(state: State) -> dict:
+        try:
+            for _ in range(10):
+                invoke_model(model, [HumanMessage(content="hi")], purpose="read")
+                calls.append(time.monotonic())
+        finally:
+            returned.set()
+        return {"calls": len(calls)}
+
+    builder = StageGraph(State)
+    builder.add_node("read", reads_many_times)
+    builder.add_edge(START, "read")
+    builder.add_edge("read", END)
+    graph = builder.compile()
+    assert graph.invoke({}) == {"calls": 10}, "run synchronously, the stage runs whole"
+    calls.clear()
+    returned.clear()
+
+    async def cancel_after(seconds: float) -> None:
+        run = asyncio.create_task(graph.ainvoke({}))
+        await asyncio.sleep(seconds)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        assert returned.is_set(), "the cancellation completes once the stage's thread has returned"
+
+    asyncio.run(cancel_after(0.5))
+    made = len(calls)
+    assert made <= 2, f"{made} calls: the stage stopped at its next model call"
+    time.sleep(0.8)
+    assert len(calls) == made, "no call after the cancellation"
