@@ -9,13 +9,11 @@ and Retry-After; an MCP tool call counts too, and over the limit gets a tool err
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import re
 import threading
 import time
-from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -51,6 +49,7 @@ from pagegraph.server.graph_inputs import run_problem, sent_runs, served_graph, 
 from pagegraph.server.mcp_endpoint import mcp_endpoint
 from pagegraph.server.origins import OriginGuard
 from pagegraph.server.page_routes import UPLOAD_PATH, routes
+from pagegraph.server.run_limits import RunLimits, user_run_limits
 from pagegraph.services import default_services
 
 # POST paths that start runs: those that answer when the run ends hold their slot for the request; background ones
@@ -65,54 +64,7 @@ THREAD_STATE_PATH = re.compile(r"^/threads/([^/]+)/state/?$")
 # and the web page's alike, whatever its entry (runs, commands, MCP, crons, store), needs a known key.
 OPEN_PATHS = frozenset({"/", "/ok", "/favicon.ico"})
 OPEN_PREFIX = "/ui/static/"
-WINDOW_S = 60.0
 log = logging.getLogger(__name__)
-
-
-class RunLimits:
-    """Runs per user: at once, and started in the last minute."""
-
-    def __init__(self, at_once: int, per_minute: int) -> None:
-        self.at_once = at_once
-        self.per_minute = per_minute
-        self.running: dict[str, int] = defaultdict(int)
-        self.started: dict[str, deque[float]] = defaultdict(deque)
-
-    @classmethod
-    def of(cls, settings: Settings) -> RunLimits:
-        return cls(settings.limits.runs_per_user, settings.limits.runs_per_user_per_minute)
-
-    def admit(self, user: str, runs: int = 1) -> tuple[str, int] | None:
-        """Take `runs` slots for `user`; or say why not, with the seconds to wait."""
-        now = time.monotonic()
-        started = self.started[user]
-        while started and now - started[0] >= WINDOW_S:
-            started.popleft()
-        if len(started) + runs > self.per_minute:
-            wait = int(WINDOW_S - (now - started[0])) + 1 if started else int(WINDOW_S)
-            return (
-                f"{user} has started {len(started)} runs in the last minute; the limit is {self.per_minute} "
-                "(PAGEGRAPH_RUNS_PER_USER_PER_MINUTE)",
-                wait,
-            )
-        if self.running[user] + runs > self.at_once:
-            return (
-                f"{user} has {self.running[user]} runs going; the limit is {self.at_once} at once "
-                "(PAGEGRAPH_RUNS_PER_USER)",
-                1,
-            )
-        started.extend([now] * runs)
-        self.running[user] += runs
-        return None
-
-    def release(self, user: str, runs: int = 1) -> None:
-        self.running[user] = max(0, self.running[user] - runs)
-
-
-@functools.cache
-def user_run_limits() -> RunLimits:
-    """This process's per-user run limits, which the API's run routes and the MCP tools share."""
-    return RunLimits.of(get_settings())
 
 
 def is_open(scope: Scope) -> bool:
