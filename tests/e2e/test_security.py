@@ -82,7 +82,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, model: Scrip
         assert [f["status"] for f in admin["report"]["files"]] == ["added"], admin
         admin = run(ingest(server, keys["root"], [uploads / "ops-notes.md", uploads / "retired.md"], "ops", "internal"))
         assert [f["status"] for f in admin["report"]["files"]] == ["added", "added"], admin
-        yield {"server": server, "keys": keys, "uploads": uploads, "private": private}
+        yield {"server": server, "keys": keys, "uploads": uploads, "private": private, "model": model}
     finally:
         server.stop()
 
@@ -348,6 +348,15 @@ def test_crons_count_against_the_runs_a_user_may_have_at_once(site: dict) -> Non
         for cron in made:
             await pat.crons.delete(cron["cron_id"])
         again = await pat.crons.create("basic", **yearly)
+        # the cron holds one of pat's two slots: one run of her own at a time, so the cron's and hers never make 3
+        slow = {"question": "SLOW-QUESTION: by which day of the month are expenses filed?"}
+        threads = [await pat.threads.create() for _ in range(2)]
+        running = await pat.runs.create(threads[0]["thread_id"], "basic", input=slow)
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await pat.runs.create(threads[1]["thread_id"], "basic", input=slow)
+        assert refused.value.response.status_code == 429
+        assert "1 runs going and 1 cron" in refused.value.response.json()["detail"]
+        await pat.runs.cancel(threads[0]["thread_id"], running["run_id"], wait=True)
         await pat.crons.delete(again["cron_id"])
 
     run(attempt())
@@ -523,6 +532,14 @@ def test_every_entry_refuses_an_oversized_question_with_413(site: dict) -> None:
         update = http.patch(f"/runs/crons/{cron_id}", json={"input": {"question": long_question}})
         assert update.status_code == 413, update.text[:300]
         http.delete(f"/runs/crons/{cron_id}")
+        # a state edit is a write of the thread too: a run resumed from it (input null) would hand the model a
+        # 900,000-character prompt
+        calls = site["model"].calls
+        huge = {"values": {"question": "x" * 900_000}, "as_node": "start"}
+        edited = http.post(f"/threads/{thread}/state", json=huge)
+        assert edited.status_code == 413 and "PAGEGRAPH_MAX_QUESTION_CHARS" in edited.json()["detail"], edited.text
+        http.post(f"/threads/{thread}/runs/wait", json={"assistant_id": "basic", "input": None})
+        assert site["model"].calls == calls, "the model never saw it"
 
 
 def test_refusals_are_in_the_audit_log_which_only_admins_read(site: dict) -> None:

@@ -187,7 +187,7 @@ class RequestLimits:
                 await self.app(with_body(scope, owned), replayer(owned), send)
             return
         runs = batch_size(payload) if path.endswith("/batch") else 1
-        if refusal := self.runs.admit(user, runs):
+        if refusal := self.runs.admit(user, runs, crons=await self._crons_of(scope)):
             await refuse(send, 429, refusal[0], retry_after=refusal[1])
             return
         if path.endswith(("/wait", "/stream")):  # the answer comes when the run ends
@@ -245,13 +245,18 @@ class RequestLimits:
     async def _cron_refusal(self, scope: Scope, user: str) -> str | None:
         """Why `user` may not add a cron: each cron starts runs on its own schedule, so a user has at most
         PAGEGRAPH_RUNS_PER_USER of them (their runs would otherwise run past the limit at once)."""
-        crons = json_body(await self._internal(scope, "POST", "/runs/crons/search", {"limit": self.runs.at_once + 1}))
-        if isinstance(crons, list) and len(crons) >= self.runs.at_once:
+        if (crons := await self._crons_of(scope)) >= self.runs.at_once:
             return (
-                f"{user} has {len(crons)} crons; each starts runs of its own, and a user may have "
+                f"{user} has {crons} crons; each starts runs of its own, and a user may have "
                 f"{self.runs.at_once} runs at once (PAGEGRAPH_RUNS_PER_USER): delete one first"
             )
         return None
+
+    async def _crons_of(self, scope: Scope) -> int:
+        """How many crons the user of `scope` has (up to the run limit: more would not change an answer). Each holds
+        one of their run slots, so that their runs and their crons' never pass the limit together."""
+        crons = json_body(await self._internal(scope, "POST", "/runs/crons/search", {"limit": self.runs.at_once + 1}))
+        return len(crons) if isinstance(crons, list) else 0
 
     async def _hold_until_done(self, scope: Scope, user: str, thread_id: str, run_id: str) -> None:
         """Keep a background run's slot until the run ends: join it through the API, as its owner."""

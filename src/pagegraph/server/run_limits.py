@@ -19,7 +19,8 @@ WINDOW_S = 60.0
 LEASE_S = 3600.0  # a slot left by a process that died frees itself after this long
 KEY_PREFIX = "pagegraph:run-limits"
 
-# KEYS: running, started. ARGV: now, window, lease, at_once, per_minute, runs, ids... Atomic across workers.
+# KEYS: running, started. ARGV: now, window, lease, at_once (less the user's crons), per_minute, runs, ids...
+# Atomic across workers.
 ADMIT = """
 local now, window, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local at_once, per_minute, runs = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -83,7 +84,7 @@ class RunLimits:
             return
         self.redis.zpopmin(f"{KEY_PREFIX}:{user}:running", runs)
 
-    def _admit_here(self, user: str, runs: int) -> tuple[str, int] | None:
+    def _admit_here(self, user: str, runs: int, crons: int) -> tuple[str, int] | None:
         now = time.monotonic()
         started = self.started[user]
         while started and now - started[0] >= WINDOW_S:
@@ -92,8 +93,8 @@ class RunLimits:
             return self._too_many_started(
                 user, len(started), int(WINDOW_S - (now - started[0])) + 1 if started else int(WINDOW_S)
             )
-        if self.running[user] + runs > self.at_once:
-            return self._too_many_running(user, self.running[user])
+        if self.running[user] + crons + runs > self.at_once:
+            return self._too_many_running(user, self.running[user], crons)
         started.extend([now] * runs)
         self.running[user] += runs
         return None
@@ -105,9 +106,10 @@ class RunLimits:
             max(1, wait),
         )
 
-    def _too_many_running(self, user: str, running: int) -> tuple[str, int]:
+    def _too_many_running(self, user: str, running: int, crons: int) -> tuple[str, int]:
+        held = f" and {crons} cron{'s' if crons != 1 else ''}, which start runs of their own" if crons else ""
         return (
-            f"{user} has {running} runs going; the limit is {self.at_once} at once (PAGEGRAPH_RUNS_PER_USER)",
+            f"{user} has {running} runs going{held}; the limit is {self.at_once} at once (PAGEGRAPH_RUNS_PER_USER)",
             1,
         )
 
