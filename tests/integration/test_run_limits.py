@@ -56,3 +56,11 @@ def test_without_redis_the_limits_are_this_process_s() -> None:
     assert limits.admit("rita") is None and limits.admit("rita") is not None
     limits.release("rita")
     assert limits.admit("rita") is None
+
+
+def test_a_users_crons_hold_run_slots(redis_url: str) -> None:
+    for limits in (RunLimits(2, 10, redis_url), RunLimits(2, 10)):
+        assert limits.admit("pat", crons=1) is None
+        refused = limits.admit("pat", crons=1)
+        assert refused is not None and "pat has 1 runs going and 1 cron, which start runs" in refused[0]
+        limits.release("pat")

@@ -61,20 +61,22 @@ class RunLimits:
         limits = settings.limits
         return cls(limits.runs_per_user, limits.runs_per_user_per_minute, settings.server.redis_url)
 
-    def admit(self, user: str, runs: int = 1) -> tuple[str, int] | None:
-        """Take `runs` slots for `user`; or say why not, with the seconds to wait."""
+    def admit(self, user: str, runs: int = 1, crons: int = 0) -> tuple[str, int] | None:
+        """Take `runs` slots for `user`, whose `crons` each hold one (a cron starts runs of its own, on its
+        schedule); or say why not, with the seconds to wait."""
         if self._admit is None:
-            return self._admit_here(user, runs)
+            return self._admit_here(user, runs, crons)
         now = time.time()
         ids = [uuid.uuid4().hex for _ in range(runs)]
         keys = [f"{KEY_PREFIX}:{user}:running", f"{KEY_PREFIX}:{user}:started"]
+        free = self.at_once - crons
         verdict, count, oldest = self._admit(
-            keys=keys, args=[now, WINDOW_S, LEASE_S, self.at_once, self.per_minute, runs, *ids]
+            keys=keys, args=[now, WINDOW_S, LEASE_S, free, self.per_minute, runs, *ids]
         )
         if verdict == b"minute":
             return self._too_many_started(user, int(count), int(WINDOW_S - (now - float(oldest))) + 1)
         if verdict == b"at_once":
-            return self._too_many_running(user, int(count))
+            return self._too_many_running(user, int(count), crons)
         return None
 
     def release(self, user: str, runs: int = 1) -> None:
