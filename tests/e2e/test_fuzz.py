@@ -226,7 +226,7 @@ def test_the_inputs_a_replay_found_answer_4xx_and_leave_threads_readable(served:
         failures.append(f"chat input → {chat.status_code}: {chat.text[:200]}")
     searched = http.post("/runs/wait", json={"assistant_id": "search", "input": {"question": "night shift"}})
     passage = searched.json()["retrieved"][0]
-    for graph in ("basic", "rag", "auto", "extract"):
+    for graph in ("basic", "rag", "auto", "extract", "small_model", "pageindex", "search"):
         broken = http.post("/threads", json={"metadata": {"graph_id": graph}}).json()["thread_id"]
         edited = http.post(f"/threads/{broken}/state", json={"values": {"retrieved": [passage]}, "as_node": "search"})
         if edited.status_code >= 500:
