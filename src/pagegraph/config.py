@@ -258,6 +258,12 @@ class LimitSettings(BaseSettings):
     max_request_bytes: int = Field(
         default=1_000_000, ge=1024, description="largest HTTP request body the server reads (413 above it)"
     )
+    max_state_bytes: int = Field(
+        default=10_000_000,
+        ge=1024,
+        description="largest a server thread's state may grow to through an edit of it (`POST /threads/ID/state`; "
+        "413 above it): a chat's messages are added to at each edit",
+    )
     sign_in_failures_per_minute: int = Field(
         default=10,
         ge=1,

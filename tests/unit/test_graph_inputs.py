@@ -76,3 +76,17 @@ def test_bodies_no_route_can_take_are_named() -> None:
     assert "offset is 1e+20" in body_problem(b'{"offset": 1e20}')
     assert "after_seconds" in body_problem(b'{"after_seconds": 1e14}')
     assert "numbers may not pass" in body_problem(b'{"input": {"x": [1e300]}}')
+
+
+def test_a_state_edit_may_not_grow_a_thread_past_its_limit() -> None:
+    from pagegraph.config import Settings
+    from pagegraph.server.http_app import RequestLimits
+
+    async def app(scope, receive, send) -> None:  # noqa: ANN001
+        return None
+
+    limits = RequestLimits(app, Settings(limits={"max_state_bytes": 4096}))
+    thread = {"values": {"messages": [{"type": "human", "content": "x" * 3000}]}}
+    assert limits._state_too_large(thread, 500) is None
+    problem = limits._state_too_large(thread, 2000)
+    assert problem is not None and "would pass 4,096 bytes" in problem and "PAGEGRAPH_MAX_STATE_BYTES" in problem

@@ -113,6 +113,9 @@ class RequestLimits:
             detail = f"the question has {longest:,} characters; the limit is {limit:,} (PAGEGRAPH_MAX_QUESTION_CHARS)"
             await refuse(send, 413, detail)
             return
+        if state_update and (problem := self._state_too_large(thread, len(body))):
+            await refuse(send, 413, problem)
+            return
         if not starts_runs:
             await self.app(scope, replay, send)
             return
@@ -162,6 +165,17 @@ class RequestLimits:
             task = asyncio.create_task(self._hold_until_done(scope, user, thread_id, run_id))
             self._joins.add(task)
             task.add_done_callback(self._joins.discard)
+
+    def _state_too_large(self, thread: dict | None, sent: int) -> str | None:
+        """Why an edit of `thread`'s state would make it too large: what it keeps and what is sent together past
+        PAGEGRAPH_MAX_STATE_BYTES (keys with reducers, a chat's messages, grow at each edit)."""
+        kept = len(json.dumps((thread or {}).get("values") or {}, default=str))
+        limit = self.settings.limits.max_state_bytes
+        if kept + sent <= limit:
+            return None
+        return (
+            f"the thread's state would pass {limit:,} bytes ({kept:,} kept, {sent:,} sent) (PAGEGRAPH_MAX_STATE_BYTES)"
+        )
 
     async def _misfit(self, scope: Scope, path: str, payload: Any, thread: dict | None) -> str | None:
         """Why a run's input or a state update that `payload` sends does not fit its graph (`graph_inputs`), or None
