@@ -18,7 +18,7 @@ from tests.conftest import REPO
 from tests.e2e.harness import ScriptedOpenAI, Server, add_users, free_port, server_env
 
 pytestmark = pytest.mark.slow
-SLOW = "SLOW-QUESTION When does the night shift start?"
+SLOW = "When does the night shift start?"  # its calls reach the model (no gate abstains) and each takes 8 s
 ROUNDS = 3
 
 
@@ -30,7 +30,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Iterator[
     uploads.mkdir()
     (uploads / "rota.md").write_text("# Rota\n\nThe night shift starts at 22:00 every weekday.\n")
     keys = add_users(folder / "users.json", {"root": ["--role", "admin"], "rita": []})
-    model = ScriptedOpenAI(slow_s=8.0)
+    model = ScriptedOpenAI(slow_marker="night shift", slow_s=8.0)
     model.start()
     env = server_env(folder, cache_dir, folder / "users.json", PAGEGRAPH_UPLOAD_DIR=str(uploads), **model.settings())
     server = Server(url=f"http://127.0.0.1:{free_port()}", folder=folder, env=env, workers=2)
@@ -60,9 +60,7 @@ def test_a_reader_cancelling_and_restarting_slow_runs_neither_stalls_others_nor_
             runs = []
             for _ in range(2):
                 thread = reader.post("/threads", json={}).json()["thread_id"]
-                made = reader.post(
-                    f"/threads/{thread}/runs", json={"assistant_id": "basic", "input": {"question": SLOW}}
-                )
+                made = reader.post(f"/threads/{thread}/runs", json={"assistant_id": "rag", "input": {"question": SLOW}})
                 assert made.status_code in (200, 429), made.text  # 429: the cancelled ones still wind down
                 if made.status_code == 200:
                     runs.append((thread, made.json()["run_id"]))
@@ -74,12 +72,12 @@ def test_a_reader_cancelling_and_restarting_slow_runs_neither_stalls_others_nor_
                 asked = time.monotonic()
                 assert admin.get("/ui/me").status_code == 200
                 waits.append(time.monotonic() - asked)
-        time.sleep(10)  # the calls under way when the runs were cancelled (8 s each) end
-        after_cancel = model.calls
-        time.sleep(6)
-        assert model.calls == after_cancel, "a cancelled run makes no model call after its cancellation"
+        assert model.calls >= 1, "the runs reached the model before they were cancelled"
+        time.sleep(20)  # what the cancelled runs still do: the calls under way (8 s each) end, and nothing follows
     assert started >= 2 and max(waits) < 2.0, (started, waits)
-    assert model.calls <= 2 * started, f"{model.calls} model calls for {started} runs cancelled after 2.5 s"
+    # each run was cancelled during its first call (the plan's, whose scripted reply is no plan: a repair call would
+    # follow in the same stage): that call is the only one it makes
+    assert model.calls <= started, f"{model.calls} model calls for {started} runs cancelled during their first"
     print(f"{started} runs cancelled, {model.calls} model calls; admin waits p50 {statistics.median(waits):.2f} s")
 
 
@@ -92,7 +90,7 @@ def test_the_runs_a_user_may_have_at_once_are_one_limit_across_the_workers(site:
     for _ in range(6):
         with httpx.Client(base_url=url, headers={"x-api-key": key}, timeout=60) as fresh:
             thread = fresh.post("/threads", json={}).json()["thread_id"]
-            made = fresh.post(f"/threads/{thread}/runs", json={"assistant_id": "basic", "input": {"question": SLOW}})
+            made = fresh.post(f"/threads/{thread}/runs", json={"assistant_id": "rag", "input": {"question": SLOW}})
             statuses.append(made.status_code)
             if made.status_code == 200:
                 runs.append((thread, made.json()["run_id"]))

@@ -348,16 +348,20 @@ def test_crons_count_against_the_runs_a_user_may_have_at_once(site: dict) -> Non
         for cron in made:
             await pat.crons.delete(cron["cron_id"])
         again = await pat.crons.create("basic", **yearly)
-        # the cron holds one of pat's two slots: one run of her own at a time, so the cron's and hers never make 3
+        await pat.crons.delete(again["cron_id"])
+        # a cron holds one of rita's two slots: one run of her own at a time, so the cron's and hers never make 3
+        # (rita: pat has started her runs of this minute)
+        rita = get_client(url=site["server"].url, api_key=site["keys"]["rita"])
+        cron = await rita.crons.create("basic", **yearly)
         slow = {"question": "SLOW-QUESTION: by which day of the month are expenses filed?"}
-        threads = [await pat.threads.create() for _ in range(2)]
-        running = await pat.runs.create(threads[0]["thread_id"], "basic", input=slow)
+        threads = [await rita.threads.create() for _ in range(2)]
+        running = await rita.runs.create(threads[0]["thread_id"], "basic", input=slow)
         with pytest.raises(httpx.HTTPStatusError) as refused:
-            await pat.runs.create(threads[1]["thread_id"], "basic", input=slow)
+            await rita.runs.create(threads[1]["thread_id"], "basic", input=slow)
         assert refused.value.response.status_code == 429
         assert "1 runs going and 1 cron" in refused.value.response.json()["detail"]
-        await pat.runs.cancel(threads[0]["thread_id"], running["run_id"], wait=True)
-        await pat.crons.delete(again["cron_id"])
+        await rita.runs.cancel(threads[0]["thread_id"], running["run_id"], wait=True)
+        await rita.crons.delete(cron["cron_id"])
 
     run(attempt())
 
