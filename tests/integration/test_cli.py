@@ -100,6 +100,16 @@ def test_samples_ingest_and_inspect(cli_env: Path) -> None:
     printed = json.loads(out)
     assert code == 0 and printed["abstained"] is True
     assert printed["highlights"] and all(h["label"].startswith("[") and h["sentence"] for h in printed["highlights"])
+    # a mistyped document name is said, with what the index holds, not taken for "nothing found"
+    code, out = run("search", "error code", "--document", "nope.pdf")
+    flat = " ".join(out.split())
+    assert code != 0 and "no document in the index is called 'nope.pdf'" in flat and "sb40-user-manual.pdf" in flat
+    code, out = run("search", "error code", "--document", "sb40")
+    assert code == 0 and "sb40-user-manual.pdf" in out and "DEBUG" not in out, out
+    code, out = run("ask", "What does error code E04 mean?", "--graph", "rag", "--document", "nope.pdf", "--json")
+    printed = json.loads(out)
+    assert code == 0 and printed["abstained"] and "no document in the index is called 'nope.pdf'" in printed["answer"]
+    assert printed["llm_calls"] == 0
     code, out = run("ask", "anything", "--output-type", "poem")
     assert code == 2 and "--output-type 'poem'" in out
     code, out = run("ask", "anything", "--since", "2026-12-01", "--until", "2026-11-01")

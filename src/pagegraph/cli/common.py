@@ -125,11 +125,11 @@ def _setup(
         bool, typer.Option("--version", callback=_print_version, is_eager=True, help="print the version and exit")
     ] = False,
 ) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(message)s",
-        handlers=[RichHandler(console=err, show_time=False, show_path=False)],
-    )
+    level = logging.INFO if verbose else logging.WARNING
+    # the handler's level too: a library that sets its own logger to DEBUG when imported (bm25s does, after this
+    # runs, as commands import what they need) has its lines dropped here
+    handler = RichHandler(console=err, show_time=False, show_path=False, level=level)
+    logging.basicConfig(level=level, format="%(message)s", handlers=[handler])
     for noisy in ("pypdf", "bm25s", "chromadb"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
     try:

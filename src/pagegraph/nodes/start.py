@@ -1,6 +1,7 @@
 """First stage of every run: clear what a previous turn on the same thread left, settle the output type, narrow the
 filters to what a LangGraph server user may read, and refuse a question too long to answer before any model call
-(keeping only a short prefix of it, so that no state, trace or reply echoes the rest)."""
+(keeping only a short prefix of it, so that no state, trace or reply echoes the rest), or one asked of a document
+the index does not hold."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from pagegraph.config import Context, Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.llm.budget import context_window
 from pagegraph.llm.calls import estimate_tokens
-from pagegraph.nodes.common import context_of, pending_question
+from pagegraph.nodes.common import context_of, match_document_names, pending_question, visible_documents
 from pagegraph.services import Services
+from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.graph import RagState
 
 
@@ -46,6 +48,30 @@ def question_refusal(question: str, services: Services, context: Context) -> str
     return None
 
 
+SHOWN_NAMES = 8
+
+
+def unknown_documents(
+    requested: list[str], services: Services, context: Context, filters: RetrievalFilter | None
+) -> str | None:
+    """Why a run that names its documents is not run: a name that matches none the user may read (matched as
+    everywhere: exactly, ignoring case or the extension, or a unique part of a name). A user who mistyped a name
+    would otherwise read "nothing found" as the document's answer. A document the user may not read is missing
+    to them, as it is everywhere else."""
+    if not requested:
+        return None
+    known = sorted(doc.name for doc in visible_documents(services.index(context), filters))
+    missing = [name for name in requested if not match_document_names([name], known)]
+    if not missing:
+        return None
+    holds = ", ".join(known[:SHOWN_NAMES]) + (
+        f" and {len(known) - SHOWN_NAMES} more" if len(known) > SHOWN_NAMES else ""
+    )
+    return f"no document in the index is called {', '.join(repr(name) for name in missing)}: " + (
+        f"it holds {holds}" if known else "it holds none yet"
+    )
+
+
 def asked_question(state: RagState) -> tuple[str, bool]:
     """This run's question, and whether a chat client sent it as the thread's last message. `question` holds the
     previous run's question until a caller sends a new one; a question already on the thread is that stale one."""
@@ -64,11 +90,13 @@ def start(state: RagState, runtime: Runtime[Context], services: Services, nested
     left. A graph run as another's subgraph (`nested`) keeps the search its caller handed over."""
     context = context_of(runtime)
     question, from_messages = asked_question(state)
-    refusal = question_refusal(question, services, context)
+    filters = readable_filter(state.get("filters"))
+    refusal = question_refusal(question, services, context) or unknown_documents(
+        list(state.get("documents") or []), services, context, filters
+    )
     kept = services.settings.limits.refused_question_chars
     if refusal and len(question) > kept:
         question = question[:kept] + "…"
-    filters = readable_filter(state.get("filters"))
     return {
         "messages": [] if from_messages else [HumanMessage(question)],
         "filters": filters,
@@ -108,11 +136,16 @@ def start_search(state: RagState, runtime: Runtime[Context], services: Services)
     """First stage of a search: refuse an empty or overlong query (the run fails, naming why), narrow the filters
     to what a server user may read, and clear what a previous search on the same thread left."""
     question = state.get("question", "").strip()
-    if refusal := length_refusal(question, services.settings, "search"):
+    filters = readable_filter(state.get("filters"))
+    documents = list(state.get("documents") or [])
+    refusal = length_refusal(question, services.settings, "search") or unknown_documents(
+        documents, services, context_of(runtime), filters
+    )
+    if refusal:
         raise PagegraphError(refusal)
     return {
         "question": question,
-        "filters": readable_filter(state.get("filters")),
+        "filters": filters,
         "route": None,
         "retrieved": None,
         "relevance": None,
