@@ -411,3 +411,27 @@ def test_two_ingests_of_the_same_new_files_into_a_folder_do_the_work_once(tmp_pa
     with open_index(tmp_path / "index", Settings(cache_dir=cache_dir)) as index:
         chunks = sum(doc.n_chunks for doc in index.documents())
     assert (sum(parsed), sum(embedded)) == (5, chunks), outputs
+
+
+def test_remove_takes_one_document_out_with_its_vectors_and_keywords(
+    backend_settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """`pagegraph remove NAME` in both backends: the document, its chunks, vectors and keyword postings go, its file
+    stays, the others are untouched; a name the index does not hold is said."""
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLES, docs, ignore=shutil.ignore_patterns("*.py"))
+    query = embedder.embed(["grid voltage out of range"])[0]
+    with writable_index(backend_settings, embedder) as index:
+        Ingestor(index).run([docs])
+        manual = index.store.document_by_path(str((docs / "sb40-user-manual.pdf").resolve()))
+        assert any(hit.startswith(manual.id) for hit, _ in index.keyword_search("E04 grid voltage", 5))
+        outcomes = Ingestor(index).remove(["sb40-user-manual.pdf", "nope.pdf"])
+        assert [(o.name, o.status) for o in outcomes] == [("sb40-user-manual.pdf", "removed"), ("nope.pdf", "failed")]
+        assert sorted(d.name for d in index.store.documents()) == [
+            "commissioning-guide.md",
+            "support-call-2024-03-14.vtt",
+        ]
+        assert not any(hit.startswith(manual.id) for hit, _ in index.keyword_search("E04 grid voltage", 20))
+        remaining = {chunk.id for chunk in index.store.chunks()}
+        assert {chunk_id for chunk_id, _ in index.nearest(query, 500, RetrievalFilter())} == remaining
+        assert (docs / "sb40-user-manual.pdf").exists(), "the file stays"

@@ -27,6 +27,7 @@ from pagegraph.version import __version__
 # Each command (or group of commands) and the module that registers it, in the order `pagegraph --help` lists them.
 COMMANDS = {
     "ingest": "pagegraph.cli.ingest",
+    "remove": "pagegraph.cli.ingest",
     "summarize": "pagegraph.cli.summarize",
     "ask": "pagegraph.cli.ask",
     "chat": "pagegraph.cli.ask",

@@ -27,7 +27,7 @@ from pagegraph.cli.ingest_view import ingest_with_progress, outcome_line, print_
 from pagegraph.cli.summarize import print_refine_report, summarize_with_progress, summary_model
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError, PagegraphError
-from pagegraph.ingest.pipeline import IngestSummary
+from pagegraph.ingest.pipeline import Ingestor, IngestSummary
 from pagegraph.ingest.transfer import copy_index
 from pagegraph.llm.embedder import MAX_TOKENS_OF, embedding_model
 from pagegraph.state.documents import DocumentRecord, DocumentTags
@@ -190,6 +190,28 @@ def ingest(
     if summaries == "model" and ingested:
         _write_model_summaries(folder, settings, model, ingested)
     if summary.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def remove(
+    documents: Annotated[list[str], typer.Argument(help="document names, as `pagegraph inspect` lists them, or paths")],
+    index: IndexOption = None,
+) -> None:
+    """Remove documents from the index, with their chunks, vectors and keyword postings (their files stay where they
+    are; `ingest` adds them again)."""
+    settings = get_settings()
+    folder = index_folder(index, settings)
+    try:
+        if stored_manifest(folder, settings) is None:
+            raise PagegraphError(f"no index at {folder}: nothing to remove")
+        with open_index(folder, settings, write=True, wait_for_writer=_waiting) as opened:
+            outcomes = Ingestor(opened).remove(documents)
+    except (PagegraphError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    for outcome in outcomes:
+        console.print(outcome_line(outcome))
+    if any(outcome.status == "failed" for outcome in outcomes):
         raise typer.Exit(1)
 
 

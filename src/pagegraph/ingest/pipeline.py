@@ -436,6 +436,26 @@ class Ingestor:
         self.index.store.record_failure(str(path), path.name, reason)
         return FileOutcome(str(path), "failed", reason=reason)
 
+    def remove(self, names: list[str]) -> list[FileOutcome]:
+        """Take the documents called `names` (as `inspect` shows a name, or the file's path) out of the index, with
+        their chunks, vectors and keyword postings; their files are left as they are. A name that matches no
+        document (or only ones this run's user may not change: the same answer) is reported as failed."""
+        outcomes = []
+        documents = self.index.store.documents()
+        for name in names:
+            found = [
+                doc
+                for doc in documents
+                if name in (doc.name, doc.path) and (self.access is None or self.access.may_write(doc.tags))
+            ]
+            if not found:
+                outcomes.append(FileOutcome(name, "failed", reason="no document in the index is called that"))
+            for doc in found:
+                self.index.remove_document(doc.id)
+                outcomes.append(FileOutcome(doc.path, "removed", doc.n_pages, doc.n_chunks))
+        self.index.make_searchable()
+        return outcomes
+
     def _prune(self, scope: list[Path]) -> list[FileOutcome]:
         """Drop documents whose file no longer exists on disk, of those under the files and folders in `scope` (the
         run's; none named: every document), so that a machine prunes only what it ingests from."""
