@@ -43,7 +43,7 @@ def check(
             shape = endpoint.shape(chat.shape)
             where = (
                 f"  process: llama-server pid {endpoint.pid()} (kept by pid {endpoint.keeper_pid()} until "
-                f"{chat.idle_s:.0f} s without a call; `pagegraph model stop` ends it), {shape.slots} slots, "
+                f"{endpoint.idle_s():.0f} s without a call; `pagegraph model stop` ends it), {shape.slots} slots, "
                 f"{shape.threads} threads, weight repacking {'on' if shape.repack else 'off'}\n"
                 f"  build: {build_info(find_server_binary(chat.server_binary))}\n"
                 f"  CPU: {platform.machine()} with {', '.join(cpu_features()) or 'no listed features'}\n"

@@ -352,18 +352,6 @@ class ModelServer:
         """A process has loaded and answers (false while one is started again)."""
         return self._ready.is_set() and not self.failure
 
-    def wait_ready(self, timeout: float) -> None:
-        """Block until a process answers (after a restart, once it has loaded); raise when the supervisor gave up."""
-        if not self._ready.wait(timeout):
-            raise ModelProcessError(f"the model process did not come back within {timeout:.0f} s (log {self.log_path})")
-        if self.failure:
-            raise ModelProcessError(self.failure)
-
-    def kill(self) -> None:
-        """End a process that stopped answering; the supervisor starts another, and calls wait for it."""
-        self._ready.clear()
-        self._kill()
-
     def _kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
@@ -480,6 +468,11 @@ class Endpoint:
     def keeper_pid(self) -> int | None:
         published = self.published()
         return published.owner_pid if published else None
+
+    def idle_s(self) -> float | None:
+        """How long the keeper keeps the model loaded without a call (the setting of the command that started it)."""
+        published = self.published()
+        return published.idle_s if published else None
 
     def exit_of(self, pid: int | None, wait_s: float) -> str | None:
         """How the process `pid` ended, once its keeper has noted it (waiting up to `wait_s` for that)."""
