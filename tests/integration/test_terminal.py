@@ -81,3 +81,37 @@ def test_a_refused_first_read_leaves_only_the_final_answer_on_screen(tmp_path: P
     )
     order = [shown.index(part) for part in ("Evidence", "· writing the answer", answer, "Sources")]
     assert order == sorted(order), shown
+
+
+def test_piped_ask_writes_the_evidence_before_the_answer_arrives(tmp_path: Path, cache_dir: Path) -> None:
+    """Output to a pipe (a script, `| tee`): the evidence is written as soon as it is found, while a slow model is
+    still answering, then the checked answer; no redrawn region, no excerpt number."""
+    import time
+
+    model = ScriptedOpenAI(reply=lambda prompt: ANSWER, every_call_s=4.0)
+    model.start()
+    env = {
+        **os.environ,
+        **QUIET,
+        **model.settings(),
+        "PAGEGRAPH_INDEX": str(tmp_path / "index"),
+        "PAGEGRAPH_CACHE_DIR": str(cache_dir),
+        "PAGEGRAPH_INGEST_SUMMARIES": "extractive",
+    }
+    try:
+        subprocess.run([str(PAGEGRAPH), "ingest", str(SAMPLES)], env=env, check=True, capture_output=True)
+        question = "How much energy does the SB-40 store?"
+        process = subprocess.Popen(
+            [str(PAGEGRAPH), "ask", question, "--graph", "basic"], env=env, stdout=subprocess.PIPE, text=True
+        )
+        lines: list[tuple[float, str]] = []
+        for line in process.stdout:
+            lines.append((time.monotonic(), line.rstrip("\n")))
+        assert process.wait(timeout=300) == 0
+        ended = time.monotonic()
+    finally:
+        model.stop()
+    evidence = next(at for at, line in lines if line.startswith("Evidence"))
+    answered = next(at for at, line in lines if line.startswith("The SB-40 stores"))
+    assert answered - evidence >= 3.0 and ended - evidence >= 3.0, "the evidence came while the model was answering"
+    assert not any(re.search(r"\[\d+\]", line) for _, line in lines)

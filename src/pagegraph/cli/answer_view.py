@@ -78,15 +78,6 @@ def searched_as(console: Console, output: dict[str, Any]) -> None:
         console.print(f"[dim]searched as: {escape(rewrite['standalone'])}[/dim]", highlight=False)
 
 
-def print_answer(console: Console, output: dict[str, Any]) -> None:
-    """A finished run, all at once: evidence, answer, sources."""
-    searched_as(console, output)
-    print_evidence(console, output.get("highlights") or [])
-    console.print(output["answer"], highlight=False, markup=False)
-    print_sources(console, output)
-    print_footer(console, output)
-
-
 class StreamedAnswer:
     """Shows a run on a terminal as it happens; feed it the parts of
     `graph.stream(..., stream_mode=["updates", "messages"], subgraphs=True)`.
@@ -95,11 +86,14 @@ class StreamedAnswer:
     region that is redrawn (excerpt numbers left out: they are resolved to labels only once the answer is checked)
     and cleared at the end, so that a first read a second one replaced never stays on screen: only the final,
     checked answer is printed, with its sources and band. With `preview` off (--debug prints trace records to the
-    same terminal), a spinner line is all that shows while the model writes."""
+    same terminal), a spinner line is all that shows while the model writes. Without `redraw` (output to a pipe or
+    a file, where nothing can be cleared), the stages and the evidence are written as they come and the model's
+    words not at all: the checked answer follows them."""
 
-    def __init__(self, console: Console, preview: bool = True) -> None:
+    def __init__(self, console: Console, preview: bool = True, redraw: bool = True) -> None:
         self.console = console
         self.preview = preview
+        self.redraw = redraw
         self.stages_shown: set[str] = set()
         self.evidence_shown = False
         self.written = ""
@@ -124,6 +118,8 @@ class StreamedAnswer:
                 self._show_writing()
 
     def _show_writing(self) -> None:
+        if not self.redraw:
+            return
         if self.live is None:
             self.live = Live(console=self.console, transient=True, auto_refresh=False)
             self.live.start()

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from pagegraph import GRAPH_NAMES, GRAPHS
-from pagegraph.cli.answer_view import StreamedAnswer, print_answer
+from pagegraph.cli.answer_view import StreamedAnswer
 from pagegraph.cli.common import (
     DatabaseOption,
     DebugOption,
@@ -93,17 +93,14 @@ def _run_question(
 def _answer_question(
     graph: Any, inputs: dict[str, Any], context: Context, debug: bool, config: dict[str, Any] | None = None
 ) -> None:
-    """Ask and show the answer: streamed on a terminal, all at once otherwise."""
-    view = StreamedAnswer(console, preview=not debug) if console.is_terminal else None
+    """Ask and show the answer as the run goes: the stages and the evidence as they come, then the checked answer
+    (on a terminal, the model's words too while it writes them)."""
+    view = StreamedAnswer(console, preview=not debug, redraw=console.is_terminal)
     try:
         output = _run_question(graph, inputs, context, debug, config, view)
     finally:
-        if view is not None:
-            view.stop()
-    if view is not None:
-        view.finish(output)
-    else:
-        print_answer(console, output)
+        view.stop()
+    view.finish(output)
 
 
 @app.command()
