@@ -84,13 +84,27 @@ def test_stdio_tools_search_ask_and_refuse_bad_input(
             assert passage["label"] == "[visitors.md, Visitor guide, p. 1]" and passage["start_page"] == 1
             assert any("front desk" in s["sentence"] for s in passage["sentences"])
             assert json.loads(texts(found)) == found.structured_content, "the text part is the same JSON"
-            answer = await mcp.call_tool("ask", {"question": "What must visitors wear?"})
+            progress: list[tuple[float, str | None]] = []
+
+            async def on_progress(done: float, total: float | None, message: str | None) -> None:
+                progress.append((done, message))
+
+            answer = await mcp.call_tool("ask", {"question": "What must visitors wear?"}, progress_callback=on_progress)
             assert not answer.is_error, texts(answer)
+            # progress before the result: the stages, and the evidence once it is found (a client that times out a
+            # silent call stays with it)
+            assert [done for done, _ in progress] == list(range(1, len(progress) + 1)), progress
+            said = [message for _, message in progress]
+            assert any(m and m.startswith("evidence: ") and "visitors.md" in m for m in said), said
+            assert "checking citations" in said, said
             reply = answer.structured_content
             assert "badge" in reply["answer"] and not reply["abstained"]
             assert reply["citations"][0]["label"] == "[visitors.md, Visitor guide, p. 1]"
             assert reply["band"] in ("supported", "uncertain") and reply["evidence"]
             assert isinstance(reply["doubts"], list) and (reply["band"] == "uncertain" or not reply["doubts"])
+            unknown = await mcp.call_tool("search", {"query": "badge", "documents": ["nope.md"]})
+            assert unknown.is_error and "no document in the index is called 'nope.md'" in texts(unknown)
+            assert "visitors.md" in texts(unknown), "the refusal names what the index holds"
             for bad in ({"query": "badge", "k": 0}, {"k": 3}, {"query": "badge", "since": "yesterday"}):
                 refused = await mcp.call_tool("search", bad)
                 assert refused.is_error and texts(refused), bad

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -18,6 +19,7 @@ from langchain_core.tools import create_retriever_tool
 
 import pagegraph
 from pagegraph.config import Settings
+from pagegraph.errors import PagegraphError
 from pagegraph.llm.embedder import Embedder
 from pagegraph.services import Services
 from pagegraph.store.index import open_index
@@ -48,7 +50,8 @@ def test_documents_carry_source_section_pages_and_highlights(
         again = asyncio.run(search.ainvoke("What torque do the AC terminals take?"))
         assert [d.id for d in again] == [d.id for d in found]
         other = pagegraph.as_retriever(services=search.tools.services, filters={"documents": ["none.pdf"]})
-        assert other.invoke("AC terminals") == []
+        with pytest.raises(PagegraphError, match="no document in the index is called 'none.pdf': it holds"):
+            other.invoke("AC terminals")  # a mistyped name is said, not taken for "nothing found"
     finally:
         index.close()
 

@@ -51,6 +51,11 @@ def question_refusal(question: str, services: Services, context: Context) -> str
 SHOWN_NAMES = 8
 
 
+def named_documents(state: RagState, filters: RetrievalFilter | None) -> list[str]:
+    """The documents a run names: its `documents`, and those of its filter (as MCP and the tools send them)."""
+    return [*(state.get("documents") or []), *(filters.documents if filters and filters.documents else [])]
+
+
 def unknown_documents(
     requested: list[str], services: Services, context: Context, filters: RetrievalFilter | None
 ) -> str | None:
@@ -92,7 +97,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services, nested
     question, from_messages = asked_question(state)
     filters = readable_filter(state.get("filters"))
     refusal = question_refusal(question, services, context) or unknown_documents(
-        list(state.get("documents") or []), services, context, filters
+        named_documents(state, filters), services, context, filters
     )
     kept = services.settings.limits.refused_question_chars
     if refusal and len(question) > kept:
@@ -137,9 +142,8 @@ def start_search(state: RagState, runtime: Runtime[Context], services: Services)
     to what a server user may read, and clear what a previous search on the same thread left."""
     question = state.get("question", "").strip()
     filters = readable_filter(state.get("filters"))
-    documents = list(state.get("documents") or [])
     refusal = length_refusal(question, services.settings, "search") or unknown_documents(
-        documents, services, context_of(runtime), filters
+        named_documents(state, filters), services, context_of(runtime), filters
     )
     if refusal:
         raise PagegraphError(refusal)

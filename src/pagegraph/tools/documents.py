@@ -6,6 +6,7 @@ rights narrow every read (`Access`; None: the index's owner, as on the command l
 from __future__ import annotations
 
 import threading
+from collections.abc import Awaitable, Callable
 from datetime import date
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
 from pagegraph.graphs.ingest import build_ingest_graph
 from pagegraph.graphs.search import build_search_graph
+from pagegraph.nodes.labels import STAGE_LABELS
 from pagegraph.nodes.start import length_refusal
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Highlight, Pick
@@ -230,6 +232,31 @@ class DocumentTools:
                 "(`pagegraph ingest FOLDER`, or the ingest tool)"
             )
 
+    async def _run_telling(
+        self,
+        graph: CompiledStateGraph,
+        inputs: dict[str, Any],
+        access: Access | None,
+        on_stage: Callable[[str], Awaitable[None]] | None,
+    ) -> dict[str, Any]:
+        if on_stage is None:
+            return await graph.ainvoke(inputs, self.config(access), context=self.context)
+        final: dict[str, Any] = {}
+        told: set[str] = set()
+        parts = graph.astream(
+            inputs, self.config(access), context=self.context, stream_mode=["updates", "values"], subgraphs=True
+        )
+        async for namespace, mode, data in parts:
+            if mode == "values":
+                final = data if not namespace else final
+                continue
+            for node, update in data.items():
+                said = stage_said(node, update or {})
+                if said and said not in told:
+                    told.add(said)
+                    await on_stage(said)
+        return final
+
     def _inputs(self, question: str, flt: RetrievalFilter | None, what: str) -> dict[str, Any]:
         """A graph's input for `question` (`what`: a question or a search): refused when it is empty or too long,
         or when there is no index yet."""
@@ -267,9 +294,13 @@ class DocumentTools:
         flt: RetrievalFilter | None = None,
         graph: QuestionGraph = "auto",
         access: Access | None = None,
+        on_stage: Callable[[str], Awaitable[None]] | None = None,
     ) -> Answer:
+        """The question answered by `graph` as `access`; `on_stage` is told each stage as it is done, as the terminal
+        shows it ("searching", "checking the answer against the evidence"; the evidence once it is found), so that a
+        caller can show progress while a slow model answers."""
         inputs = self._inputs(question, flt, "question")
-        output = await self.graph(graph).ainvoke(inputs, self.config(access), context=self.context)
+        output = await self._run_telling(self.graph(graph), inputs, access, on_stage)
         highlights = output.get("highlights") or []
         return Answer(
             question=inputs["question"],
@@ -346,3 +377,12 @@ class DocumentTools:
             ],
             seconds=round(report.seconds, 1),
         )
+
+
+def stage_said(node: str, update: dict[str, Any]) -> str | None:
+    """What a caller watching a run is told of a stage that is done: its label (`nodes.labels`), and for the
+    highlight stage the best evidence sentence, with its citation."""
+    if node == "highlight":
+        best = (update.get("highlights") or [None])[0]
+        return f"evidence: {best.sentence} {best.label}" if best is not None else None
+    return STAGE_LABELS.get(node)

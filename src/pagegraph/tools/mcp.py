@@ -110,10 +110,17 @@ def build_mcp_server(
             QuestionGraph, Field(description="the answering workflow; auto picks one for the model")
         ] = "auto",
     ) -> Answer:
+        told = 0
+
+        async def progress(stage: str) -> None:  # MCP clients time out a silent call; these keep it alive
+            nonlocal told
+            told += 1
+            await ctx.report_progress(told, None, stage)
+
         return await run(
             ctx,
             lambda access: tools.ask(
-                question, search_filter(documents, projects, source_types, since, until), graph, access
+                question, search_filter(documents, projects, source_types, since, until), graph, access, progress
             ),
         )
 
