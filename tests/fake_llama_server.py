@@ -7,7 +7,8 @@ answers /health, /metrics (the calls being answered), /tokenize and /v1/chat/com
 - `crash`: dies with SIGSEGV at every first reply;
 - `die-at-load`: exits with status 1 before it answers /health.
 
-FAKE_LLAMA_DELAY_S makes every reply after the first wait that long (a call to cut off).
+FAKE_LLAMA_DELAY_S makes every reply after the first wait that long (a call to cut off). A streamed call gets
+FAKE_LLAMA_STREAM_TOKENS tokens, FAKE_LLAMA_TOKEN_DELAY_S apart.
 
 Each process appends its pid and arguments to FAKE_LLAMA_STARTS (a file), so tests count the starts.
 """
@@ -24,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MODE = os.environ.get("FAKE_LLAMA_MODE", "ok")
 ARGS = sys.argv[1:]
 DELAY_S = float(os.environ.get("FAKE_LLAMA_DELAY_S", "0"))
+STREAM_TOKENS = int(os.environ.get("FAKE_LLAMA_STREAM_TOKENS", "3"))
+TOKEN_DELAY_S = float(os.environ.get("FAKE_LLAMA_TOKEN_DELAY_S", "0"))
 replies = 0
 processing = 0
 
@@ -68,6 +71,9 @@ class Handler(BaseHTTPRequestHandler):
         if replies > 1:
             time.sleep(DELAY_S)
         processing -= 1
+        if body.get("stream"):
+            self._stream_reply()
+            return
         self._reply(
             200,
             {
@@ -75,6 +81,26 @@ class Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
             },
         )
+
+    def _stream_reply(self) -> None:
+        """A streamed reply of STREAM_TOKENS tokens, TOKEN_DELAY_S apart; each token sent is counted in
+        FAKE_LLAMA_TOKENS (a file), so a test sees when a client that closed the stream stopped it."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        for n in range(STREAM_TOKENS):
+            chunk = {"choices": [{"index": 0, "delta": {"content": "OK " if n == 0 else "ok "}, "finish_reason": None}]}
+            try:
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            except OSError:  # the client closed the stream: stop generating, as llama-server does
+                return
+            if tokens := os.environ.get("FAKE_LLAMA_TOKENS"):
+                with open(tokens, "a") as record:
+                    record.write("t\n")
+            time.sleep(TOKEN_DELAY_S)
+        end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5}}
+        self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
 
 
 def main() -> None:

@@ -195,3 +195,52 @@ def test_a_model_that_cannot_start_is_reported_to_the_command_that_asked(
     monkeypatch.setenv("FAKE_LLAMA_MODE", "crash")
     with pytest.raises(LocalModelError, match=r"could not start: llama-server died with SIGSEGV"):
         model(fake_binary, tmp_path / "process").invoke([HumanMessage(content="hi")])
+
+
+def test_a_cancelled_run_closes_the_embedded_models_reply_between_tokens(
+    fake_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a run that can be cancelled (the server's), even a call nobody streams is streamed, so that cancelling
+    the run closes it between tokens and the model stops generating it."""
+    import asyncio
+
+    from langgraph.graph import END, START
+    from typing_extensions import TypedDict
+
+    from pagegraph.graphs.builder import StageGraph
+    from pagegraph.llm.calls import invoke_model
+
+    monkeypatch.setenv("FAKE_LLAMA_MODE", "ok")
+    monkeypatch.setenv("FAKE_LLAMA_STREAM_TOKENS", "40")
+    monkeypatch.setenv("FAKE_LLAMA_TOKEN_DELAY_S", "0.1")
+    monkeypatch.setenv("FAKE_LLAMA_TOKENS", str(tmp_path / "tokens"))
+    local = model(fake_binary, tmp_path / "process")
+    local.invoke([HumanMessage(content="load")])  # started (and checked) before the run
+
+    class State(TypedDict, total=False):
+        answer: str
+
+    def read(state: State) -> dict:
+        reply, _ = invoke_model(local, [HumanMessage(content="hi")], purpose="read")
+        return {"answer": reply.content}
+
+    builder = StageGraph(State)
+    builder.add_node("read", read)
+    builder.add_edge(START, "read")
+    builder.add_edge("read", END)
+    graph = builder.compile()
+
+    async def cancel_after(seconds: float) -> float:
+        run = asyncio.create_task(graph.ainvoke({}))
+        await asyncio.sleep(seconds)
+        run.cancel()
+        cancelled = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        return time.monotonic() - cancelled
+
+    took = asyncio.run(cancel_after(1.0))
+    sent = len((tmp_path / "tokens").read_text().splitlines())
+    time.sleep(0.5)
+    assert took < 1.0, f"the cancellation waited {took:.1f} s for a reply of 4 s"
+    assert sent < 20 and len((tmp_path / "tokens").read_text().splitlines()) <= sent + 1, "the model stopped"
