@@ -34,6 +34,7 @@ def test_a_state_update_is_checked_key_by_key(graph_inputs) -> None:
     assert graph_inputs.update_problem(basic, {"question": "When?", "filters": None, "documents": ["a.md"]}) is None
     assert "'retrieved' holds records" in graph_inputs.update_problem(basic, {"retrieved": [{"id": 3}]})
     assert graph_inputs.update_problem(basic, {"retrieved": None, "verdict": None}) is None
+    assert "'usage' holds records" in graph_inputs.update_problem(basic, {"usage": {"calls": 1}}), "a bare record"
     assert "'nonesuch' is not part of the basic state" in graph_inputs.update_problem(basic, {"nonesuch": 1})
     through_command = {"input": None, "command": {"update": {"retrieved": 5}}}
     assert "'retrieved' holds records" in graph_inputs.run_problem(basic, through_command)

@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.messages import convert_to_messages
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 SHOWN_ERRORS = 3
 
@@ -87,7 +87,7 @@ def update_problem(graph: CompiledStateGraph, values: dict) -> str | None:
             if problem:
                 return f"the {graph.name} state's {problem}"
             continue
-        if key not in inputs and holds_records(fields[key]):
+        if key not in inputs and key in record_keys(graph):
             return (
                 f"the {graph.name} state's {key!r} holds records its stages write; a state edit may clear it (null) "
                 "but not set it"
@@ -100,14 +100,25 @@ def update_problem(graph: CompiledStateGraph, values: dict) -> str | None:
 
 
 @cache
+def state_hints(graph: CompiledStateGraph) -> dict[str, Any]:
+    return typing.get_type_hints(graph.builder.state_schema, include_extras=True)
+
+
+@cache
 def state_fields(graph: CompiledStateGraph) -> dict[str, TypeAdapter]:
-    hints = typing.get_type_hints(graph.builder.state_schema, include_extras=True)
-    return {name: TypeAdapter(hint) for name, hint in hints.items()}
+    return {name: TypeAdapter(hint) for name, hint in state_hints(graph).items()}
 
 
-def holds_records(field: TypeAdapter) -> bool:
-    """Whether a state field's values are (or contain) pydantic records, by its JSON schema."""
-    return "$defs" in field.json_schema() or "$ref" in json.dumps(field.json_schema())
+@cache
+def record_keys(graph: CompiledStateGraph) -> frozenset[str]:
+    """The state keys whose values are, or hold, pydantic records (a passage, the route, a list of them)."""
+    return frozenset(name for name, hint in state_hints(graph).items() if holds_records(hint))
+
+
+def holds_records(hint: Any) -> bool:
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return True
+    return any(holds_records(argument) for argument in typing.get_args(hint))
 
 
 def described(exc: ValidationError) -> str:
