@@ -202,6 +202,19 @@ def test_printed_numbers_are_the_labels_else_the_printed_offset() -> None:
     assert printed_numbers(numbered(1, 4, front=0), RULES.printed_offset_support) == {}, "printed as placed"
 
 
+def test_a_page_has_a_printed_number_only_where_it_is_its_own() -> None:
+    # an earnings release: four pages numbered as placed, then an appendix printed "A-1" ... "A-4"
+    release = [Page(number=n, text=f"Results\nText of the page.\n{n}") for n in range(1, 5)]
+    release += [Page(number=4 + n, text=f"Appendix table\nNet revenue 1,234\nA-{n}") for n in range(1, 5)]
+    assert printed_numbers(release, RULES.printed_offset_support) == {5: "A-1", 6: "A-2", 7: "A-3", 8: "A-4"}
+    # a page whose number is lost (a full-page table) between two numbered pages keeps the sequence's; the pages
+    # after the last numbered one print none and get none
+    pages = numbered(1, 6, front=2)
+    pages[4] = Page(number=5, text="A full-page table\n| 1 | 2 |")
+    pages += [Page(number=9, text="Exhibit list\nNo number here.")]
+    assert printed_numbers(pages, RULES.printed_offset_support) == {3: "1", 4: "2", 5: "3", 6: "4", 7: "5", 8: "6"}
+
+
 def test_a_page_labelled_pdf_cites_the_printed_number_and_keeps_the_pdf_page(
     tmp_path: Path, cache_dir: Path, embedder: Embedder
 ) -> None:
@@ -223,3 +236,25 @@ def test_a_page_labelled_pdf_cites_the_printed_number_and_keeps_the_pdf_page(
     assert (citation.start_page, citation.end_page) == (2, 4), "the PDF's pages, for the page view and evaluation"
     quote = citation.quote  # the sentence stating the answer's value: the page view opens the PDF's third page
     assert quote.page == 3 and quote.label == "[pump.pdf, Operation, p. 1]"
+
+
+def test_an_appendix_page_printed_a_2_is_cited_as_printed_beside_its_file_page(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    (tmp_path / "docs").mkdir()
+    release = [(f"Results {n}", f"Quarterly commentary, part {n}.\n{n}") for n in range(1, 5)]
+    appendix = [
+        ("Reconciliation", "Net revenue by division.\nA-1"),
+        ("Division results", "Frito-Lay North America net revenue was 6,254 million dollars.\nA-2"),
+        ("Notes", "Definitions of the measures.\nA-3"),
+    ]
+    text_pdf(tmp_path / "docs" / "release.pdf", release + appendix)
+    settings = Settings(index=tmp_path / "index", cache_dir=cache_dir)
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        assert not Ingestor(index).run([tmp_path / "docs"]).failed
+        model = ScriptedChatModel.replying("Its net revenue was 6,254 million dollars [1].", judge_yes=0.99)
+        graph = build_graph("extract", services=Services(settings, chat_model=model, index=index))
+        output = graph.invoke({"question": "What was Frito-Lay North America net revenue?"}, context=Context())
+    (stating,) = [h for h in output["highlights"] if "6,254" in h.sentence]
+    assert stating.page == 6 and stating.label.endswith("p. A-2]"), stating
+    assert not any(h.label.endswith("p. 2]") and h.page != 2 for h in output["highlights"]), "no label names page 2"

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from pagegraph import build_graph
-from pagegraph.checks.candidates import answer_candidates, asks_several
+from pagegraph.checks.candidates import answer_candidates, asks_several, fits_question
 from pagegraph.checks.confidence import doubts
 from pagegraph.config import Context, PickingKnobs, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
@@ -123,6 +123,29 @@ def test_a_table_cell_is_a_candidate_with_its_row_and_column_and_no_other_years_
     value = next(c for c in members if c.value.startswith("43,401"))
     assert value.kind == "value" and "paid memberships in the United States" in value.measures
     assert compose(value) == f"{value.value} [1]", "the words around a value, which may hold others, are not the answer"
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "before", "after", "fits"),
+    [
+        ("How many stores were open?", "2023", "At the end of fiscal ", "", False),
+        ("In what year did it open its first store?", "2023", "It opened in ", "", True),
+        ("What was net income for the three months ended April 1?", "six", "For the ", " months ended", False),
+        ("How many minutes should you rest?", "5", "Rest for ", " minutes before", True),
+        ("How long should you rest?", "5", "Rest for ", " minutes before", True),
+        ("What were revenues, in millions of dollars?", "12%", "Revenues grew ", "", False),
+        ("What share of revenue came from stores?", "$4.1 billion", "Stores sold ", "", False),
+        ("What share of revenue came from stores?", "67%", "Stores sold ", "", True),
+        ("What were diluted earnings per share?", "$6.29", "Diluted earnings per share ", "", True),
+        ("How many users does the dataset have?", "2", "as shown in Table ", "", False),
+        ("How many users does the dataset have?", "1,791", "The dataset has ", " users", True),
+        ("What was the revenue on December 31?", "December 31, 2021", "", "", False),
+    ],
+)
+def test_a_candidate_is_a_value_of_the_kind_the_question_asks_for(
+    question: str, text: str, before: str, after: str, fits: bool
+) -> None:
+    assert fits_question(question, text, before, after) is fits
 
 
 def test_the_model_picks_the_cell_and_the_answer_shows_its_row_and_column(filing) -> None:

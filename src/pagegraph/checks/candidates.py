@@ -35,6 +35,47 @@ _SEVERAL = re.compile(
 )
 
 
+# what a question asks for, for the kinds of value that can answer it (`fits_question`)
+_TIME_ASKED = re.compile(
+    r"\b(?:when|how\s+long|(?:what|which|in\s+what)\s+(?:year|date|day|month|time|period|quarter))\b", re.IGNORECASE
+)
+_SHARE_ASKED = re.compile(r"\b(?:percent(?:age)?s?|proportion|fraction|share\s+of)\b|%", re.IGNORECASE)
+_MONEY_ASKED = re.compile(r"\b(?:dollars?|euros?|pounds|yen|usd|eur)\b|[$€£¥]", re.IGNORECASE)
+_TIME_UNIT = r"(?:second|minute|hour|day|week|month|quarter|year)"
+_DURATION_AFTER = re.compile(rf"\s*-?\s*(?P<unit>{_TIME_UNIT})s?\b", re.IGNORECASE)
+# a number that names a part of the document, not a quantity: "Table 2", "Note 7", "Item 1A", "page 12"
+_REFERENCE_BEFORE = re.compile(
+    r"\b(?:table|figure|fig\.|section|item|note|notes|appendix|chapter|step|part|page|p\.|pp\.|exhibit|schedule|"
+    r"article|footnote)\s*$",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+
+
+def fits_question(question: str, text: str, before: str = "", after: str = "") -> bool:
+    """Whether a value written `text`, with the words `before` and `after` it, is of a kind that can answer
+    `question`: a date, a year or a duration ("six months ended") only where the question asks when or how long,
+    or counts in the duration's unit ("how many minutes"); an amount of money not where it asks for a percentage, a
+    percentage not where it names a currency; never a number that names a part of the document ("Table 2")."""
+    if _REFERENCE_BEFORE.search(before):
+        return False
+    values = extract_values(text, names=False)
+    if not values:
+        return True  # a name or words: the question's shape decides those
+    value = values[0]
+    time_asked = bool(_TIME_ASKED.search(question))
+    if value.kind == "date" or (value.kind == "number" and _YEAR.fullmatch(value.text.strip())):
+        return time_asked
+    duration = _DURATION_AFTER.match(after)
+    if duration and value.kind == "number":
+        unit = duration.group("unit").lower()
+        counted = rf"\bhow\s+many\s+(?:\w+\s+)?{unit}s\b|\b(?:in|number\s+of)\s+{unit}s\b"
+        return time_asked or bool(re.search(counted, question, re.IGNORECASE))
+    if value.kind == "money" and _SHARE_ASKED.search(question) and not _MONEY_ASKED.search(question):
+        return False
+    return not (value.kind == "percent" and _MONEY_ASKED.search(question) and not _SHARE_ASKED.search(question))
+
+
 def asks_several(question: str) -> bool:
     """Whether a question asks for more than one value or name (a two-place question, a list)."""
     return bool(_SEVERAL.search(question)) or answer_shape(question) == "list"
@@ -120,12 +161,17 @@ def answer_candidates(
         row = _row_of(sentence.sentence, rows.get(sentence.passage, []))
         if row is not None:
             for cell, measures, option in _cells(row):
+                if not fits_question(question, cell):
+                    continue
                 score = round(sentence.score + knobs.label_weight * _label_match(measures, asked, reading), 4)
                 found.append(Candidate(kind="cell", value=cell, measures=measures, option=option, score=score, **where))
             continue
         after_previous = 0
         for value in extract_values(sentence.sentence, names=shape in _NAMED_SHAPES):
             if _asked(value, question_values):  # part of the label: "In 2021, the rate was 91%"
+                continue
+            said = sentence.sentence
+            if not fits_question(question, said[value.start : value.end], said[: value.start], said[value.end :]):
                 continue
             start, after_previous = after_previous, value.end
             measures, option = _around(sentence.sentence, value, start, knobs.context_words)

@@ -1,7 +1,10 @@
 """The page numbers a reader sees printed on a document's pages, which often differ from the pages' places in the
 file (a cover and a table of contents before page 1). A PDF's own page labels (`/PageLabels`, read at ingest) name
 them where it defines them; else the numbers that start or end the first or last lines of the pages, where most of
-them agree on one offset from the physical number."""
+them agree on one offset from the physical number. A page is given a printed number only where it is its own: the
+page prints it, or it lies between two pages that print numbers of the same sequence (a number lost to a picture or a
+full-page table). Numbers with a letter prefix ("A-2", an appendix's pages) are a sequence of their own, shown as
+printed: read as plain numbers they would name other pages."""
 
 from __future__ import annotations
 
@@ -10,32 +13,61 @@ from collections import Counter
 
 from pagegraph.state.documents import Page
 
-_EDGE_NUMBER = re.compile(r"^\s*(\d{1,4})\b|\b(\d{1,4})\s*$")
+# a number, or an appendix's "A-2", alone at the start or the end of a line
+_EDGE_NUMBER = re.compile(r"^\s*(?:([A-Z]{1,3})-)?(\d{1,4})\b|\b(?:([A-Z]{1,3})-)?(\d{1,4})\s*$")
 _EDGE_LINES = 2
 
 
-def _edge_numbers(text: str) -> set[int]:
+def _edge_numbers(text: str) -> set[tuple[str, int]]:
+    """(prefix, number) of each number at an edge of the page's first and last lines; the prefix is "" for a plain
+    number."""
     lines = [line for line in text.splitlines() if line.strip()]
     edges = lines[:_EDGE_LINES] + lines[-_EDGE_LINES:]
-    return {int(a or b) for line in edges for a, b in _EDGE_NUMBER.findall(line)}
+    found = set()
+    for line in edges:
+        for start_prefix, start, end_prefix, end in _EDGE_NUMBER.findall(line):
+            found.add((start_prefix or end_prefix, int(start or end)))
+    return found
 
 
-def printed_offset(pages: list[Page], min_support: float) -> int | None:
-    """Physical minus printed page number that most pages agree on, from the numbers at the start or end of their
-    first and last lines; None when fewer than `min_support` of the pages (and fewer than 2) agree."""
-    offsets = Counter(page.number - n for page in pages for n in _edge_numbers(page.text) if n <= page.number)
+def printed_offset(pages: list[Page], min_support: float, prefix: str = "") -> int | None:
+    """Physical minus printed page number that most pages agree on, from the numbers (with `prefix`) at the start or
+    end of their first and last lines; None when fewer than `min_support` of the pages (and fewer than 2) agree. A
+    prefixed sequence (an appendix's "A-1", "A-2") counts against the pages that print that prefix."""
+    offsets = Counter(
+        page.number - n for page in pages for p, n in _edge_numbers(page.text) if p == prefix and n <= page.number
+    )
     if not offsets:
         return None
     offset, support = offsets.most_common(1)[0]
-    return offset if support >= max(2, min_support * len(pages)) else None
+    counted = len(pages) if not prefix else sum(any(p == prefix for p, _ in _edge_numbers(page.text)) for page in pages)
+    return offset if support >= max(2, min_support * counted) else None
+
+
+def _sequence(pages: list[Page], min_support: float, prefix: str) -> dict[int, str]:
+    """The pages of one printed sequence with their printed numbers: those printing the number the sequence's
+    offset gives them, and the pages between two such."""
+    offset = printed_offset(pages, min_support, prefix)
+    if offset is None:
+        return {}
+    own = [page.number for page in pages if (prefix, page.number - offset) in _edge_numbers(page.text)]
+    if not own:
+        return {}
+    return {
+        page.number: f"{prefix}-{page.number - offset}" if prefix else str(page.number - offset)
+        for page in pages
+        if min(own) <= page.number <= max(own)
+    }
 
 
 def printed_numbers(pages: list[Page], min_support: float) -> dict[int, str]:
     """Physical page number → the number printed on it, for the pages whose printed number differs from their place
-    in the file: the document's page labels where it has them, else its printed offset (`printed_offset`); empty
-    when the two agree everywhere or nothing is printed."""
+    in the file: the document's page labels where it has them, else the printed sequences (`printed_offset`),
+    prefixed ones first; empty when the two agree everywhere or nothing is printed."""
     labels = {page.number: page.label for page in pages if page.label}
     if not labels:
-        offset = printed_offset(pages, min_support) or 0
-        labels = {page.number: str(page.number - offset) for page in pages if page.number > offset}
+        prefixes = Counter(p for page in pages for p in {p for p, _ in _edge_numbers(page.text) if p})
+        for prefix in [*(p for p, count in prefixes.most_common() if count >= 2), ""]:
+            for number, label in _sequence(pages, min_support, prefix).items():
+                labels.setdefault(number, label)
     return {number: label for number, label in labels.items() if label != str(number)}
