@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import ValidationError
+
+SHOWN_ERRORS = 3
+
 
 class PagegraphError(ValueError):
     """Base class for errors reported to the user as one clear line. A ValueError, because LangGraph server passes
@@ -37,3 +41,12 @@ class ModelError(PagegraphError):
 
 class ModelUnavailableError(ModelError):
     """A remote model server refused the connection, timed out, or does not serve the model."""
+
+
+def described(exc: ValidationError) -> str:
+    """A validation error as one line a user reads: each field and what is wrong with it (pydantic's own text
+    repeats the rejected values and ends in a documentation link)."""
+    errors = exc.errors(include_url=False)
+    parts = [f"{'.'.join(str(at) for at in error['loc']) or 'the value'}: {error['msg']}" for error in errors]
+    more = f" (and {len(parts) - SHOWN_ERRORS} more)" if len(parts) > SHOWN_ERRORS else ""
+    return "; ".join(parts[:SHOWN_ERRORS]) + more

@@ -3,13 +3,14 @@ then the evidence, then the answer's tokens, then its sources."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from pagegraph import build_graph
-from pagegraph.cli.answer_view import StreamedAnswer
+from pagegraph.cli.answer_view import JsonLinesView, StreamedAnswer
 from pagegraph.cli.ask import _run_question
 from pagegraph.config import Context, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
@@ -170,3 +171,26 @@ def test_the_search_stage_says_which_words_it_read_as_others(sample_index: Path,
         r'· searching: \d+ passages from \d+ documents? \(read "wieght" as "weight"\)\n', screen_of(console)
     )
     assert "spelling" not in next(r for r in unread["trace"] if "passages" in r.details).details
+
+
+def test_json_lines_give_each_stage_and_the_evidence_before_the_answer(
+    sample_index: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    compiled, _, index = _graph(
+        sample_index, cache_dir, embedder, "extract", citing("98 kg", "The SB-40 weighs 98 kg [{n}].")
+    )
+    lines: list[str] = []
+    view = JsonLinesView(lines.append)
+    try:
+        output = _run_question(compiled, {"question": "How much does the SB-40 weigh?"}, Context(), False, None, view)
+    finally:
+        index.close()
+    view.finish(output)
+    events = [json.loads(line) for line in lines]
+    assert all(line.endswith("\n") and line.count("\n") == 1 for line in lines), "one object a line"
+    kinds = [event["event"] for event in events]
+    assert kinds[-1] == "answer" and "evidence" in kinds and kinds.index("evidence") < len(kinds) - 1
+    assert "stage" in kinds[: kinds.index("evidence")], "the search stage is told before the evidence"
+    evidence = events[kinds.index("evidence")]["highlights"]
+    assert any("98 kg" in h["sentence"] for h in evidence) and all(h["label"].startswith("[") for h in evidence)
+    assert "98 kg" in events[-1]["answer"] and events[-1]["citations"][0]["label"] in events[-1]["answer"]

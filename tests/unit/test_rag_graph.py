@@ -226,6 +226,11 @@ def test_documents_named_in_the_question_restrict_the_search(ask) -> None:
     unknown, _ = ask("What does E04 mean?", inputs={"documents": ["nothing.pdf"]})
     assert unknown["abstained"] and "no document in the index is called 'nothing.pdf'" in unknown["abstain_reason"]
     assert "sb40-user-manual.pdf" in unknown["abstain_reason"], "the refusal names what the index holds"
+    mistyped, _ = ask("What does E04 mean?", inputs={"documents": ["sb40-user-manul.pdf"]})
+    assert "the closest: sb40-user-manual.pdf" in mistyped["abstain_reason"]
+    for key, what in (("projects", "project"), ("source_types", "source type")):
+        filtered, _ = ask("What does E04 mean?", inputs={"filters": {key: ["finanse"]}})
+        assert filtered["abstained"] and f"no {what} in the index is called 'finanse'" in filtered["abstain_reason"]
 
 
 def test_chat_thread_keeps_history(sample_index: Path, cache_dir: Path, embedder: Embedder) -> None:

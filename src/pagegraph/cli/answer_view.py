@@ -1,11 +1,15 @@
 """How `ask` and `chat` show a run: the evidence sentences first, then the answer with its sources. On a terminal
 the run is streamed: each stage as it finishes, the evidence as soon as it is picked, what the answer model writes
-as it comes (redrawn, then cleared), then the checked answer with its sources. Piped output and `--json` are printed
-once the run ends."""
+as it comes (redrawn, then cleared), then the checked answer with its sources. Piped, the stages and the evidence
+are written as they come and the answer at the end; `--json` prints the output once the run ends, `--json-lines`
+one JSON object per event as it comes (`JsonLinesView`)."""
 
 from __future__ import annotations
 
+import json
 import re
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, Group
@@ -15,6 +19,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from pagegraph.checks.confidence import doubts
+from pagegraph.cli.common import output_json
 from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
 from pagegraph.prompts.languages import BAND_TEXTS
 from pagegraph.state.answering import Highlight, Pick, ValueCheck
@@ -173,3 +178,37 @@ _EXCERPT_NUMBERS = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]|\s*\[[\d,\s–-]
 
 def without_excerpt_numbers(text: str) -> str:
     return _EXCERPT_NUMBERS.sub("", text)
+
+
+class JsonLinesView:
+    """Shows a run as JSON lines for a program reading them as they come (`ask --json-lines`): `{"event": "stage",
+    "stage": NODE, "label": ...}` as each stage finishes, `{"event": "evidence", "highlights": [...]}` once the
+    evidence is picked, and `{"event": "answer", ...}` with the whole output (as `--json` prints it) at the end."""
+
+    def __init__(self, write: Callable[[str], Any] | None = None) -> None:
+        self.write = write or self._stdout
+
+    @staticmethod
+    def _stdout(line: str) -> None:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+    def _event(self, event: str, fields: str) -> None:
+        """One line: the event's name, then `fields`, a JSON object's text (records already dumped)."""
+        body = fields.strip()[1:-1]
+        self.write(f'{{"event": {json.dumps(event)}{", " if body else ""}{body}}}\n')
+
+    def part(self, mode: str, data: Any) -> None:
+        if mode != "updates":
+            return
+        for node, update in data.items():
+            if node == "highlight":
+                self._event("evidence", output_json({"highlights": (update or {}).get("highlights") or []}))
+            elif label := STAGE_LABELS.get(node):
+                self._event("stage", json.dumps({"stage": node, "label": label}))
+
+    def stop(self) -> None:
+        """Nothing is drawn that would need clearing."""
+
+    def finish(self, output: dict[str, Any]) -> None:
+        self._event("answer", output_json(output))

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from pagegraph import GRAPH_NAMES, GRAPHS
-from pagegraph.cli.answer_view import StreamedAnswer
+from pagegraph.cli.answer_view import JsonLinesView, StreamedAnswer
 from pagegraph.cli.common import (
     DatabaseOption,
     DebugOption,
@@ -70,7 +70,7 @@ def _run_question(
     context: Context,
     debug: bool,
     config: dict[str, Any] | None = None,
-    view: StreamedAnswer | None = None,
+    view: StreamedAnswer | JsonLinesView | None = None,
 ) -> dict[str, Any]:
     """Run a question; with `view`, show it as it happens; with `debug`, print each stage's trace record."""
     if not debug and view is None:
@@ -91,11 +91,16 @@ def _run_question(
 
 
 def _answer_question(
-    graph: Any, inputs: dict[str, Any], context: Context, debug: bool, config: dict[str, Any] | None = None
+    graph: Any,
+    inputs: dict[str, Any],
+    context: Context,
+    debug: bool,
+    config: dict[str, Any] | None = None,
+    json_lines: bool = False,
 ) -> None:
     """Ask and show the answer as the run goes: the stages and the evidence as they come, then the checked answer
-    (on a terminal, the model's words too while it writes them)."""
-    view = StreamedAnswer(console, preview=not debug, redraw=console.is_terminal)
+    (on a terminal, the model's words too while it writes them; with `json_lines`, each as a JSON line)."""
+    view = JsonLinesView() if json_lines else StreamedAnswer(console, preview=not debug, redraw=console.is_terminal)
     try:
         output = _run_question(graph, inputs, context, debug, config, view)
     finally:
@@ -117,6 +122,13 @@ def ask(
     as_json: Annotated[
         bool, typer.Option("--json", help="print the output state as JSON (highlights, answer, citations, ...)")
     ] = False,
+    json_lines: Annotated[
+        bool,
+        typer.Option(
+            "--json-lines",
+            help="print one JSON object a line as the run goes: each stage, the evidence, then the output as --json",
+        ),
+    ] = False,
     since: SinceOption = None,
     until: UntilOption = None,
     debug: DebugOption = False,
@@ -127,6 +139,8 @@ def ask(
     settings = get_settings()
     try:
         _check_graph(graph)
+        if as_json and json_lines:
+            raise PagegraphError("--json prints the output at the end, --json-lines as the run goes: choose one")
         context, kind = _question_context(index, model, output_type, settings)
         inputs: dict[str, Any] = {"question": question, **date_range(since, until)}
         if document:
@@ -139,7 +153,7 @@ def ask(
             if as_json:
                 console.print_json(output_json(_run_question(compiled, inputs, context, debug)))
             else:
-                _answer_question(compiled, inputs, context, debug)
+                _answer_question(compiled, inputs, context, debug, json_lines=json_lines)
         finally:
             services.close()
     except PagegraphError as exc:

@@ -5,6 +5,8 @@ the index does not hold."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -56,24 +58,42 @@ def named_documents(state: RagState, filters: RetrievalFilter | None) -> list[st
     return [*(state.get("documents") or []), *(filters.documents if filters and filters.documents else [])]
 
 
-def unknown_documents(
-    requested: list[str], services: Services, context: Context, filters: RetrievalFilter | None
-) -> str | None:
-    """Why a run that names its documents is not run: a name that matches none the user may read (matched as
-    everywhere: exactly, ignoring case or the extension, or a unique part of a name). A user who mistyped a name
-    would otherwise read "nothing found" as the document's answer. A document the user may not read is missing
-    to them, as it is everywhere else."""
-    if not requested:
+def _unknown(what: str, requested: list[str], known: list[str], matches: Callable[[str], bool]) -> str | None:
+    """Why `requested` names are refused: the first that `matches` says is none of `known`, with the closest known
+    names (else the first of them)."""
+    missing = next((name for name in requested if not matches(name)), None)
+    if missing is None:
         return None
-    known = sorted(doc.name for doc in visible_documents(services.index(context), filters))
-    missing = [name for name in requested if not match_document_names([name], known)]
-    if not missing:
-        return None
-    holds = ", ".join(known[:SHOWN_NAMES]) + (
-        f" and {len(known) - SHOWN_NAMES} more" if len(known) > SHOWN_NAMES else ""
-    )
-    return f"no document in the index is called {', '.join(repr(name) for name in missing)}: " + (
-        f"it holds {holds}" if known else "it holds none yet"
+    closest = difflib.get_close_matches(missing.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
+    shown = [k for k in known if k.lower() in closest] or known[:SHOWN_NAMES]
+    more = f" and {len(known) - len(shown)} more" if len(known) > len(shown) else ""
+    listed = f"{', '.join(shown)}{more}"
+    holds = (f"the closest: {listed}" if closest else f"it holds {listed}") if known else "it holds none yet"
+    return f"no {what} in the index is called {missing!r}: {holds}"
+
+
+def unknown_names(state: RagState, services: Services, context: Context, filters: RetrievalFilter | None) -> str | None:
+    """Why a run that names its documents, projects or source types is not run: a name that matches none the user
+    may read (a document name matched as everywhere: exactly, ignoring case or the extension, or a unique part of a
+    name). A user who mistyped one would otherwise read "nothing found" as the documents' answer. A document the
+    user may not read is missing to them, as it is everywhere else."""
+    asked = state.get("filters")
+    asked = RetrievalFilter.model_validate(asked) if isinstance(asked, dict) else asked
+    index = services.index(context)
+    readable = visible_documents(index, readable_filter(None))  # projects and types: those the user may read
+    for what, requested, known in (
+        ("project", (asked.projects if asked else None) or [], {doc.tags.project for doc in readable}),
+        ("source type", (asked.source_types if asked else None) or [], {doc.tags.source_type for doc in readable}),
+    ):
+        names = sorted(name for name in known if name)
+        if problem := _unknown(what, requested, names, lambda name, names=names: name in names):
+            return problem
+    documents = sorted(doc.name for doc in visible_documents(index, filters))
+    return _unknown(
+        "document",
+        named_documents(state, filters),
+        documents,
+        lambda name: bool(match_document_names([name], documents)),
     )
 
 
@@ -96,9 +116,7 @@ def start(state: RagState, runtime: Runtime[Context], services: Services, nested
     context = context_of(runtime)
     question, from_messages = asked_question(state)
     filters = readable_filter(state.get("filters"))
-    refusal = question_refusal(question, services, context) or unknown_documents(
-        named_documents(state, filters), services, context, filters
-    )
+    refusal = question_refusal(question, services, context) or unknown_names(state, services, context, filters)
     kept = services.settings.limits.refused_question_chars
     if refusal and len(question) > kept:
         question = question[:kept] + "…"
@@ -142,8 +160,8 @@ def start_search(state: RagState, runtime: Runtime[Context], services: Services)
     to what a server user may read, and clear what a previous search on the same thread left."""
     question = state.get("question", "").strip()
     filters = readable_filter(state.get("filters"))
-    refusal = length_refusal(question, services.settings, "search") or unknown_documents(
-        named_documents(state, filters), services, context_of(runtime), filters
+    refusal = length_refusal(question, services.settings, "search") or unknown_names(
+        state, services, context_of(runtime), filters
     )
     if refusal:
         raise PagegraphError(refusal)

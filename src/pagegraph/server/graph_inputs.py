@@ -16,7 +16,7 @@ from langchain_core.messages import convert_to_messages
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-SHOWN_ERRORS = 3
+from pagegraph.errors import described
 
 
 @cache
@@ -119,13 +119,6 @@ def holds_records(hint: Any) -> bool:
     if isinstance(hint, type) and issubclass(hint, BaseModel):
         return True
     return any(holds_records(argument) for argument in typing.get_args(hint))
-
-
-def described(exc: ValidationError) -> str:
-    errors = exc.errors(include_url=False)
-    parts = [f"{'.'.join(str(at) for at in error['loc']) or 'the value'}: {error['msg']}" for error in errors]
-    more = f" (and {len(parts) - SHOWN_ERRORS} more)" if len(parts) > SHOWN_ERRORS else ""
-    return "; ".join(parts[:SHOWN_ERRORS]) + more
 
 
 def sent_runs(payload: Any) -> list[dict]:

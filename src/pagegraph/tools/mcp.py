@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import date
-from typing import Annotated, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from pagegraph.access.records import Access
 from pagegraph.access.runs import LOCAL_OWNER
-from pagegraph.errors import PagegraphError
+from pagegraph.errors import PagegraphError, described
 from pagegraph.prompts import tools as descriptions
 from pagegraph.state.documents import Confidentiality
 from pagegraph.tools.documents import (
@@ -57,12 +57,25 @@ def owner_access(headers: Mapping[str, str] | None) -> Access | None:
     return None
 
 
+class ToolServer(MCPServer):
+    """The SDK's server, whose refusal of a tool call's arguments names each field and what is wrong with it in one
+    line, without pydantic's echo of the values and its documentation link."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                raise ToolError(f"{name}: {described(exc.__cause__)}") from exc.__cause__
+            raise
+
+
 def build_mcp_server(
     tools: DocumentTools, access_of: AccessOf = owner_access, limits: RunLimiter | None = None
 ) -> MCPServer:
     """The MCP server of `tools`: each call runs as `access_of(the request's headers)` and, with `limits`, counts
     against that user's run limits."""
-    server = MCPServer(name="pagegraph", instructions=descriptions.INSTRUCTIONS, version=__version__)
+    server = ToolServer(name="pagegraph", instructions=descriptions.INSTRUCTIONS, version=__version__)
 
     async def run(ctx: Context, work: Callable[[Access | None], Awaitable[T]]) -> T:
         """`work(the caller's access)` within the caller's limits; a refusal as a tool error."""
