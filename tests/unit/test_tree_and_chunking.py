@@ -4,6 +4,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from fpdf import FPDF
 
 from pagegraph.ingest.chunking import chunk_document
 from pagegraph.ingest.document_dates import document_date
@@ -75,6 +76,44 @@ def test_fallback_detects_numbered_headings() -> None:
         ("2.1 Data Sources", 2),
         ("3 Results", 1),
     ]
+
+
+def test_a_pdf_without_bookmarks_gets_sections_from_its_larger_type_and_topic_lines(tmp_path: Path) -> None:
+    pdf = FPDF()
+    body = "The plan covers the service when a licensed provider gives it. " * 6
+    for chapter, topics in (("Covered services", ["Massage Therapy", "Acupuncture"]), ("Claims", ["Appeals"])):
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=20)
+        pdf.multi_cell(0, 10, chapter, new_x="LMARGIN", new_y="NEXT")
+        for topic in topics:
+            pdf.set_font("Helvetica", size=14)
+            pdf.multi_cell(0, 8, f"How the plan pays for {topic.lower()}", new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font("Helvetica", size=10)
+            pdf.multi_cell(0, 5, f"COVERED SERVICES: {topic}", new_x="LMARGIN", new_y="NEXT")
+            pdf.multi_cell(0, 5, body, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", size=16)  # a running footer in large type: no heading
+        pdf.multi_cell(0, 8, "Northwind Health Plus", new_x="LMARGIN", new_y="NEXT")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    pdf.multi_cell(0, 5, body, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", size=16)
+    pdf.multi_cell(0, 8, "Northwind Health Plus", new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(tmp_path / "plan.pdf"))
+    doc = load_document(tmp_path / "plan.pdf")
+    entries, source = section_outline(doc)
+    assert source == "type"
+    assert [(e.title, e.level) for e in entries] == [
+        ("Covered services", 1),
+        ("How the plan pays for massage therapy", 2),
+        ("COVERED SERVICES: Massage Therapy", 3),
+        ("How the plan pays for acupuncture", 2),
+        ("COVERED SERVICES: Acupuncture", 3),
+        ("Claims", 1),
+        ("How the plan pays for appeals", 2),
+        ("COVERED SERVICES: Appeals", 3),
+    ]
+    nodes = build_tree(doc, "d", entries)
+    assert [n.start_page for n in nodes if n.title == "Claims"] == [2]
 
 
 def test_fallback_page_groups_for_long_unstructured_documents() -> None:

@@ -1,13 +1,15 @@
-"""Section tree per document: from bookmarks or headings, else detected numbered headings, else page, time or
-paragraph groups, so that every document gets a tree a model or a user can navigate."""
+"""Section tree per document: from bookmarks or headings, else a filing's items, numbered headings or headings the page
+sets apart (larger type, "TOPIC: Title" lines), else page, time or paragraph groups, so that every document gets a
+tree a model or a user can navigate."""
 
 from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 
 from pagegraph.ingest.loaders.transcript import format_timestamp
-from pagegraph.state.documents import LoadedDocument, OutlineEntry, SourceType, TreeNode, page_of
+from pagegraph.state.documents import LoadedDocument, OutlineEntry, SourceType, TreeNode, TypedLine, page_of
 
 _NUMBERED_HEADING = re.compile(
     r"^(?P<number>\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+(?P<title>[A-Z][^\n]{1,80})$", re.MULTILINE
@@ -24,6 +26,14 @@ _ITEM = re.compile(
 )
 _EXHIBIT = re.compile(r"^[ \t]*EXHIBIT[ \t]+(?P<exhibit>\d{1,3}(?:\.\d{1,2})?)[ \t]*$", re.MULTILINE | re.IGNORECASE)
 _TOC_PAGE = re.compile(r"\s\d{1,3}$")  # a contents line ends with its page number
+# a topic's heading line in the body's own type: "COVERED SERVICES: Massage Therapy"
+_TOPIC_HEADING = re.compile(
+    r"^[ \t]*(?P<topic>[A-Z][A-Z0-9&/,' -]{2,40}):[ \t]+(?P<title>[A-Z][^\n:]{0,79}[^\s.,;\"\u201d])$", re.MULTILINE
+)
+MAX_HEADING_WORDS = 24
+MAX_HEADING_LINES = 3  # a heading wrapped over more lines is a passage in large type
+RUNNING_LINE_PAGES = 3  # a line set apart on this many pages is a running header or footer, not a heading
+MAX_HEADING_LEVELS = 3
 FILING_TITLE_CHARS = 100
 MIN_FILING_ITEMS = 4
 MIN_DETECTED_HEADINGS = 3
@@ -44,6 +54,8 @@ def section_outline(doc: LoadedDocument) -> tuple[list[OutlineEntry], str]:
         entries, source = filing, "filing"
     elif len(detected := _detect_numbered_headings(doc.text)) >= MIN_DETECTED_HEADINGS:
         entries, source = detected, "detected"
+    elif len(headings := _set_apart_headings(doc)) >= MIN_DETECTED_HEADINGS:
+        entries, source = headings, "type"
     elif len(doc.pages) > 1:
         entries, source = _page_groups(doc), "pages"
     else:
@@ -127,6 +139,55 @@ def _detect_numbered_headings(text: str) -> list[OutlineEntry]:
         level = match.group("number").count(".") + 1
         entries.append(OutlineEntry(title=f"{match.group('number')} {title}", level=level, offset=match.start()))
     return entries
+
+
+def _set_apart_headings(doc: LoadedDocument) -> list[OutlineEntry]:
+    """Headings read from how the page sets them apart: lines in larger type than the body's (`set_apart`, a PDF's;
+    a heading wrapped over lines in the same type is one; the larger the type, the higher the level), and lines in
+    the form "TOPIC: Title". A line set apart on many pages (a running header) or one that reads as a number or a
+    sentence fragment of many words is none."""
+    text, starts = doc.text, doc.page_starts()
+    repeated = {t for t, n in Counter(line.text for line in doc.set_apart).items() if n >= RUNNING_LINE_PAGES}
+    groups: list[list[TypedLine]] = []
+    for line in doc.set_apart:
+        if line.text in repeated:
+            continue
+        last = groups[-1][-1] if groups else None
+        if last is not None and (last.page, last.size) == (line.page, line.size) and _follows(text, starts, last, line):
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    # a size set apart more than once ranks the levels; one used once (a cover's title) is above them all
+    used = Counter(group[0].size for group in groups)
+    ranked = [size for size, count in used.items() if count > 1]
+    entries: list[OutlineEntry] = []
+    searched_from = 0
+    for group in groups:
+        title = " ".join(" ".join(line.text for line in group).split())
+        letters = sum(ch.isalpha() for ch in title)
+        if len(group) > MAX_HEADING_LINES or len(title.split()) > MAX_HEADING_WORDS or letters < 0.5 * len(title):
+            continue
+        page_start = starts[group[0].page - 1]
+        at = text.find(group[0].text, max(searched_from, page_start))
+        if at < 0:
+            continue
+        searched_from = at + len(group[0].text)
+        level = min(1 + sum(size > group[0].size for size in ranked), MAX_HEADING_LEVELS)
+        entries.append(OutlineEntry(title=title[:FILING_TITLE_CHARS], level=level, offset=at))
+    topic_level = min(max((entry.level for entry in entries), default=0) + 1, MAX_HEADING_LEVELS)
+    taken = {entry.offset for entry in entries}
+    for match in _TOPIC_HEADING.finditer(text):
+        at = match.start("topic")
+        if at not in taken and not _TOC_PAGE.search(match.group("title")):
+            title = f"{match.group('topic').strip()}: {match.group('title').strip()}"
+            entries.append(OutlineEntry(title=title[:FILING_TITLE_CHARS], level=topic_level, offset=at))
+    return sorted(entries, key=lambda entry: entry.offset)
+
+
+def _follows(text: str, starts: list[int], first: TypedLine, second: TypedLine) -> bool:
+    """Whether `second` is the line right after `first` on their page (a heading wrapped onto a second line)."""
+    at = text.find(first.text, starts[first.page - 1])
+    return at >= 0 and text[at + len(first.text) :].lstrip().startswith(second.text)
 
 
 def _filing_sections(text: str) -> list[OutlineEntry]:

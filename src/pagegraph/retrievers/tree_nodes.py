@@ -18,7 +18,7 @@ from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import DocumentRecord, NodeSummary
 from pagegraph.store.index import Index
 
-STRUCTURED_OUTLINES = ("bookmarks", "headings", "filing", "detected")
+STRUCTURED_OUTLINES = ("bookmarks", "headings", "filing", "detected", "type")
 
 
 class TreeUnavailableError(PagegraphError):

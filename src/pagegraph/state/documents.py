@@ -102,6 +102,15 @@ class TranscriptSegment(BaseModel):
     end_offset: int = Field(default=0, ge=0)
 
 
+class TypedLine(BaseModel):
+    """A line of a page with the size of its type, as the PDF loader read it: the lines in type larger than the
+    body text's, which may be headings (`ingest.tree`)."""
+
+    page: int = Field(ge=1)
+    text: str
+    size: float = Field(description="the type size most of the line's characters have, in points")
+
+
 class LoadedDocument(BaseModel):
     """What a loader returns: pages, section headings and, for transcripts, timed segments."""
 
@@ -113,6 +122,9 @@ class LoadedDocument(BaseModel):
     outline: list[OutlineEntry] = Field(default_factory=list)
     outline_source: Literal["bookmarks", "headings", "none"] = "none"
     segments: list[TranscriptSegment] = Field(default_factory=list)
+    set_apart: list[TypedLine] = Field(
+        default_factory=list, description="a PDF's lines in type larger than its body text's, in reading order"
+    )
     created: date | None = Field(default=None, description="creation date the file's own metadata gives")
 
     @property

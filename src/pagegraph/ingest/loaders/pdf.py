@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from collections import Counter
 from datetime import date
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from pypdf.generic import Destination
 
 from pagegraph.errors import DocumentError
 from pagegraph.ingest.loaders.options import ReadOptions
-from pagegraph.ingest.loaders.pdfium_text import pdfium_text
+from pagegraph.ingest.loaders.pdfium_text import pdfium_text, typed_lines
 from pagegraph.ingest.loaders.tables import looks_tabular, pages_with_tables
 from pagegraph.ingest.ocr import OcrError, OcrOptions, ocr_pages
 from pagegraph.state.documents import (
@@ -24,6 +25,7 @@ from pagegraph.state.documents import (
     OutlineEntry,
     Page,
     SourceType,
+    TypedLine,
     names_a_section,
     page_starts,
 )
@@ -35,6 +37,8 @@ _EOF_WINDOW = 2048
 # A page with less text than this that holds an image is taken for a scan (a page number alone is not a text layer).
 OCR_BELOW_CHARS = 25
 _RAISED_LIMITS = {"array_maximum_element_count": 1_000_000, "dictionary_maximum_element_count": 1_000_000}
+# a line whose type is this much larger than the body text's is set apart (a heading, or a chart's title)
+SET_APART_SIZE = 1.15
 
 
 def load_pdf(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
@@ -68,7 +72,7 @@ def _load_pdf(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
     if n_pages == 0:
         raise DocumentError(path, "PDF has no pages")
 
-    pages = _page_texts(data, n_pages, path)
+    pages, lines = _page_texts(data, n_pages, path)
     scanned = [
         p.number for p in pages if len(p.text.strip()) < OCR_BELOW_CHARS and _page_has_images(reader, p.number - 1)
     ]
@@ -103,6 +107,7 @@ def _load_pdf(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
         pages=pages,
         outline=outline,
         outline_source="bookmarks" if outline else "none",
+        set_apart=[] if outline else set_apart(lines),
         created=_created(reader),
     )
 
@@ -143,38 +148,56 @@ def _open_reader(path: Path, data: bytes) -> PdfReader:
         raise DocumentError(path, f"corrupt PDF ({type(exc).__name__}: {exc})") from exc
 
 
-def _page_texts(data: bytes, n_pages: int, path: Path) -> list[Page]:
+def set_apart(lines: list[TypedLine]) -> list[TypedLine]:
+    """The lines in type at least SET_APART_SIZE times the body text's (the size most characters have)."""
+    by_size: Counter[float] = Counter()
+    for line in lines:
+        by_size[line.size] += len(line.text)
+    if not by_size:
+        return []
+    body = by_size.most_common(1)[0][0]
+    return [line for line in lines if line.size >= SET_APART_SIZE * body]
+
+
+def _page_texts(data: bytes, n_pages: int, path: Path) -> tuple[list[Page], list[TypedLine]]:
     """Each page's text layer, read by PDFium (an order of magnitude faster than pypdf's extractor, which bounded
-    ingest on small machines)."""
+    ingest on small machines), and its lines with their type sizes."""
     try:
         document = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         raise DocumentError(path, f"corrupt PDF: PDFium cannot open it ({exc})") from exc
+    pages: list[Page] = []
+    lines: list[TypedLine] = []
     try:
         seen = len(document)
-        return [
-            _page_text(document, index, path)
-            if index < seen
-            else Page(number=index + 1, text="", error=f"PDFium sees {seen} pages, the page tree {n_pages}")
-            for index in range(n_pages)
-        ]
+        for index in range(n_pages):
+            if index >= seen:
+                pages.append(
+                    Page(number=index + 1, text="", error=f"PDFium sees {seen} pages, the page tree {n_pages}")
+                )
+                continue
+            page, typed = _page_text(document, index, path)
+            pages.append(page)
+            lines += [TypedLine(page=index + 1, text=text, size=size) for text, size in typed]
+        return pages, lines
     finally:
         document.close()
 
 
-def _page_text(document: pdfium.PdfDocument, index: int, path: Path) -> Page:
+def _page_text(document: pdfium.PdfDocument, index: int, path: Path) -> tuple[Page, list[tuple[str, float]]]:
     try:
         page = document[index]
         textpage = page.get_textpage()
         text = textpage.get_text_bounded()
+        lines = typed_lines(textpage)
         textpage.close()
         page.close()
     except Exception as exc:  # a single bad page must not lose the document
         log.warning("%s: page %d kept empty, text extraction failed: %s", path.name, index + 1, exc)
-        return Page(number=index + 1, text="", error=f"{type(exc).__name__}: {exc}")
+        return Page(number=index + 1, text="", error=f"{type(exc).__name__}: {exc}"), []
     # The page separator must stay unambiguous inside the joined text.
     text = pdfium_text(text).strip()
-    return Page(number=index + 1, text=re.sub(r"\n{3,}", PAGE_SEPARATOR, text))
+    return Page(number=index + 1, text=re.sub(r"\n{3,}", PAGE_SEPARATOR, text)), lines
 
 
 def _page_labels(reader: PdfReader, n_pages: int) -> list[str | None]:
