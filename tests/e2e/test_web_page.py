@@ -44,6 +44,9 @@ MARKDOWN_ANSWER = (
     "# Falcon pricing\n\nThe Falcon plan costs **41 dollars** a month [1].\n\n"
     "- <script>window.ranFromAnswer = true</script> stays text [1]\n- <b>not bold</b>"
 )
+# asked for with WORDS_MARK in the question: an answer in words, stating no value its citation could quote
+WORDS_MARK = "In words:"
+WORDS_ANSWER = "Visitors collect their badges at the north gate [1]."
 UNREACHABLE = "The server is not reachable — is `pagegraph serve` running?"
 MANUAL = REPO / "samples" / "sb40-user-manual.pdf"
 UPLOAD_LIMIT = 200_000
@@ -61,7 +64,10 @@ def site(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Iterator[
     (shared / "handbook.md").write_text("# Handbook\n\nExpenses are filed by the fifth day of each month.\n")
     keys = add_users(folder / "users.json", USERS)
     model = ScriptedOpenAI(
-        reply=lambda prompt: MARKDOWN_ANSWER if MARKDOWN_MARK in prompt else ANSWER, every_call_s=0.3
+        reply=lambda prompt: (
+            MARKDOWN_ANSWER if MARKDOWN_MARK in prompt else WORDS_ANSWER if WORDS_MARK in prompt else ANSWER
+        ),
+        every_call_s=0.3,
     )
     model.start()
     env = server_env(
@@ -497,3 +503,49 @@ def test_a_browser_user_sees_upload_progress_markdown_answers_and_a_clear_error(
         assert browser.find_element(By.CSS_SELECTOR, ".turn:last-child .footer .error").text == UNREACHABLE
     finally:
         browser.delete_network_conditions()
+
+
+def conversation_width(browser) -> int:
+    return browser.execute_script("return document.getElementById('conversation').getBoundingClientRect().width")
+
+
+def test_a_source_boxes_its_cited_sentence_and_the_layout_holds_from_360_px(
+    site: dict, browser, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    wait = sign_in(browser, site, "ed")
+    rules = [f"Hall {n} opens at the {side} door and closes when its last tour ends." for n, side in
+             zip(range(1, 25), ["east", "west", "south", "upper"] * 6)]  # fmt: skip
+    rules.insert(12, "Visitors collect their badges at the north gate before any tour.")
+    guide = text_pdf(tmp_path / "visitor-guide.pdf", [("Visitor rules", " ".join(rules))])
+    browser.find_element(By.ID, "upload-files").send_keys(str(guide))
+    browser.find_element(By.ID, "upload-project").send_keys("corp")
+    browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#documents li[data-name="{guide.name}"]'))
+    browser.find_element(By.ID, "question").send_keys(f"{WORDS_MARK} Where do visitors collect their badges?\n")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".turn:last-child .sources a.cite"))
+    source = next(
+        link
+        for link in browser.find_elements(By.CSS_SELECTOR, ".turn:last-child .sources a.cite")
+        if guide.name in link.text
+    )
+    source.click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#page-boxes div"))
+    boxes = browser.find_elements(By.CSS_SELECTOR, "#page-boxes div")
+    assert 1 <= len(boxes) <= 3, f"{len(boxes)} boxes: the cited sentence is boxed, not its whole passage"
+
+    browser.set_window_size(1440, 900)
+    assert browser.find_element(By.ID, "viewer").is_displayed() and conversation_width(browser) >= 500
+    for width in (800, 360):  # the viewer lies over the conversation instead of squeezing it
+        browser.set_window_size(width, 800)
+        wait.until(lambda d, width=width: d.execute_script("return window.innerWidth") <= width)
+        assert conversation_width(browser) >= min(300, 0.8 * width), (width, conversation_width(browser))
+        scroll, visible = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert scroll <= visible, f"a horizontal scrollbar at {width} px"
+    browser.find_element(By.ID, "viewer-close").click()
+    assert conversation_width(browser) >= 300
+    shot = tmp_path / "narrow.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 1000

@@ -409,7 +409,7 @@ function citationFinder(values) {
   const targets = new Map();
   for (const h of values.highlights || [])
     targets.set(h.label, highlightTarget(h));
-  for (const c of values.citations || []) targets.set(c.label, citationTarget(c));
+  for (const c of values.citations || []) targets.set(c.label, citationTarget(c, values.highlights));
   return (label) => (targets.has(label) ? citeLink(label, targets.get(label)) : null);
 }
 
@@ -439,9 +439,12 @@ function highlightTarget(h) {
   return { chunk: h.passage_id, page: h.page, start: h.start, end: h.end };
 }
 
-// A citation's page view: the sentence that states its values, else its passage's first page.
-function citationTarget(c) {
-  return c.quote ? sentenceTarget(c.quote) : { chunk: c.chunk_ids, page: c.start_page };
+// A citation's page view: the sentence that states its values, else the best evidence sentence of its passage
+// (marking the whole passage would box nearly every line of the page), else its passage's first page.
+function citationTarget(c, highlights) {
+  if (c.quote) return sentenceTarget(c.quote);
+  const inside = (highlights || []).find((h) => c.chunk_ids.includes(h.passage_id));
+  return inside ? highlightTarget(inside) : { chunk: c.chunk_ids, page: c.start_page };
 }
 
 function showAnswer(view, values) {
@@ -492,7 +495,7 @@ function showAnswer(view, values) {
   view.sources.replaceChildren(
     element("h4", {}, "Sources"),
     element("ol", {}, ...citations.map((c) =>
-      element("li", {}, citeLink(c.label, citationTarget(c)),
+      element("li", {}, citeLink(c.label, citationTarget(c, values.highlights)),
         c.origin === "model" ? "" : " (attributed)"))),
   );
   view.footer.replaceChildren();
