@@ -81,12 +81,12 @@ def test_bodies_no_route_can_take_are_named() -> None:
 
 def test_a_state_edit_may_not_grow_a_thread_past_its_limit() -> None:
     from pagegraph.config import Settings
-    from pagegraph.server.http_app import RequestLimits
+    from pagegraph.server.write_guard import WriteGuard
 
     async def app(scope, receive, send) -> None:  # noqa: ANN001
         return None
 
-    limits = RequestLimits(app, Settings(limits={"max_state_bytes": 4096}))
+    limits = WriteGuard(app, Settings(limits={"max_state_bytes": 4096}))
     thread = {"values": {"messages": [{"type": "human", "content": "x" * 3000}]}}
     assert limits._state_too_large(thread, 500) is None
     problem = limits._state_too_large(thread, 2000)
