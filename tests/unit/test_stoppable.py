@@ -8,7 +8,8 @@ import threading
 import time
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.outputs import ChatGenerationChunk
 from langgraph.graph import END, START
 from typing_extensions import TypedDict
 
@@ -63,3 +64,49 @@ def test_a_cancelled_run_makes_no_more_model_calls_and_ends_when_its_stage_has()
     assert made <= 2, f"{made} calls: the stage stopped at its next model call"
     time.sleep(0.8)
     assert len(calls) == made, "no call after the cancellation"
+
+
+class SlowStreamer(EchoChatModel):
+    """Any chat model that streams: 40 tokens, 0.1 s apart; counts those it produced."""
+
+    produced: list[str] = []
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001, ANN201
+        for n in range(40):
+            time.sleep(0.1)
+            self.produced.append(f"t{n}")
+            yield ChatGenerationChunk(message=AIMessageChunk(content=f"t{n} "))
+
+
+def test_a_cancelled_run_closes_any_streaming_models_reply_between_tokens() -> None:
+    model = SlowStreamer()
+    replies: list[str] = []
+
+    def read(state: State) -> dict:
+        reply, _ = invoke_model(model, [HumanMessage(content="hi")], purpose="read")
+        replies.append(str(reply.content))
+        return {"calls": 1}
+
+    builder = StageGraph(State)
+    builder.add_node("read", read)
+    builder.add_edge(START, "read")
+    builder.add_edge("read", END)
+    graph = builder.compile()
+
+    async def cancel_after(seconds: float) -> float:
+        run = asyncio.create_task(graph.ainvoke({}))
+        await asyncio.sleep(seconds)
+        run.cancel()
+        cancelled = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        return time.monotonic() - cancelled
+
+    took = asyncio.run(cancel_after(1.0))
+    made = len(model.produced)
+    time.sleep(0.5)
+    assert took < 1.0 and made < 20, f"{made} tokens, the cancellation waited {took:.1f} s for a reply of 4 s"
+    assert len(model.produced) <= made + 1 and not replies, "the stream was closed: no more tokens, no reply"
+    model.produced.clear()
+    assert graph.invoke({}) == {"calls": 1} and replies, "run synchronously, it answers"
+    assert not model.produced, "a run that cannot be cancelled calls the model plainly"

@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
+from contextlib import closing
 from time import perf_counter
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 
 from pagegraph.errors import ModelUnavailableError
-from pagegraph.llm.stop import raise_if_stopped
+from pagegraph.llm.stop import RUN_STOP, raise_if_stopped
 from pagegraph.state.usage import ModelCall
 
 CHARS_PER_TOKEN_ESTIMATE = 3.5
@@ -167,15 +168,31 @@ def token_probability(reply: BaseMessage) -> float | None:
     return round(math.exp(sum(values) / len(values)), 4)
 
 
+def _streamed(model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+    """The model's reply, streamed and stopped between tokens once the run is cancelled; closing the stream closes
+    the request."""
+    reply: AIMessageChunk | None = None
+    with closing(model.stream(messages, **kwargs)) as chunks:
+        for chunk in chunks:
+            raise_if_stopped("the rest of the reply")
+            reply = chunk if reply is None else reply + chunk
+    return message_chunk_to_message(reply) if reply is not None else AIMessage(content="")  # type: ignore[return-value]
+
+
 def invoke_model(
     model: BaseChatModel, messages: Sequence[BaseMessage], *, purpose: str, **kwargs: Any
 ) -> tuple[AIMessage, ModelCall]:
     """Call the model once. Raises ModelUnavailableError (one clear line) when its server cannot be used, and
-    RunCancelled, before calling it, when the run this call is for has been cancelled (`llm.stop`)."""
+    RunCancelled when the run this call is for has been cancelled (`llm.stop`): before calling it, and, in a run that
+    can be cancelled (as the server runs them), between the tokens of its reply, which is streamed there so that a
+    cancellation closes the request and the model's server stops generating it."""
     raise_if_stopped(f"the {purpose} call")
     started = perf_counter()
     try:
-        reply = model.invoke(list(messages), **kwargs)
+        if RUN_STOP.get() is not None and isinstance(model, BaseChatModel):
+            reply = _streamed(model, list(messages), kwargs)
+        else:
+            reply = model.invoke(list(messages), **kwargs)
     except ModelUnavailableError:
         raise
     except Exception as exc:

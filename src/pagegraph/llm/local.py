@@ -28,7 +28,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from pagegraph.config import get_settings
 from pagegraph.llm.calls import EMBEDDED_LLM_TYPE, message_text
 from pagegraph.llm.model_process import Endpoint, ModelProcessError, ServerShape, endpoint_for
-from pagegraph.llm.stop import RUN_STOP, raise_if_stopped
 from pagegraph.llm.structured import structured_runnable
 from pagegraph.llm.weights import LocalModelError
 
@@ -78,13 +77,6 @@ class LlamaCppChatModel(BaseChatModel):
     def endpoint(self) -> Endpoint:
         """The model process this model's calls go to, started (and checked with one short reply) if none runs."""
         return endpoint_for(self.shape, self.server_binary, self.process_folder, self.load_timeout_s, self.idle_s)
-
-    def _should_stream(self, *, async_api: bool, run_manager: Any = None, **kwargs: Any) -> bool:
-        """Also every call of a run that can be cancelled (a stage with `llm.stop.RUN_STOP`, as the server runs
-        them): a streamed call is closed between tokens when the run is cancelled, and llama-server stops
-        generating it; a plain request would run to its end."""
-        cancellable = RUN_STOP.get() is not None and not self._streaming_disabled(**kwargs)
-        return cancellable or super()._should_stream(async_api=async_api, run_manager=run_manager, **kwargs)
 
     def with_structured_output(
         self, schema: type[BaseModel], *, include_raw: bool = False, **kwargs: Any
@@ -213,8 +205,6 @@ class LlamaCppChatModel(BaseChatModel):
                     reply.read()
                     _raise_for_status(reply)
                 for line in reply.iter_lines():
-                    # a cancelled run closes the stream here, and llama-server stops generating for it
-                    raise_if_stopped("the rest of the reply")
                     if not line.startswith("data: ") or line == "data: [DONE]":
                         continue
                     part = json.loads(line[len("data: ") :])

@@ -1,7 +1,8 @@
 """Whether the run a model call belongs to has been cancelled. A stage of a graph runs in a worker thread, which a
 cancelled run cannot interrupt: the stage's runner (`nodes.stoppable`) sets the run's stop event, and every model
-call checks it before it starts (`raise_if_stopped`) and the embedded model between the tokens it streams, so that
-a cancelled, deleted or timed-out run makes no further model calls."""
+call checks it before it starts (`raise_if_stopped`) and, streamed in such a run (`llm.calls.invoke_model`), between
+the tokens of its reply, so that a cancelled, deleted or timed-out run makes no further model calls and closes the one
+it is in."""
 
 from __future__ import annotations
 
