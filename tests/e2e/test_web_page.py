@@ -549,3 +549,22 @@ def test_a_source_boxes_its_cited_sentence_and_the_layout_holds_from_360_px(
     assert conversation_width(browser) >= 300
     shot = tmp_path / "narrow.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 1000
+
+    browser.set_window_size(1440, 900)
+    card = browser.find_element(By.CSS_SELECTOR, f'#documents li[data-name="{guide.name}"]')
+    card.find_element(By.CSS_SELECTOR, "button.remove").click()
+    browser.switch_to.alert.accept()
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, f'#documents li[data-name="{guide.name}"]'))
+    assert guide.name not in names(site, "ed") and guide.name not in names(site, "root")
+
+
+def test_only_editors_of_a_document_may_remove_it(site: dict) -> None:
+    listed = {d["name"]: d for d in get(site, "rita", "/ui/documents").json()["documents"]}
+    assert listed and not any(d["may_remove"] for d in listed.values()), "a reader has no Remove button"
+    assert all(d["may_remove"] for d in get(site, "ed", "/ui/documents").json()["documents"])
+    client = get_client(url=site["server"].url, api_key=site["keys"]["rita"])
+    refused = asyncio.run(client.runs.wait(None, "ingest", input={"remove": ["pricing.pdf"]}))
+    assert "rita may not remove documents" in refused["error"] and "pricing.pdf" in names(site, "rita")
+    other = get_client(url=site["server"].url, api_key=site["keys"]["ed"])
+    reply = asyncio.run(other.runs.wait(None, "ingest", input={"remove": ["ops.md"]}))  # another project's
+    assert [f["status"] for f in reply["report"]["files"]] == ["failed"] and "ops.md" in names(site, "root")

@@ -100,8 +100,9 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
     try:
         folder = services.index_folder(context)
         items = state.get("paths") or []
-        if not items and not state.get("prune"):
-            raise PagegraphError("give at least one path to ingest (or prune: true)")
+        removing = state.get("remove") or []
+        if not items and not removing and not state.get("prune"):
+            raise PagegraphError("give at least one path to ingest or document to remove (or prune: true)")
         tags = DocumentTags(
             project=state.get("project"),
             source_type=state.get("source_type"),
@@ -113,7 +114,11 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
         if access is None:
             paths = [local_path(item) for item in items]
         else:
-            if refusal := access.refuse_tags(tags):
+            if removing and not access.may_ingest:
+                refusal = f"{access.user} may not remove documents: role {access.role} (it needs editor or admin)"
+                audit("ingest_refused", who=access.user, route="graph ingest", reason=refusal)
+                raise PagegraphError(refusal)
+            if (items or state.get("prune")) and (refusal := access.refuse_tags(tags)):
                 audit("ingest_refused", who=access.user, route="graph ingest", reason=refusal)
                 raise PagegraphError(refusal)
             if state.get("declassify") and access.role != "admin":
@@ -133,7 +138,7 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
                     reason=f"{len(refused)} path(s) outside the ingest folders: {outside}",
                 )
         summary = IngestSummary(outcomes=refused)
-        if paths or state.get("prune"):
+        if paths or removing or state.get("prune"):
             with open_index(folder, services.settings, write=True) as index:
                 ingestor = Ingestor(
                     index,
@@ -143,10 +148,17 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
                     declassify=bool(state.get("declassify")),
                     stop=RUN_STOP.get(),
                 )
-                ran = ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
-            summary = replace(ran, outcomes=refused + ran.outcomes)
+                ran = (
+                    ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
+                    if paths or state.get("prune")
+                    else None
+                )
+                removed = ingestor.remove(removing) if removing else []
+            summary = replace(ran or IngestSummary(), outcomes=refused + (ran.outcomes if ran else []) + removed)
+            if access is not None and (gone := [o.name for o in removed if o.status == "removed"]):
+                audit("documents_removed", who=access.user, route="graph ingest", reason=", ".join(gone))
             if access is not None:  # declassifying without being asked is refused as the explicit one is
-                for outcome in ran.outcomes:
+                for outcome in ran.outcomes if ran else []:
                     if outcome.lowers_confidentiality:
                         audit(
                             "declassify_refused",

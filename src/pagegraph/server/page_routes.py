@@ -134,6 +134,7 @@ async def documents(request: Request, access: Access) -> Response:
                     "summary": summary.summary if summary else "",
                     "summary_by": summary.method if summary else None,
                     "ingested_at": document.ingested_at,
+                    "may_remove": access.may_write(document.tags),
                 }
             )
         own = settings.uploads_of(access.user)

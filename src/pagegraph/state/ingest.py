@@ -13,9 +13,11 @@ Status = Literal["added", "updated", "unchanged", "retagged", "failed", "skipped
 
 
 class IngestInput(TypedDict, total=False):
-    """`paths`: files or folders on the server's disk, as paths or file:// URLs (the server downloads nothing)."""
+    """`paths`: files or folders on the server's disk, as paths or file:// URLs (the server downloads nothing);
+    `remove`: documents to take out of the index, by the name the documents list shows (their files stay)."""
 
     paths: list[str]
+    remove: list[str]
     project: str | None
     source_type: str | None
     confidentiality: Confidentiality | None

@@ -117,6 +117,12 @@ async function loadDocuments() {
               (d.project ? ` · ${d.project}` : "") + ` · ${d.confidentiality}` +
               (d.summary_by === "model" ? " · model summary" : "")),
             element("div", { class: "summary" }, d.summary),
+            d.may_remove
+              ? element("button", {
+                type: "button", class: "remove", title: `remove ${d.name} from the index`,
+                onclick: () => removeDocument(d.name),
+              }, "Remove")
+              : "",
           ),
     ),
   );
@@ -130,6 +136,26 @@ async function loadDocuments() {
     ...listed.documents.map((d) => element("option", { value: d.name }, d.name)),
   );
   filter.value = listed.documents.some((d) => d.name === chosen) ? chosen : "";
+}
+
+// Take a document out of the index (its chunks, vectors and keyword postings; the file stays), after asking.
+async function removeDocument(name) {
+  if (!window.confirm(`Remove ${name} from the index? Its file stays where it is.`)) return;
+  let outcome = null;
+  try {
+    await streamRun("/runs/stream", { assistant_id: "ingest", input: { remove: [name] }, stream_mode: ["updates"] }, {
+      updates(data) {
+        if (data.ingest) outcome = data.ingest;
+      },
+    });
+    const file = outcome && outcome.report && outcome.report.files.find((f) => f.status !== "removed");
+    if (outcome && outcome.error) showError(outcome.error);
+    else if (file) showError(`${name}: ${file.reason}`);
+  } catch (error) {
+    showError(error.unreachable ? error.message : `Removing ${name} failed: ${error.message}`);
+  } finally {
+    await loadDocuments().catch((error) => showError(error.message));
+  }
 }
 
 // POST the form with its bytes' progress (fetch cannot report an upload's progress).
