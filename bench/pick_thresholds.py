@@ -6,7 +6,7 @@ together would have given: a pick below it answered as the written reader answer
 
     .venv/bin/pagegraph eval bench/lookups.jsonl --mode answer --graph "auto@picking.answer_from=0" \\
         --graph "auto@picking.use=false" --scope document --index INDEX --out run.json
-    .venv/bin/python bench/pick_thresholds.py --run run.json [--set bench/lookups.jsonl]
+    .venv/bin/python bench/pick_thresholds.py --run run.json [--picking GRAPH] [--written GRAPH]
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, required=True)
     parser.add_argument("--picking", default="auto@picking.answer_from=0", help="the run's graph keeping every pick")
+    parser.add_argument("--written", default=WRITTEN, help="the run's graph answering with the written reader")
     args = parser.parse_args()
     by_graph: dict[str, dict[str, dict]] = {}
     for row in json.loads(args.run.read_text())["per_question"]:
         by_graph.setdefault(row["graph"], {})[row["id"]] = row
-    picks, written = by_graph[args.picking], by_graph.get(WRITTEN, {})
+    picks, written = by_graph[args.picking], by_graph.get(args.written, {})
     print("answer_from supported  rows accuracy unanswerable_refused answerable_refused supported(n, precision) picked")
     for answer_from in THRESHOLDS:
         for supported in SUPPORTED:
