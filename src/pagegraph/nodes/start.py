@@ -79,6 +79,9 @@ def unknown_names(state: RagState, services: Services, context: Context, filters
     user may not read is missing to them, as it is everywhere else."""
     asked = state.get("filters")
     asked = RetrievalFilter.model_validate(asked) if isinstance(asked, dict) else asked
+    named = named_documents(state, filters)
+    if not (named or (asked and (asked.projects or asked.source_types))):
+        return None
     index = services.index(context)
     readable = visible_documents(index, readable_filter(None))  # projects and types: those the user may read
     for what, requested, known in (
@@ -91,7 +94,7 @@ def unknown_names(state: RagState, services: Services, context: Context, filters
     documents = sorted(doc.name for doc in visible_documents(index, filters))
     return _unknown(
         "document",
-        named_documents(state, filters),
+        named,
         documents,
         lambda name: bool(match_document_names([name], documents)),
     )
