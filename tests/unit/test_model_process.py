@@ -202,13 +202,10 @@ def test_a_cancelled_run_closes_the_embedded_models_reply_between_tokens(
 ) -> None:
     """In a run that can be cancelled (the server's), even a call nobody streams is streamed, so that cancelling
     the run closes it between tokens and the model stops generating it."""
-    import asyncio
-
-    from langgraph.graph import END, START
     from typing_extensions import TypedDict
 
-    from pagegraph.graphs.builder import StageGraph
     from pagegraph.llm.calls import invoke_model
+    from tests.runs import cancelled_after, one_stage_graph
 
     monkeypatch.setenv("FAKE_LLAMA_MODE", "ok")
     monkeypatch.setenv("FAKE_LLAMA_STREAM_TOKENS", "40")
@@ -224,22 +221,7 @@ def test_a_cancelled_run_closes_the_embedded_models_reply_between_tokens(
         reply, _ = invoke_model(local, [HumanMessage(content="hi")], purpose="read")
         return {"answer": reply.content}
 
-    builder = StageGraph(State)
-    builder.add_node("read", read)
-    builder.add_edge(START, "read")
-    builder.add_edge("read", END)
-    graph = builder.compile()
-
-    async def cancel_after(seconds: float) -> float:
-        run = asyncio.create_task(graph.ainvoke({}))
-        await asyncio.sleep(seconds)
-        run.cancel()
-        cancelled = time.monotonic()
-        with pytest.raises(asyncio.CancelledError):
-            await run
-        return time.monotonic() - cancelled
-
-    took = asyncio.run(cancel_after(1.0))
+    took = cancelled_after(one_stage_graph(State, read), 1.0)
     sent = len((tmp_path / "tokens").read_text().splitlines())
     time.sleep(0.5)
     assert took < 1.0, f"the cancellation waited {took:.1f} s for a reply of 4 s"

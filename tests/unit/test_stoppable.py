@@ -3,19 +3,16 @@ and the cancellation completes only when the stage's thread has returned; run sy
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 
-import pytest
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk
-from langgraph.graph import END, START
 from typing_extensions import TypedDict
 
-from pagegraph.graphs.builder import StageGraph
 from pagegraph.llm.calls import invoke_model
 from tests.fakes import EchoChatModel
+from tests.runs import cancelled_after, one_stage_graph
 
 
 class Slow(EchoChatModel):
@@ -42,24 +39,13 @@ def test_a_cancelled_run_makes_no_more_model_calls_and_ends_when_its_stage_has()
             returned.set()
         return {"calls": len(calls)}
 
-    builder = StageGraph(State)
-    builder.add_node("read", reads_many_times)
-    builder.add_edge(START, "read")
-    builder.add_edge("read", END)
-    graph = builder.compile()
+    graph = one_stage_graph(State, reads_many_times)
     assert graph.invoke({}) == {"calls": 10}, "run synchronously, the stage runs whole"
     calls.clear()
     returned.clear()
 
-    async def cancel_after(seconds: float) -> None:
-        run = asyncio.create_task(graph.ainvoke({}))
-        await asyncio.sleep(seconds)
-        run.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await run
-        assert returned.is_set(), "the cancellation completes once the stage's thread has returned"
-
-    asyncio.run(cancel_after(0.5))
+    cancelled_after(graph, 0.5)
+    assert returned.is_set(), "the cancellation completes once the stage's thread has returned"
     made = len(calls)
     assert made <= 2, f"{made} calls: the stage stopped at its next model call"
     time.sleep(0.8)
@@ -87,22 +73,8 @@ def test_a_cancelled_run_closes_any_streaming_models_reply_between_tokens() -> N
         replies.append(str(reply.content))
         return {"calls": 1}
 
-    builder = StageGraph(State)
-    builder.add_node("read", read)
-    builder.add_edge(START, "read")
-    builder.add_edge("read", END)
-    graph = builder.compile()
-
-    async def cancel_after(seconds: float) -> float:
-        run = asyncio.create_task(graph.ainvoke({}))
-        await asyncio.sleep(seconds)
-        run.cancel()
-        cancelled = time.monotonic()
-        with pytest.raises(asyncio.CancelledError):
-            await run
-        return time.monotonic() - cancelled
-
-    took = asyncio.run(cancel_after(1.0))
+    graph = one_stage_graph(State, read)
+    took = cancelled_after(graph, 1.0)
     made = len(model.produced)
     time.sleep(0.5)
     assert took < 1.0 and made < 20, f"{made} tokens, the cancellation waited {took:.1f} s for a reply of 4 s"

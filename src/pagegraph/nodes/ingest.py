@@ -151,14 +151,14 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
                 ran = (
                     ingestor.run(paths, tags=tags, prune=bool(state.get("prune")))
                     if paths or state.get("prune")
-                    else None
+                    else IngestSummary()
                 )
                 removed = ingestor.remove(removing) if removing else []
-            summary = replace(ran or IngestSummary(), outcomes=refused + (ran.outcomes if ran else []) + removed)
+            summary = replace(ran, outcomes=refused + ran.outcomes + removed)
             if access is not None and (gone := [o.name for o in removed if o.status == "removed"]):
                 audit("documents_removed", who=access.user, route="graph ingest", reason=", ".join(gone))
             if access is not None:  # declassifying without being asked is refused as the explicit one is
-                for outcome in ran.outcomes if ran else []:
+                for outcome in ran.outcomes:
                     if outcome.lowers_confidentiality:
                         audit(
                             "declassify_refused",

@@ -34,29 +34,32 @@ def printed_offset(pages: list[Page], min_support: float, prefix: str = "") -> i
     """Physical minus printed page number that most pages agree on, from the numbers (with `prefix`) at the start or
     end of their first and last lines; None when fewer than `min_support` of the pages (and fewer than 2) agree. A
     prefixed sequence (an appendix's "A-1", "A-2") counts against the pages that print that prefix."""
-    offsets = Counter(
-        page.number - n for page in pages for p, n in _edge_numbers(page.text) if p == prefix and n <= page.number
-    )
+    return _offset({page.number: _edge_numbers(page.text) for page in pages}, min_support, prefix)
+
+
+def _offset(edges: dict[int, set[tuple[str, int]]], min_support: float, prefix: str) -> int | None:
+    """`printed_offset` from each page's edge numbers (page number → `_edge_numbers`)."""
+    offsets = Counter(number - n for number, found in edges.items() for p, n in found if p == prefix and n <= number)
     if not offsets:
         return None
     offset, support = offsets.most_common(1)[0]
-    counted = len(pages) if not prefix else sum(any(p == prefix for p, _ in _edge_numbers(page.text)) for page in pages)
+    counted = len(edges) if not prefix else sum(any(p == prefix for p, _ in found) for found in edges.values())
     return offset if support >= max(2, min_support * counted) else None
 
 
-def _sequence(pages: list[Page], min_support: float, prefix: str) -> dict[int, str]:
+def _sequence(edges: dict[int, set[tuple[str, int]]], min_support: float, prefix: str) -> dict[int, str]:
     """The pages of one printed sequence with their printed numbers: those printing the number the sequence's
     offset gives them, and the pages between two such."""
-    offset = printed_offset(pages, min_support, prefix)
+    offset = _offset(edges, min_support, prefix)
     if offset is None:
         return {}
-    own = [page.number for page in pages if (prefix, page.number - offset) in _edge_numbers(page.text)]
+    own = [number for number, found in edges.items() if (prefix, number - offset) in found]
     if not own:
         return {}
     return {
-        page.number: f"{prefix}-{page.number - offset}" if prefix else str(page.number - offset)
-        for page in pages
-        if min(own) <= page.number <= max(own)
+        number: f"{prefix}-{number - offset}" if prefix else str(number - offset)
+        for number in edges
+        if min(own) <= number <= max(own)
     }
 
 
@@ -66,8 +69,9 @@ def printed_numbers(pages: list[Page], min_support: float) -> dict[int, str]:
     prefixed ones first; empty when the two agree everywhere or nothing is printed."""
     labels = {page.number: page.label for page in pages if page.label}
     if not labels:
-        prefixes = Counter(p for page in pages for p in {p for p, _ in _edge_numbers(page.text) if p})
+        edges = {page.number: _edge_numbers(page.text) for page in pages}
+        prefixes = Counter(p for found in edges.values() for p in {p for p, _ in found if p})
         for prefix in [*(p for p, count in prefixes.most_common() if count >= 2), ""]:
-            for number, label in _sequence(pages, min_support, prefix).items():
+            for number, label in _sequence(edges, min_support, prefix).items():
                 labels.setdefault(number, label)
     return {number: label for number, label in labels.items() if label != str(number)}

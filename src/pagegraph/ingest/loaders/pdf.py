@@ -72,7 +72,8 @@ def _load_pdf(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
     if n_pages == 0:
         raise DocumentError(path, "PDF has no pages")
 
-    pages, lines = _page_texts(data, n_pages, path)
+    # the type sizes of the lines are for a tree of headings where the PDF has no bookmarks to build one from
+    pages, lines = _page_texts(data, n_pages, path, typed=not _has_bookmarks(reader))
     scanned = [
         p.number for p in pages if len(p.text.strip()) < OCR_BELOW_CHARS and _page_has_images(reader, p.number - 1)
     ]
@@ -107,7 +108,7 @@ def _load_pdf(path: Path, data: bytes, read: ReadOptions) -> LoadedDocument:
         pages=pages,
         outline=outline,
         outline_source="bookmarks" if outline else "none",
-        set_apart=[] if outline else set_apart(lines),
+        set_apart=set_apart(lines),
         created=_created(reader),
     )
 
@@ -159,9 +160,9 @@ def set_apart(lines: list[TypedLine]) -> list[TypedLine]:
     return [line for line in lines if line.size >= SET_APART_SIZE * body]
 
 
-def _page_texts(data: bytes, n_pages: int, path: Path) -> tuple[list[Page], list[TypedLine]]:
+def _page_texts(data: bytes, n_pages: int, path: Path, typed: bool) -> tuple[list[Page], list[TypedLine]]:
     """Each page's text layer, read by PDFium (an order of magnitude faster than pypdf's extractor, which bounded
-    ingest on small machines), and its lines with their type sizes."""
+    ingest on small machines), and with `typed` its lines with their type sizes."""
     try:
         document = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
@@ -176,20 +177,22 @@ def _page_texts(data: bytes, n_pages: int, path: Path) -> tuple[list[Page], list
                     Page(number=index + 1, text="", error=f"PDFium sees {seen} pages, the page tree {n_pages}")
                 )
                 continue
-            page, typed = _page_text(document, index, path)
+            page, sized = _page_text(document, index, path, typed)
             pages.append(page)
-            lines += [TypedLine(page=index + 1, text=text, size=size) for text, size in typed]
+            lines += [TypedLine(page=index + 1, text=text, size=size) for text, size in sized]
         return pages, lines
     finally:
         document.close()
 
 
-def _page_text(document: pdfium.PdfDocument, index: int, path: Path) -> tuple[Page, list[tuple[str, float]]]:
+def _page_text(
+    document: pdfium.PdfDocument, index: int, path: Path, typed: bool
+) -> tuple[Page, list[tuple[str, float]]]:
     try:
         page = document[index]
         textpage = page.get_textpage()
         text = textpage.get_text_bounded()
-        lines = typed_lines(textpage)
+        lines = typed_lines(textpage) if typed else []
         textpage.close()
         page.close()
     except Exception as exc:  # a single bad page must not lose the document
@@ -242,6 +245,13 @@ def _title(reader: PdfReader, path: Path) -> str:
     # metadata titles are often an identifier or the source file's name (an SEC filing's accession number,
     # "Microsoft Word - q3.docx"): the file's own name is the better root then
     return title if len(title) <= 200 and names_a_section(title, path.name) else path.stem
+
+
+def _has_bookmarks(reader: PdfReader) -> bool:
+    try:
+        return bool(reader.outline)
+    except Exception:  # noqa: BLE001 - an unreadable outline is none (`_outline` says so)
+        return False
 
 
 def _outline(reader: PdfReader, pages: list[Page], path: Path) -> list[OutlineEntry]:

@@ -138,16 +138,23 @@ async function loadDocuments() {
   filter.value = listed.documents.some((d) => d.name === chosen) ? chosen : "";
 }
 
+// Run the ingest graph on `input`, each file's events to `onFile`; its output ({report, error}) when it ends.
+async function runIngest(input, onFile = () => {}) {
+  let outcome = null;
+  await streamRun("/runs/stream", { assistant_id: "ingest", input, stream_mode: ["custom", "updates"] }, {
+    custom: onFile,
+    updates(data) {
+      if (data.ingest) outcome = data.ingest;
+    },
+  });
+  return outcome;
+}
+
 // Take a document out of the index (its chunks, vectors and keyword postings; the file stays), after asking.
 async function removeDocument(name) {
   if (!window.confirm(`Remove ${name} from the index? Its file stays where it is.`)) return;
-  let outcome = null;
   try {
-    await streamRun("/runs/stream", { assistant_id: "ingest", input: { remove: [name] }, stream_mode: ["updates"] }, {
-      updates(data) {
-        if (data.ingest) outcome = data.ingest;
-      },
-    });
+    const outcome = await runIngest({ remove: [name] });
     const file = outcome && outcome.report && outcome.report.files.find((f) => f.status !== "removed");
     if (outcome && outcome.error) showError(outcome.error);
     else if (file) showError(`${name}: ${file.reason}`);
@@ -259,15 +266,9 @@ async function uploadAndIngest(event) {
       confidentiality: $("upload-confidentiality").value,
     };
     if ($("upload-project").value.trim()) input.project = $("upload-project").value.trim();
-    let outcome = null;
-    await streamRun("/runs/stream", { assistant_id: "ingest", input, stream_mode: ["custom", "updates"] }, {
-      custom(data) {
-        const row = rows.get(data.name);
-        if (row) fileEvent(row, data);
-      },
-      updates(data) {
-        if (data.ingest) outcome = data.ingest;
-      },
+    const outcome = await runIngest(input, (data) => {
+      const row = rows.get(data.name);
+      if (row) fileEvent(row, data);
     });
     status.hidden = true;
     if (outcome && outcome.error) progress.append(element("li", { class: "error" }, outcome.error));
