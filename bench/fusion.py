@@ -28,10 +28,15 @@ ALPHAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 
 
 def measure(
-    index_folder: Path, questions_file: Path, scopes: tuple[str, ...], candidates: dict[str, Context]
+    index_folder: Path,
+    questions_file: Path,
+    scopes: tuple[str, ...],
+    candidates: dict[str, Context],
+    documents: set[str] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Per retriever and scope: hit@5 and doc_hit@5 over the answerable questions; the candidates are the graphs'
-    retriever under each context, beside BM25 alone, dense alone and the landed rank fusion."""
+    """Per retriever and scope: hit@5 and doc_hit@5 over the answerable questions (those on `documents` alone, when
+    given); the candidates are the graphs' retriever under each context, beside BM25 alone, dense alone, the
+    landed rank fusion, LangChain's EnsembleRetriever and the document router (its doc_hit@5 alone)."""
     from pagegraph.config import Settings
     from pagegraph.eval.metrics import gold_for, question_metrics, summarise
     from pagegraph.eval.questions import load_questions
@@ -42,8 +47,14 @@ def measure(
     results: dict[str, dict[str, float]] = {}
     with open_index(index_folder, Settings()) as index:
         page_counts = {doc.name: doc.n_pages for doc in index.store.documents()}
-        questions = [q for q in load_questions(questions_file) if q.answerable]
-        searches = make_searches(index, RetrievalEvalConfig(retrievers=["bm25", "dense", "hybrid+window"]))
+        questions = [
+            q
+            for q in load_questions(questions_file)
+            if q.answerable and (documents is None or set(q.documents) <= documents)
+        ]
+        searches = make_searches(
+            index, RetrievalEvalConfig(retrievers=["bm25", "dense", "hybrid+window", "routing", "ensemble"])
+        )
         for name, context in candidates.items():
             config = RetrievalEvalConfig(retrievers=["default"], context=context)
             searches[name] = make_searches(index, config)["default"]
@@ -56,8 +67,9 @@ def measure(
                         flt = RetrievalFilter(documents=question.documents) if scope == "document" else None
                         rows.append(question_metrics(search(question.question, flt), gold, [5]))
                 summary = summarise(rows, [], [5])
-                results.setdefault(name, {})[f"{scope} hit@5"] = summary["hit@5"]
-                results[name][f"{scope} doc_hit@5"] = summary["doc_hit@5"]
+                if name != "routing":  # documents only
+                    results.setdefault(name, {})[f"{scope} hit@5"] = summary["hit@5"]
+                results.setdefault(name, {})[f"{scope} doc_hit@5"] = summary["doc_hit@5"]
     return results
 
 

@@ -600,6 +600,14 @@ class RetrievalKnobs(BaseModel):
         description="a search over the whole library searches only the best-ranked document, as if the question "
         "named it, when the second scores under this share of its routing score (0: never)",
     )
+    routed_share: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=8.0,
+        description="when a search over the whole library routes to several documents, their passages take the "
+        "first places in proportion to their routing scores raised to this power, so that a routed document is not "
+        "crowded out by another's passages (0: in fused-score order alone)",
+    )
     page_rules: PageRules = Field(
         default_factory=PageRules, description="how named pages and statement pages are found"
     )

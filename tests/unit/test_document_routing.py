@@ -10,7 +10,7 @@ import pytest
 
 from pagegraph.config import Context, RoutingWeights
 from pagegraph.llm.embedder import Embedder
-from pagegraph.retrievers.documents import term_scores
+from pagegraph.retrievers.documents import RankedDocument, shared_by_routing, term_scores
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.index import Index
@@ -86,3 +86,56 @@ def test_a_large_library_is_routed_without_a_keyword_search_over_all_of_it(
     assert searched and all(flt is not None and flt.documents for flt in searched), "the routed documents alone"
     catalog = reports.catalog
     assert catalog.sources[catalog.row_of[hits[0].chunk_id]] == "globex-2023.md"
+
+
+def _service_notes(company: str) -> str:
+    sections = "".join(
+        f"## Services note {n}\n\nServices spending on services contracts: services spending rose, "
+        f"spending on cloud services and services staff (note {n}).\n\n"
+        for n in range(1, 5)
+    )
+    return f"# {company} services review\n\n{sections}"
+
+
+LIBRARY = {
+    "initech-annual-report.md": "# Initech annual report\n\n## Costs\n\n"
+    "Outside contractors cost Initech 4.2 million, up from 3.9 million.\n",
+    **{
+        f"{company.lower()}-services.md": _service_notes(company) for company in ("Acme", "Globex", "Umbrella", "Hooli")
+    },
+    "vandelay-services.md": _service_notes("Vandelay"),
+}
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
+    with markdown_library(tmp_path_factory.mktemp("library"), LIBRARY, cache_dir, embedder) as index:
+        yield index
+
+
+def test_a_routed_document_whose_passages_lose_on_score_still_reaches_the_top_five(library: Index) -> None:
+    catalog = library.catalog
+    searched = HybridRetriever.for_context(library, Context(retrieval={"route_documents": 0, "page_ranking": False}))
+    hits = searched.fused("How much went on services contracts and cloud services?", limit=30)
+
+    def sources(ranked: list) -> list[str]:
+        return [catalog.location(hit.chunk_id)[0] for hit in ranked]
+
+    by_score = list(dict.fromkeys(sources(hits)))
+    assert by_score[-1] == "initech-annual-report.md"  # its one passage loses to the others' on fused score
+    routed = [
+        RankedDocument("initech-annual-report.md", 1.0, {}),
+        RankedDocument(by_score[0], 0.5, {}),
+        RankedDocument(by_score[1], 0.5, {}),
+    ]
+    shared = shared_by_routing(hits, routed, catalog, 1.0, by_page=False)
+    # places by D'Hondt: 1.0, then 0.5 and 0.5 (each document's best), then its second place at 1.0 / 2 would be
+    # Initech's, which has no second passage, so the others take turns in proportion
+    assert sources(shared)[:5] == ["initech-annual-report.md", by_score[0], by_score[1], by_score[0], by_score[1]]
+    assert sorted(h.chunk_id for h in shared) == sorted(h.chunk_id for h in hits)  # reordered, nothing lost
+    assert shared_by_routing(hits, routed, catalog, 0.0, by_page=False) == hits
+    # ranked by page, a hit on a page its document already placed takes no place of its own (Markdown: page 1), so
+    # each document's best hit is shared and the rest follow in fused order
+    paged = shared_by_routing(hits, routed, catalog, 1.0, by_page=True)
+    assert sources(paged)[:3] == ["initech-annual-report.md", by_score[0], by_score[1]]
+    assert paged[3:] == [hit for hit in hits if hit not in paged[:3]]

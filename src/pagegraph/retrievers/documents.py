@@ -25,6 +25,7 @@ from pagegraph.retrievers.key_terms import documents_holding, key_terms
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.bm25 import tokenize
+from pagegraph.store.catalog import ChunkCatalog
 from pagegraph.store.index import Index
 
 SIGNALS = ("profile", "centroid", "chunks", "terms")
@@ -83,6 +84,36 @@ def rank_documents(
         )
         for row in best
     ]
+
+
+def shared_by_routing(
+    hits: list[ScoredChunk], routed: list[RankedDocument], catalog: ChunkCatalog, power: float, *, by_page: bool
+) -> list[ScoredChunk]:
+    """`hits` (within the routed documents, best first) reordered so that each routed document holds the first
+    places in proportion to its routing score raised to `power`: each place goes to the document with the highest
+    weight per place it already holds (D'Hondt's sequence; ties to the better routed), which gives it its next
+    best hit (`by_page`: its next best on a page it has not placed yet, as hits ranked by page take no place on a
+    page already placed; those follow). `power` 0, or one routed document, leaves the order alone."""
+    if power <= 0 or len(routed) < 2:
+        return hits
+    queues: dict[str, list[ScoredChunk]] = {document.name: [] for document in routed}
+    placed_pages: set[tuple[str, int]] = set()
+    repeats: list[ScoredChunk] = []
+    for hit in hits:
+        source, first, _ = catalog.location(hit.chunk_id)
+        if source in queues and not (by_page and (source, first) in placed_pages):
+            placed_pages.add((source, first))
+            queues[source].append(hit)
+        else:
+            repeats.append(hit)
+    weights = {document.name: document.score**power for document in routed}
+    held = dict.fromkeys(queues, 0)
+    shared: list[ScoredChunk] = []
+    while waiting := [name for name in queues if len(queues[name]) > held[name]]:
+        name = max(waiting, key=lambda n: weights[n] / (held[n] + 1))
+        shared.append(queues[name][held[name]])
+        held[name] += 1
+    return shared + repeats
 
 
 def term_scores(index: Index, query: str, allowed: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, model_validator
 
 from pagegraph.config import Context, RetrievalKnobs
-from pagegraph.retrievers.documents import RankedDocument, rank_documents
+from pagegraph.retrievers.documents import RankedDocument, rank_documents, shared_by_routing
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
 from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
@@ -154,6 +154,9 @@ class HybridRetriever(BaseRetriever):
             chosen = ranked[:1] if alone else ranked[: self.knobs.route_documents]
             routed = flt.model_copy(update={"documents": [d.name for d in chosen]})
             hits, dense = self._candidates(query, vector, routed)
+            hits = shared_by_routing(
+                hits, chosen, self.index.catalog, self.knobs.routed_share, by_page=self.knobs.page_ranking
+            )
             first = chosen[0].name if chosen else None
             if alone:
                 flt = routed
