@@ -2,7 +2,9 @@
 
 Each round sends a ~1000-token prompt (the sample manual's pages, a different page order each round so that
 llama.cpp's prefix cache cannot reuse the previous round) through pagegraph's chat model, streaming, and times the
-first token (prompt evaluation) and the rest (generation). Medians over the rounds; thread counts, llama-server
+first token (prompt evaluation) and the rest (generation), then times the same prompt's reply held to a JSON
+schema by a grammar (as `nodes.pick` and structured output are; the prompt is read from the prefix cache, so this is
+the generation rate under a grammar). Medians over the rounds; thread counts, llama-server
 builds (`--servers NAME=PATH,...`) and weight repacking (`--repack on,off`) side by side so that their ratios are
 measured in the same run. Each row starts its own model process (the load time includes the check reply).
 
@@ -21,6 +23,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 GENERATED_TOKENS = 128
+SUMMARY_SCHEMA = {
+    "type": "json_object",
+    "schema": {
+        "type": "object",
+        "properties": {"sections": {"type": "array", "items": {"type": "string"}}},
+        "required": ["sections"],
+    },
+}
 
 
 def prompts(rounds: int) -> list[str]:
@@ -40,19 +50,18 @@ def measure(spec: str, threads: int, rounds: int, server: str, binary: Path | No
     from pagegraph.config import Settings
     from pagegraph.llm import get_chat_model
     from pagegraph.llm.factory import LOCAL_MODELS
-    from pagegraph.llm.model_process import stop_owned
+    from pagegraph.llm.model_process import stop_model_processes
     from pagegraph.llm.weights import ensure_weights
 
     settings = Settings(models={"llm_threads": threads, "llm_repack": repack, "llama_server": binary})
     ensure_weights(LOCAL_MODELS[spec], settings.cache_dir)
-    stop_owned()  # each row its own process, with its own build and flags
+    stop_model_processes(settings.model_process_folder())  # each row its own process, with its own build and flags
     started = time.perf_counter()
     model = get_chat_model(spec, settings=settings, max_tokens=GENERATED_TOKENS, streaming=True)
     endpoint = model.endpoint()
     load_s = time.perf_counter() - started
-    assert endpoint.server is not None
-    fell_back = endpoint.server.shape.repack != repack  # the build crashed at its first reply with repacking
-    prompt_rates, generation_rates, prompt_sizes = [], [], []
+    fell_back = endpoint.shape(model.shape).repack != repack  # the build crashed at its first reply with repacking
+    prompt_rates, generation_rates, grammar_rates, prompt_sizes = [], [], [], []
     for text in prompts(rounds):
         first = None
         usage = None
@@ -66,6 +75,10 @@ def measure(spec: str, threads: int, rounds: int, server: str, binary: Path | No
         prompt_sizes.append(usage["input_tokens"])
         prompt_rates.append(usage["input_tokens"] / (first - started))
         generation_rates.append((usage["output_tokens"] - 1) / (ended - first))
+        # the same prompt again (read from llama.cpp's prefix cache), its reply held to a JSON schema by a grammar
+        started = time.perf_counter()
+        reply = model.invoke([HumanMessage(content=text)], response_format=SUMMARY_SCHEMA)
+        grammar_rates.append(reply.usage_metadata["output_tokens"] / (time.perf_counter() - started))
     row = {
         "model": spec,
         "server": server,
@@ -76,12 +89,13 @@ def measure(spec: str, threads: int, rounds: int, server: str, binary: Path | No
         "prompt_tokens": int(statistics.median(prompt_sizes)),
         "prompt_tok_s": round(statistics.median(prompt_rates), 1),
         "generation_tok_s": round(statistics.median(generation_rates), 1),
+        "grammar_tok_s": round(statistics.median(grammar_rates), 1),
         "rounds": rounds,
     }
     print(
         f"{spec:10s} {server:9s} repack={'on ' if repack else 'off'} threads={threads}  load {row['load_s']:5.2f} s  "
         f"prompt {row['prompt_tok_s']:6.1f} tok/s ({row['prompt_tokens']} tokens)  "
-        f"generation {row['generation_tok_s']:5.1f} tok/s{'  (crashed with repacking: measured without)' if fell_back else ''}",
+        f"generation {row['generation_tok_s']:5.1f} tok/s  under a grammar {row['grammar_tok_s']:5.1f} tok/s{'  (crashed with repacking: measured without)' if fell_back else ''}",
         flush=True,
     )
     return row

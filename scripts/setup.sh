@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Create the virtual environment and install pagegraph with everything it needs, offline-ready.
-# Idempotent: a second run only re-installs when pyproject.toml changed. PAGEGRAPH_VENV picks the folder.
+# Create the virtual environment and install pagegraph with everything it needs, offline-ready; llama.cpp's server
+# (the embedded model's process) compiles in the background meanwhile. Idempotent: a second run only re-installs
+# when pyproject.toml changed. PAGEGRAPH_VENV picks the folder.
+#   bash scripts/setup.sh             returns once everything is installed and llama-server is built
+#   bash scripts/setup.sh --no-wait   returns once the Python packages are in; the compile goes on
+#                                     (`bash scripts/build_model_server.sh --wait` waits for it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${PAGEGRAPH_VENV:-.venv}"
 PY="${PYTHON:-python3}"
-
-# Some machines' pip configuration names package folders that do not exist; pip warns about each one.
-quiet_pip() { grep -v "^WARNING: Location '.*' is ignored" || true; }
 
 # OCR of scanned PDF pages (other languages: tesseract-ocr-LANG and PAGEGRAPH_OCR_LANGUAGES).
 source scripts/apt.sh
@@ -17,18 +18,55 @@ if [ ! -x "$VENV/bin/python" ]; then
     echo "==> creating virtual environment in $VENV"
     "$PY" -m venv "$VENV"
 fi
+# the embedded model's own process: llama.cpp's server, compiled for this CPU (PAGEGRAPH_LLAMA_BUILD=portable for one
+# binary that runs on any x86-64 with AVX2)
+bash scripts/build_model_server.sh --start
+
+# COMMAND... runs while one line says how long it has taken and how far llama-server's compile is
+with_progress() {
+    local what="$1" log started shown=0 line
+    shift
+    log="$(mktemp)"
+    started="$(date +%s)"
+    "$@" > "$log" 2>&1 &
+    local pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        line="$what ($(($(date +%s) - started)) s)"
+        build="$(bash scripts/build_model_server.sh --progress)"
+        [ -n "$build" ] && line="$line · $build"
+        if [ -t 1 ]; then
+            printf '\r\033[K    %s' "$line"
+        elif [ $((shown % 15)) = 0 ]; then
+            echo "    $line"
+        fi
+        shown=$((shown + 1))
+        sleep 2
+    done
+    [ -t 1 ] && printf '\r\033[K'
+    if ! wait "$pid"; then
+        # some machines' pip configuration names package folders that do not exist; pip warns about each one
+        grep -v "^WARNING: Location '.*' is ignored" "$log" >&2 || true
+        rm -f "$log"
+        return 1
+    fi
+    rm -f "$log"
+}
+
+install_packages() {
+    # CPU torch first: a torch requirement resolved later would pull a multi-GB CUDA build.
+    if ! "$VENV/bin/python" -c "import torch, sys; sys.exit(torch.__version__ != '2.13.0+cpu')" 2>/dev/null; then
+        "$VENV/bin/pip" install --quiet --disable-pip-version-check torch==2.13.0
+    fi
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check -e ".[dev]"
+}
+
 stamp="$VENV/.pagegraph-install"
 want="$(sha256sum pyproject.toml | cut -c1-16) $(pwd)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    # CPU torch first: a torch requirement resolved later would pull a multi-GB CUDA build.
-    if ! "$VENV/bin/python" -c "import torch, sys; sys.exit(torch.__version__ != '2.13.0+cpu')" 2>/dev/null; then
-        echo "==> installing CPU torch 2.13.0"
-        "$VENV/bin/pip" install --quiet --disable-pip-version-check torch==2.13.0 2>&1 | quiet_pip
-    fi
-    echo "==> installing pagegraph and its dependencies"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check -e ".[dev]" 2>&1 | quiet_pip
+    echo "==> installing pagegraph and its dependencies (CPU torch 2.13.0 first; ~5 min on a fresh machine)"
+    with_progress "installing Python packages" install_packages
     echo "$want" > "$stamp"
 fi
-# the embedded model's own process: llama.cpp's server, compiled for this CPU (PAGEGRAPH_LLAMA_BUILD=portable for one
-# binary that runs on any x86-64 with AVX2)
-bash scripts/build_model_server.sh
+if [ "${1:-}" != --no-wait ]; then
+    bash scripts/build_model_server.sh --wait
+fi

@@ -119,6 +119,11 @@ def find_server_binary(configured: Path | None) -> Path:
             return candidate
     if configured is None and (found := _which("llama-server")):
         return found
+    if configured is None and (candidates[0].parent.parent / "share" / "pagegraph" / "llama-server.building").exists():
+        raise LocalModelError(
+            f"{candidates[0]}: llama.cpp's server is not built yet; if its compile is still running, "
+            "`bash scripts/build_model_server.sh --wait` shows how far it is and waits for it (else it builds it)"
+        )
     raise LocalModelError(
         f"{candidates[0]}: llama.cpp's server is not built; run `bash scripts/setup.sh` (it compiles it: "
         "scripts/build_model_server.sh) or set PAGEGRAPH_LLAMA_SERVER to a llama-server binary"
