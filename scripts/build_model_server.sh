@@ -93,7 +93,7 @@ progress() {
     local pid log started step done total elapsed
     read -r pid log started < "$running" || return 0
     elapsed=$(($(date +%s) - started))
-    step="$(grep -o '^\[[0-9]*/[0-9]*\]' "$log" 2>/dev/null | tail -1 | tr -d '[]')"
+    step="$(grep -o '^\[[0-9]*/[0-9]*\]' "$log" 2>/dev/null | tail -1 | tr -d '[]' || true)"
     if [ -z "$step" ]; then
         echo "llama-server: fetching and configuring its source ($(minutes "$elapsed"))"
         return 0

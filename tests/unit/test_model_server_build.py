@@ -30,9 +30,13 @@ def test_progress_of_a_background_compile_says_how_far_and_how_long_is_left(tmp_
     state = tmp_path / "share" / "pagegraph"
     state.mkdir(parents=True)
     log = state / "build.log"
-    log.write_text("-- Configuring done\n[1/200] Building C object a.o\n[50/200] Building CXX object b.o\n")
+    log.write_text("-- Configuring done\n")
     compiling = subprocess.Popen(["sleep", "30"])
     try:
+        (state / "llama-server.building").write_text(f"{compiling.pid} {log} {int(time.time()) - 10}\n")
+        shown = _script("--progress", venv=tmp_path)
+        assert shown.returncode == 0 and "fetching and configuring its source" in shown.stdout, shown
+        log.write_text("-- Configuring done\n[1/200] Building C object a.o\n[50/200] Building CXX object b.o\n")
         # started 100 s ago, a quarter done: three times as long again at that rate
         (state / "llama-server.building").write_text(f"{compiling.pid} {log} {int(time.time()) - 100}\n")
         shown = _script("--progress", venv=tmp_path)
