@@ -161,7 +161,8 @@ compile() {
         export PATH="$work/tools/bin:$PATH"
     fi
     echo "$SOURCE_PACKAGE --hash=sha256:$SOURCE_SHA256" > "$work/requirements.txt"
-    "$VENV/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary :all: --require-hashes \
+    # only this package from source: its build tools (scikit-build-core, ...) as wheels, or pip compiles them too
+    "$VENV/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary llama-cpp-python --require-hashes \
         -r "$work/requirements.txt" -d "$work" 2>&1 | grep -v "^WARNING: Location '.*' is ignored" || true
     tar -xzf "$work"/llama_cpp_python-*.tar.gz -C "$work"
     source_dir="$(echo "$work"/llama_cpp_python-*/vendor/llama.cpp)"
