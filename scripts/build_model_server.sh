@@ -23,7 +23,7 @@ VENV="${PAGEGRAPH_VENV:-.venv}"
 FLAVOUR="${PAGEGRAPH_LLAMA_BUILD:-native}"
 SOURCE_PACKAGE="llama-cpp-python==0.3.36"
 SOURCE_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
-# CPU-seconds of this build on the machine docs/models.md names; the first estimate before the build's own rate
+# CPU-seconds of this build on the machine docs/models.md names: the estimate before the build's own rate is known
 COMPILE_CPU_S=360
 mode="${1:-build}"
 binary="$VENV/bin/llama-server"
@@ -65,15 +65,21 @@ if [ -n "$external" ]; then
     [ "$mode" = --start ] && echo "==> $external: llama-server is not built (unset it to build the embedded model's)"
     exit 0
 fi
+# No web UI (it would be fetched from a hub), no TLS, no curl: the server listens on loopback for pagegraph only.
+options=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON
+    -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
+    "${flags[@]}")
 compiler="$( (c++ --version 2>/dev/null || echo none) | head -1)"
-key="$(printf '%s\n' "$want" "$cpu" "$compiler" "$(sha256sum scripts/llama_server_build.cmake)" | sha256sum | cut -c1-16)"
+key="$(printf '%s\n' "$want" "$cpu" "$compiler" "${options[*]}" "$(sha256sum scripts/llama_server_build.cmake)" \
+    | sha256sum | cut -c1-16)"
 cached="${PAGEGRAPH_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pagegraph/llama-server}/$key"
 
 installed() { [ -x "$binary" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; }
 
 from_cache() {
     [ -x "$cached/llama-server" ] || return 1
-    mkdir -p "$state"
+    mkdir -p "$state" "$(dirname "$binary")"
     install -m 755 "$cached/llama-server" "$binary"
     cp "$cached/llama-server.json" "$state/llama-server.json"
     echo "$want" > "$stamp"
@@ -120,8 +126,9 @@ start() {
     local log="$state/llama-server-build.log"
     local jobs
     jobs="$(nproc)"
-    echo "==> compiling llama.cpp's server ($FLAVOUR) from $SOURCE_PACKAGE's source, in the background:" \
-        "about $(minutes $((COMPILE_CPU_S / jobs))) on $jobs cores (log: $log)"
+    echo "==> compiling llama.cpp's server ($FLAVOUR) from $SOURCE_PACKAGE's source, in the background: about" \
+        "$(minutes $((COMPILE_CPU_S / jobs)))–$(minutes $((2 * COMPILE_CPU_S / jobs))) on $jobs cores, the longer while" \
+        "the rest of the set-up shares them (log: $log)"
     setsid nohup bash "$0" --compile > "$log" 2>&1 < /dev/null &
     echo "$! $log $(date +%s)" > "$running"
 }
@@ -166,12 +173,8 @@ compile() {
         -r "$work/requirements.txt" -d "$work" 2>&1 | grep -v "^WARNING: Location '.*' is ignored" || true
     tar -xzf "$work"/llama_cpp_python-*.tar.gz -C "$work"
     source_dir="$(echo "$work"/llama_cpp_python-*/vendor/llama.cpp)"
-    # No web UI (it would be fetched from a hub), no TLS, no curl: the server listens on loopback for pagegraph only.
-    cmake -S "$source_dir" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-        -DCMAKE_PROJECT_INCLUDE="$(pwd)/scripts/llama_server_build.cmake" \
-        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
-        -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
-        "${flags[@]}"
+    cmake -S "$source_dir" -B "$work/build" "${options[@]}" \
+        -DCMAKE_PROJECT_INCLUDE="$(pwd)/scripts/llama_server_build.cmake"
     NINJA_STATUS="[%f/%t] " cmake --build "$work/build" --target llama-server -j "$(nproc)"
     mkdir -p "$cached" "$state"
     install -m 755 "$work/build/bin/llama-server" "$cached/llama-server.part"

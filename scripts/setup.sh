@@ -63,7 +63,7 @@ install_packages() {
 stamp="$VENV/.pagegraph-install"
 want="$(sha256sum pyproject.toml | cut -c1-16) $(pwd)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "==> installing pagegraph and its dependencies (CPU torch 2.13.0 first; ~5 min on a fresh machine)"
+    echo "==> installing pagegraph and its dependencies (CPU torch 2.13.0 first): about 4 min on a fresh machine"
     with_progress "installing Python packages" install_packages
     echo "$want" > "$stamp"
 fi
