@@ -180,6 +180,28 @@ def test_auto_searches_a_question_once_and_answers_as_extract_does(ask, monkeypa
     assert "already run" in reused[1] and "already run" in reused[2], reused
 
 
+def test_auto_handing_a_question_to_rag_searches_it_once_for_the_evidence_shown_first(ask, monkeypatch) -> None:
+    """rag's own highlight stage, which searches the question when rag runs alone, takes the search auto ran."""
+    from pagegraph.nodes import highlight as highlight_stage
+
+    searched = []
+    search = highlight_stage.search_question
+
+    def counted(state, *args, **kwargs):
+        searched.append(state["question"])
+        return search(state, *args, **kwargs)
+
+    monkeypatch.setattr(highlight_stage, "search_question", counted)
+    alone, _ = ask(WEIGHT, "98 kg [1].", graph="rag", model="ollama:qwen2.5:7b")
+    assert searched == [WEIGHT]
+    auto, _ = ask(WEIGHT, "98 kg [1].", graph="auto", model="ollama:qwen2.5:7b")
+    assert auto["trace"][1].ids == ["rag"]
+    assert searched == [WEIGHT, WEIGHT], "one search for auto's question, none again in rag's highlight stage"
+    shown = [r.summary for r in auto["trace"] if r.stage == "highlight"]
+    assert len(shown) == 2 and "already run" in shown[1], shown
+    assert auto["highlights"] == alone["highlights"] and auto["answer"] == alone["answer"]
+
+
 def test_a_handed_over_search_of_another_question_documents_filter_or_route_is_not_reused() -> None:
     from pagegraph.nodes.retrieve import handed_search
     from pagegraph.state.answering import Presearch, RoutedDocument, RouteDecision

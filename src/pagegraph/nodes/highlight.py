@@ -36,14 +36,16 @@ def highlight(state: RagState, runtime: Runtime[Context], services: Services, se
         }
     passages = state.get("retrieved") or []
     presearch = handed_search(state)
-    if not search and presearch is not None and [p.id for p in passages] == [p.id for p in presearch.retrieved]:
-        kept = {p.id for p in passages}
+    # the search of this question that the graph handing it over ran (auto's, before rag or extract) is not run
+    # again: its highlights, or those of its passages this graph retrieved
+    if presearch is not None and (search or [p.id for p in passages] == [p.id for p in presearch.retrieved]):
+        kept = {p.id for p in (presearch.retrieved if search else passages)}
         picked = [h for h in presearch.highlights if h.passage_id in kept]
         summary = f"{len(picked)} sentences, as the search already run of the question found them"
         return {"highlights": picked, "trace": [timer.record(summary, ids=[h.label for h in picked])]}
     searched: dict[str, Any] = {}
     if search:
-        searched = search_question({**state, "presearch": None}, runtime, services)
+        searched = search_question(state, runtime, services)
         passages = searched["retrieved"]
     index = services.index(context)
     shown = sorted(readable_evidence(index, passages, state), key=lambda e: (e.step, e.rank))
