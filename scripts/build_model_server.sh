@@ -19,6 +19,7 @@
 #   portable  x86-64 with AVX2 (Haswell and later) or any aarch64: a binary other machines of a fleet can run
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/status_line.sh
 VENV="${PAGEGRAPH_VENV:-.venv}"
 FLAVOUR="${PAGEGRAPH_LLAMA_BUILD:-native}"
 SOURCE_PACKAGE="llama-cpp-python==0.3.36"
@@ -134,20 +135,15 @@ start() {
 }
 
 wait_for_build() {
-    local pid shown=0 line
+    local pid shown=0
     start
     if pid="$(running_pid)"; then
         while kill -0 "$pid" 2>/dev/null; do
-            line="$(progress)"
-            if [ -t 1 ]; then
-                printf '\r\033[K    %s' "$line"
-            elif [ $((shown % 15)) = 0 ]; then
-                echo "    $line"
-            fi
+            status_line "$(progress)" "$shown"
             shown=$((shown + 1))
             sleep 2
         done
-        [ -t 1 ] && printf '\r\033[K'
+        status_done
     fi
     if ! installed; then
         echo "llama-server's build failed; the end of its log:" >&2

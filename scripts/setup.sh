@@ -12,6 +12,7 @@ PY="${PYTHON:-python3}"
 
 # OCR of scanned PDF pages (other languages: tesseract-ocr-LANG and PAGEGRAPH_OCR_LANGUAGES).
 source scripts/apt.sh
+source scripts/status_line.sh
 apt_install "Tesseract OCR for scanned pages" tesseract tesseract-ocr tesseract-ocr-eng
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -24,7 +25,7 @@ bash scripts/build_model_server.sh --start
 
 # COMMAND... runs while one line says how long it has taken and how far llama-server's compile is
 with_progress() {
-    local what="$1" log started shown=0 line
+    local what="$1" log started shown=0 line build
     shift
     log="$(mktemp)"
     started="$(date +%s)"
@@ -34,15 +35,11 @@ with_progress() {
         line="$what ($(($(date +%s) - started)) s)"
         build="$(bash scripts/build_model_server.sh --progress)"
         [ -n "$build" ] && line="$line · $build"
-        if [ -t 1 ]; then
-            printf '\r\033[K    %s' "$line"
-        elif [ $((shown % 15)) = 0 ]; then
-            echo "    $line"
-        fi
+        status_line "$line" "$shown"
         shown=$((shown + 1))
         sleep 2
     done
-    [ -t 1 ] && printf '\r\033[K'
+    status_done
     if ! wait "$pid"; then
         # some machines' pip configuration names package folders that do not exist; pip warns about each one
         grep -v "^WARNING: Location '.*' is ignored" "$log" >&2 || true
