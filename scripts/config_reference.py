@@ -40,8 +40,8 @@ CONTEXT = """
 Per-run knobs: `Context(...)` in Python, the context form in Studio, `context` in a server run
 (`runs.create(..., context={...})`). `pagegraph ask --model` sets `model`; the rest keep these defaults on the
 command line. Knobs come in groups: `Context(retrieval={"top_k_files": 5})`, `{"retrieval": {"top_k_files": 5}}` as
-JSON. A key of the flat layout before the groups (`top_k_files`) is still read, with a deprecation warning naming its
-new place.
+JSON. A key of the flat layout before the groups (`top_k_files`) is refused, naming its group (the layout changed at
+0.1, before a 1.0 promises to keep one).
 
 | key | default | meaning |
 |---|---|---|

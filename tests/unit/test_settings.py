@@ -46,21 +46,13 @@ def test_server_users_choose_only_among_the_models_the_server_offers(monkeypatch
     assert services.chat_model(Context(model="local-fast")) is not None
 
 
-def test_context_knobs_come_in_groups_and_old_flat_keys_still_read_with_a_warning() -> None:
+def test_context_knobs_come_in_groups_and_a_key_of_the_old_flat_layout_is_refused_naming_its_group() -> None:
     grouped = Context(retrieval={"top_k_files": 5}, tree={"use": False}, confidence={"supported": 0.9})
     assert (grouped.retrieval.top_k_files, grouped.tree.use, grouped.confidence.supported) == (5, False, 0.9)
     assert grouped.retrieval.alpha == Context().retrieval.alpha  # the rest of a group keeps its defaults
 
-    with pytest.warns(DeprecationWarning) as caught:
-        flat = Context.model_validate({"top_k_files": 5, "use_tree": False, "supported_confidence": 0.9})
-    assert flat == grouped
-    assert sorted(str(w.message).split(" (")[0] for w in caught) == [
-        "the context key 'supported_confidence' is now confidence.supported",
-        "the context key 'top_k_files' is now retrieval.top_k_files",
-        "the context key 'use_tree' is now tree.use",
-    ]
-    with pytest.warns(DeprecationWarning):  # a key given both ways keeps the grouped value
-        assert Context(top_k_files=2, retrieval={"top_k_files": 7}).retrieval.top_k_files == 7
+    with pytest.raises(ValueError, match=r"'top_k_files' is retrieval.top_k_files.*\{'retrieval': \{'top_k_files'"):
+        Context.model_validate({"top_k_files": 5, "tree": {"use": False}})
     with pytest.raises(ValueError, match="top_k_files"):
         Context(retrieval={"top_k_files": 0})  # bounds hold in the groups
 
