@@ -29,6 +29,15 @@ def test_a_run_whose_input_does_not_fit_is_named(graph_inputs) -> None:
     assert "filters" in graph_inputs.run_problem(basic, {"input": {"question": "When?", "filters": 5}})
 
 
+def test_a_run_whose_context_does_not_fit_is_named(graph_inputs) -> None:
+    rag = graph_inputs.served_graph("rag")
+    asked = {"input": {"question": "When?"}}
+    assert graph_inputs.run_problem(rag, {**asked, "context": {"retrieval": {"top_k_files": 5}}}) is None
+    flat = graph_inputs.run_problem(rag, {**asked, "context": {"top_k_files": 5}})
+    assert flat.startswith("the rag context does not fit") and "'top_k_files' is retrieval.top_k_files" in flat
+    assert "top_k_files" in graph_inputs.run_problem(rag, {**asked, "context": {"retrieval": {"top_k_files": 0}}})
+
+
 def test_a_state_update_is_checked_key_by_key(graph_inputs) -> None:
     basic = graph_inputs.served_graph("basic")
     assert graph_inputs.update_problem(basic, {"question": "When?", "filters": None, "documents": ["a.md"]}) is None

@@ -127,12 +127,18 @@ def sent_runs(payload: Any) -> list[dict]:
 
 
 def run_problem(graph: CompiledStateGraph, run: dict) -> str | None:
-    """Why a run's `input` or `command.update` does not fit `graph`, or None."""
+    """Why a run's `input`, `context` or `command.update` does not fit `graph`, or None."""
     given = run.get("input")
     if given is not None and not isinstance(given, dict):
         return f"the {graph.name} input must be a JSON object of its fields, not {type(given).__name__}"
     if isinstance(given, dict) and (problem := input_problem(graph, given)):
         return problem
+    context, schema = run.get("context"), getattr(graph, "context_schema", None)
+    if context is not None and isinstance(schema, type) and issubclass(schema, BaseModel):
+        try:
+            schema.model_validate(context)
+        except ValidationError as exc:
+            return f"the {graph.name} context does not fit: {described(exc)}"
     command = run.get("command")
     update = command.get("update") if isinstance(command, dict) else None
     if isinstance(update, dict):
