@@ -31,6 +31,8 @@ with_progress() {
     started="$(date +%s)"
     "$@" > "$log" 2>&1 &
     local pid=$!
+    # a background job of a script ignores Ctrl-C: stop it with the script (the compile goes on, for the next run)
+    trap 'pkill -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; exit 130' INT TERM
     while kill -0 "$pid" 2>/dev/null; do
         line="$what ($(($(date +%s) - started)) s)"
         build="$(bash scripts/build_model_server.sh --progress)"
@@ -40,6 +42,7 @@ with_progress() {
         sleep 2
     done
     status_done
+    trap - INT TERM
     if ! wait "$pid"; then
         # some machines' pip configuration names package folders that do not exist; pip warns about each one
         grep -v "^WARNING: Location '.*' is ignored" "$log" >&2 || true
