@@ -4,7 +4,8 @@ document, fixed seed) and on another question set (--check, e.g. sec10q), never 
 
 Without sharing, the passages of the routed documents compete on fused score alone, and a document the router ranked
 among its first few can be left out of the top 5. Each candidate power searches every answerable question over the
-whole index (corpus scope): page hit@5 and doc_hit@5, beside BM25 alone, dense alone and the landed rank fusion. The
+whole index (corpus scope): page hit@5 and doc_hit@5, beside BM25 alone, dense alone, the landed rank fusion,
+LangChain's EnsembleRetriever and the document router (its doc_hit@5 alone). The
 chosen power has the best sum of the tuning half's two figures (ties: the smaller power; 0 is today's order).
 
     .venv/bin/python bench/route_share.py --index .pagegraph/eval-mmlb-dev28 \\

@@ -10,8 +10,8 @@
 #   bash scripts/build_model_server.sh --wait      wait for the background build (starting it if needed)
 #
 # Nothing is built again while the binary, the pin and the flavour are unchanged. A finished build is kept in
-# PAGEGRAPH_BUILD_CACHE (default ~/.cache/pagegraph/llama-server), keyed by the pin, the flavour, the compiler and
-# (native) the CPU, so CI and a second checkout on the same machine copy it instead of compiling.
+# PAGEGRAPH_BUILD_CACHE (default ~/.cache/pagegraph/llama-server), keyed by the pin, the flavour, the build options,
+# the compiler and (native) the CPU, so CI and a second checkout on the same machine copy it instead of compiling.
 #
 # PAGEGRAPH_LLAMA_BUILD picks the flavour (docs/models.md has the speed of each):
 #   native    (default) every instruction set of the CPU it is built on, except AMX: llama.cpp's AMX kernels crash
@@ -71,14 +71,22 @@ options=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON
     -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
     "${flags[@]}")
-compiler="$( (c++ --version 2>/dev/null || echo none) | head -1)"
-key="$(printf '%s\n' "$want" "$cpu" "$compiler" "${options[*]}" "$(sha256sum scripts/llama_server_build.cmake)" \
-    | sha256sum | cut -c1-16)"
-cached="${PAGEGRAPH_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pagegraph/llama-server}/$key"
+
+# The build cache's folder for this build, made from the pin, the flavour, the CPU, the compiler and the options (not
+# at the top: `--progress`, which the set-up runs every 2 s, needs none of it).
+cache_folder() {
+    local compiler key
+    compiler="$( (c++ --version 2>/dev/null || echo none) | head -1)"
+    key="$(printf '%s\n' "$want" "$cpu" "$compiler" "${options[*]}" "$(sha256sum scripts/llama_server_build.cmake)" \
+        | sha256sum | cut -c1-16)"
+    echo "${PAGEGRAPH_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pagegraph/llama-server}/$key"
+}
 
 installed() { [ -x "$binary" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; }
 
 from_cache() {
+    local cached
+    cached="$(cache_folder)"
     [ -x "$cached/llama-server" ] || return 1
     mkdir -p "$state" "$(dirname "$binary")"
     install -m 755 "$cached/llama-server" "$binary"
@@ -154,7 +162,8 @@ wait_for_build() {
 }
 
 compile() {
-    local work source_dir
+    local work source_dir cached
+    cached="$(cache_folder)"
     work="$(mktemp -d)"
     trap 'rm -rf "$work"' EXIT
     # build tools missing from the PATH go into a throw-away environment, not into $VENV (pip may be installing there)
