@@ -2,7 +2,8 @@
 how high. For each answerable row of a lookups set, the question is searched as the extract graph searches it (its
 documents in document scope), the candidates are taken from the top passages (`checks.candidates`), and each
 candidate's composed answer (`nodes.pick.compose`) is scored against the gold answer as the answer eval scores
-answers. Prints the share of rows with a right candidate within the first k, by kind of row, and the rows with none.
+answers. Prints the share of rows with a right candidate within the first k, by kind of row, and the rows with none,
+each saying whether a passage read held a gold page (the candidates missed it) or none did (the search missed it).
 The pick can be no better than this ceiling.
 
     .venv/bin/python bench/candidates.py --index INDEX [--set bench/lookups.jsonl] [--knob sentences=20] [--out FILE]
@@ -41,6 +42,7 @@ def main() -> None:
     changes = dict(knob.split("=", 1) for knob in args.knob)
     context = Context(index=str(args.index)).with_changes(picking=changes)
     ranks: dict[str, int | None] = {}
+    read: dict[str, bool] = {}
     kinds: dict[str, str] = {}
     counts = []
     with open_index(args.index, settings) as index:
@@ -59,8 +61,12 @@ def main() -> None:
                 if (score_answer(compose(c), row["answer"], row.get("answer_format"), True).score or 0) >= 0.5
             ]
             ranks[row["id"]], kinds[row["id"]] = (right[0] if right else None), row.get("task_type", "")
+            read[row["id"]] = gold_page_read(row, passages)
             if args.show or not right:
-                print(f"{row['id']} rank {right[0] if right else '-'} gold {row['answer']!r}: {row['question']}")
+                where = "a gold page read" if read[row["id"]] else "no gold page read"
+                print(
+                    f"{row['id']} rank {right[0] if right else '-'} ({where}) gold {row['answer']!r}: {row['question']}"
+                )
                 for n, c in enumerate(candidates, 1):
                     print(f"   {n:2} {c.kind:8} {c.score:.3f} {c.value[:60]!r} | {c.measures[:90]}")
     report: dict = {"rows": len(ranks), "median_candidates": sorted(counts)[len(counts) // 2] if counts else 0}
@@ -69,9 +75,25 @@ def main() -> None:
         by_kind[kinds[row_id]].append(rank)
     for kind, found in [("all", list(ranks.values())), *sorted(by_kind.items())]:
         report[kind] = {f"@{k}": round(sum(r is not None and r <= k for r in found) / len(found), 3) for k in CUTS}
+    missed = [row_id for row_id, rank in ranks.items() if rank is None]
+    report["no_right_candidate"] = {
+        "rows": len(missed),
+        "a_gold_page_read": sum(read[row_id] for row_id in missed),  # the candidates missed it
+        "no_gold_page_read": sum(not read[row_id] for row_id in missed),  # the search missed it
+    }
+    report["gold_page_read"] = round(sum(read.values()) / max(1, len(read)), 3)
     print(json.dumps(report, indent=1))
     if args.out:
-        args.out.write_text(json.dumps({"report": report, "ranks": ranks}, indent=1))
+        args.out.write_text(json.dumps({"report": report, "ranks": ranks, "gold_page_read": read}, indent=1))
+
+
+def gold_page_read(row: dict, passages: list) -> bool:
+    """Whether a passage read spans one of the row's gold pages."""
+    return any(
+        passage.source == gold["document"] and passage.start_page <= gold["page"] <= passage.end_page
+        for gold in row["evidence"]
+        for passage in passages
+    )
 
 
 if __name__ == "__main__":

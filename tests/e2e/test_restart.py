@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,3 +118,44 @@ def test_a_restart_loses_no_thread_and_leaves_no_run_running(site: dict, stop: s
         assert "4 Nm" in fresh["answer"]
 
     asyncio.run(after())
+
+
+def nothing_left(server: Server) -> bool:
+    """No process of serve's session is left: the runtime, PostgreSQL and Redis it started all stopped with it."""
+    try:
+        os.killpg(server.process.pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("moment", ["while its services start", "as its server first answers"])
+def test_a_stop_while_serve_starts_stops_everything_it_started(
+    tmp_path: Path, cache_dir: Path, model: ScriptedOpenAI, moment: str
+) -> None:
+    """SIGTERM before serve has reported 'ready' (an operator's `kill` or a test's teardown right after /ok answered)
+    stops the runtime, not only serve: the port is free again and nothing it started is left running."""
+    shutil.copy(REPO / "langgraph.json", tmp_path / "langgraph.json")
+    add_users(tmp_path / "users.json", {"ana": ["--role", "reader", "--projects", "demo"]})
+    env = server_env(tmp_path, cache_dir, tmp_path / "users.json", **model.settings())
+    server = Server(url=f"http://127.0.0.1:{free_port()}", folder=tmp_path, env=env)
+    server.launch()
+    deadline = time.monotonic() + 120
+    while True:
+        assert server.process.poll() is None and time.monotonic() < deadline, "serve did not start"
+        if moment == "while its services start":
+            if (tmp_path / "index" / "server" / "postgres").exists():  # its PostgreSQL is being created
+                break
+        else:
+            try:
+                with urllib.request.urlopen(f"{server.url}/ok", timeout=1):
+                    break
+            except OSError:
+                pass
+        time.sleep(0.02)
+    server.stop()  # SIGTERM; fails unless serve exits within 30 s and the port is no longer listening
+    assert server.process.returncode == 0, (server.folder / "server.log").read_text()[-2000:]
+    deadline = time.monotonic() + 10
+    while not nothing_left(server):
+        assert time.monotonic() < deadline, "a process serve started outlived it"
+        time.sleep(0.2)

@@ -13,7 +13,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -113,19 +113,78 @@ def serve(
     if verbose:
         env["PAGEGRAPH_SERVER_LOG_LEVEL"] = "INFO"
     started: list[Callable[[], None]] = []  # what to stop, last started first
+    stopper = _Stopper()
+    signal.signal(signal.SIGTERM, stopper)
+    signal.signal(signal.SIGINT, stopper)
+    returncode, problem = 0, ""
     try:
-        embedded = start_embedded(
-            folder / SERVER_FOLDER, database=not settings.runtime_database_url(), redis=not settings.server.redis_url
-        )
-        started.append(embedded.stop)
-        if embedded.database_url:
-            env["PAGEGRAPH_SERVER_DATABASE_URL"] = embedded.database_url
-        if embedded.redis_url:
-            env["PAGEGRAPH_REDIS_URL"] = embedded.redis_url
-        model = _start_model(settings)
+        returncode = _start_and_run(settings, env, folder, path, host, port, jobs, workers, verbose, stopper, started)
+    except KeyboardInterrupt:  # a stop asked for while it started
+        pass
     except PagegraphError as exc:
+        problem = str(exc)
+    finally:
+        _ignore_stop_signals()
         _stop_all(started)
-        raise fail(str(exc)) from None
+    if problem:
+        raise fail(problem)
+    raise typer.Exit(0 if stopper.asked else returncode)  # a stop asked for is a clean exit
+
+
+class _Stopper:
+    """SIGTERM (`kill`, `docker stop`, systemd) and SIGINT (Ctrl-C), from serve's first moment: while serve starts
+    they interrupt the start; once the runtime runs they terminate it, and serve stops what it started only after the
+    runtime has stopped (its runs put back in the queue), so whoever restarts it never finds the port still taken."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self.runtime: subprocess.Popen | None = None
+        self.starting_runtime = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.asked = True
+        if self.runtime is not None:
+            self.runtime.terminate()
+        elif not self.starting_runtime:  # not inside Popen: an interrupted Popen could leave its child unstopped
+            raise KeyboardInterrupt
+
+    def start_runtime(self, command: list[str], **options: Any) -> subprocess.Popen:
+        self.starting_runtime = True
+        self.runtime = subprocess.Popen(command, **options)
+        if self.asked:
+            self.runtime.terminate()
+        return self.runtime
+
+
+def _ignore_stop_signals() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_and_run(
+    settings: Settings,
+    env: dict[str, str],
+    folder: Path,
+    path: Path,
+    host: str,
+    port: int,
+    jobs: int,
+    workers: int,
+    verbose: bool,
+    stopper: _Stopper,
+    started: list[Callable[[], None]],
+) -> int:
+    """Start the embedded services, the model and the runtime (each appended to `started` as it runs), and wait
+    for the runtime to exit; its exit status."""
+    embedded = start_embedded(
+        folder / SERVER_FOLDER, database=not settings.runtime_database_url(), redis=not settings.server.redis_url
+    )
+    started.append(embedded.stop)
+    if embedded.database_url:
+        env["PAGEGRAPH_SERVER_DATABASE_URL"] = embedded.database_url
+    if embedded.redis_url:
+        env["PAGEGRAPH_REDIS_URL"] = embedded.redis_url
+    model = _start_model(settings)
     url = f"http://{'127.0.0.1' if host in LOOPBACK else host}:{port}"
     log_path = folder / SERVER_FOLDER / "server.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -153,32 +212,14 @@ def serve(
     command = [sys.executable, "-m", "pagegraph.server.runtime", str(path), host, str(port), str(jobs), str(workers)]
     with log_path.open("a") as log:
         output = {} if verbose else {"stdout": log, "stderr": subprocess.STDOUT}
-        server = subprocess.Popen(command, env=env, cwd=path.parent, **output)
+        server = stopper.start_runtime(command, env=env, cwd=path.parent, **output)
     started.append(lambda: stop_process(server, STOP_GRACE_S))
-    _report_ready(server, url, log_path, verbose)
-    # `kill`, `docker stop`, systemd or Ctrl-C stop this process: the server stops first (its runs are put back
-    # in the queue), then what it used; this process exits only once they have, so whoever restarts it never finds
-    # the port still taken
-    stopping: list[int] = []
-
-    def stop(signum: int, frame: object) -> None:
-        stopping.append(signum)
-        server.terminate()
-
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        returncode = server.wait()
-    except KeyboardInterrupt:  # from a terminal the server has it too; from `kill -INT` only this process does
-        stopping.append(signal.SIGINT)
-        returncode = 0
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        _stop_all(started)
-    raise typer.Exit(0 if stopping else returncode)  # a stop asked for is a clean exit
+    _report_ready(server, url, log_path, verbose, stopper)
+    return server.wait()
 
 
-def _report_ready(server: subprocess.Popen, url: str, log_path: Path, verbose: bool) -> None:
-    """'ready' once the server answers /ok; if it exits first, the end of its log, which says why."""
+def _report_ready(server: subprocess.Popen, url: str, log_path: Path, verbose: bool, stopper: _Stopper) -> None:
+    """'ready' once the server answers /ok; if it exits first, unless stopped, the end of its log, which says why."""
     started = time.monotonic()
     while time.monotonic() - started < READY_TIMEOUT_S and server.poll() is None:
         try:
@@ -188,7 +229,7 @@ def _report_ready(server: subprocess.Popen, url: str, log_path: Path, verbose: b
                     return
         except OSError:
             time.sleep(0.2)
-    if server.poll() is not None and not verbose:
+    if server.poll() is not None and not (verbose or stopper.asked):
         lines = log_path.read_text(errors="replace").splitlines()[-20:]
         err.print("the server stopped while starting; the end of its log:\n" + "\n".join(lines), highlight=False)
 
