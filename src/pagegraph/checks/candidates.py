@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pagegraph.checks.values import Value, extract_values, same_value
 from pagegraph.config import PickingKnobs, ReadingKnobs
+from pagegraph.ingest.document_dates import MONTHS
 from pagegraph.ingest.loaders.tables import TableRow, table_rows
 from pagegraph.retrievers.highlights import answer_shape, asked_columns, content_words, matches, score_sentences
 from pagegraph.state.answering import GAP_MARK, Candidate, Evidence
@@ -42,7 +43,10 @@ _TIME_ASKED = re.compile(
 _SHARE_ASKED = re.compile(r"\b(?:percent(?:age)?s?|proportion|fraction|share\s+of)\b|%", re.IGNORECASE)
 _MONEY_ASKED = re.compile(r"\b(?:dollars?|euros?|pounds|yen|usd|eur)\b|[$€£¥]", re.IGNORECASE)
 _TIME_UNIT = r"(?:second|minute|hour|day|week|month|quarter|year)"
-_DURATION_AFTER = re.compile(rf"\s*-?\s*(?P<unit>{_TIME_UNIT})s?\b", re.IGNORECASE)
+# "six months", "six-month", and the first of two: "three and six months", "three- and six-month periods"
+_DURATION_AFTER = re.compile(rf"\s*-?\s*(?:(?:and|or|to)\s+\w+[\s-]+)?(?P<unit>{_TIME_UNIT})s?\b", re.IGNORECASE)
+# a number after a month's name is a day of a date a line break or a stray space cut ("December 31 ,")
+_MONTH_BEFORE = re.compile(rf"\b(?:{'|'.join(MONTHS)})\.?\s*$", re.IGNORECASE)
 # a number that names a part of the document, not a quantity: "Table 2", "Note 7", "Item 1A", "page 12"
 _REFERENCE_BEFORE = re.compile(
     r"\b(?:table|figure|fig\.|section|item|note|notes|appendix|chapter|step|part|page|p\.|pp\.|exhibit|schedule|"
@@ -65,6 +69,8 @@ def fits_question(question: str, text: str, before: str = "", after: str = "") -
     value = values[0]
     time_asked = bool(_TIME_ASKED.search(question))
     if value.kind == "date" or (value.kind == "number" and _YEAR.fullmatch(value.text.strip())):
+        return time_asked
+    if value.kind == "number" and _MONTH_BEFORE.search(before):
         return time_asked
     duration = _DURATION_AFTER.match(after)
     if duration and value.kind == "number":
@@ -127,6 +133,17 @@ def _written(sentence: str, value: Value) -> str:
     return value.text
 
 
+def _page_number(sentence: str, value: Value, passage: Evidence) -> bool:
+    """Whether `value` is the number of the passage's page in its running header or footer: the first or last word of
+    its line ("Apple Inc. | Q2 2023 Form 10-Q | 15", "98 User Manual") and one of the passage's page numbers, as
+    counted or as printed."""
+    if sentence[: value.start].strip() and sentence[value.end :].strip(" …"):
+        return False
+    numbers = {str(page) for page in range(passage.start_page, passage.end_page + 1)}
+    numbers |= {label for label in (passage.start_label, passage.end_label) if label}
+    return value.text.strip() in numbers
+
+
 def _asked(value: Value, question_values: Sequence[Value]) -> bool:
     return any(same_value(value, asked) or same_value(asked, value) for asked in question_values)
 
@@ -168,8 +185,8 @@ def answer_candidates(
             continue
         after_previous = 0
         for value in extract_values(sentence.sentence, names=shape in _NAMED_SHAPES):
-            if _asked(value, question_values):  # part of the label: "In 2021, the rate was 91%"
-                continue
+            if _asked(value, question_values) or _page_number(sentence.sentence, value, passage):
+                continue  # part of the label ("In 2021, the rate was 91%"), or the page's number
             said = sentence.sentence
             if not fits_question(question, said[value.start : value.end], said[: value.start], said[value.end :]):
                 continue

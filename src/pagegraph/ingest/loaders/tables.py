@@ -22,6 +22,7 @@ import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_raw
 
+from pagegraph.ingest.document_dates import MONTHS
 from pagegraph.ingest.loaders.pdfium_text import pdfium_text
 from pagegraph.state.answering import GAP_MARK
 
@@ -352,6 +353,8 @@ def clean_rows(rows: list[list[str | None]]) -> list[list[str]]:
         # the next one has no header of its own.
         if merged and merged[-1][0] and not any(merged[-1][1:]) and not column[0]:
             merged[-1] = [a or b for a, b in zip(merged[-1], column)]
+        elif len(merged) > 1 and _one_column(merged[-1], column):
+            merged[-1] = [a or b for a, b in zip(merged[-1], column)]
         else:
             merged.append(column)
     table = [list(row) for row in zip(*merged) if any(row)]
@@ -359,6 +362,15 @@ def clean_rows(rows: list[list[str | None]]) -> list[list[str]]:
     if len(table) < 2 or len(merged) < 2 or max(map(len, filled)) > _PROSE_CELL:
         return []
     return table
+
+
+def _one_column(left: list[str], right: list[str]) -> bool:
+    """Whether two neighbouring columns of amounts are one column the rules split: no row fills both, and each
+    holds only numbers (a total's amount, drawn with its currency sign, lands one ruled column to the right of the
+    amounts above it). Columns with headings of their own (a ledger's "Debit" and "Credit") stay apart."""
+    return not any(a and b for a, b in zip(left, right)) and all(
+        not cell or _NUMBER.fullmatch(cell) for cell in [*left, *right]
+    )
 
 
 def markdown(rows: list[list[str]]) -> str:
@@ -435,6 +447,47 @@ _TEXT_VALUE_AT_END = re.compile(
 )
 
 
+# the period a group of columns covers, in the heading lines over its dates or years ("Three Months Ended December
+# 31, ... Six Months Ended December 31," over "2022 2021 2022 2021")
+_PERIOD = re.compile(
+    r"\b(?:(?:three|six|nine|twelve|thirteen|twenty-six|thirty-nine|fifty-two|fifty-three|\d{1,2})[\s-]+"
+    r"(?:months?|weeks?)|quarters?|(?:fiscal\s+)?years?)\s+ended\b"
+    rf"(?:\s+(?:{'|'.join(MONTHS)})\.?\s+\d{{1,2}},?)?",
+    re.IGNORECASE,
+)
+# a column's date, written on one line or two ("April 1," over "2023")
+_COLUMN_DATE = re.compile(rf"\b(?:{'|'.join(MONTHS)})\.?\s+\d{{1,2}},?\s+(?:19|20)\d\d\b", re.IGNORECASE)
+_HEADING_LINES = 16  # lines above a table read for its column headings and units
+
+
+def headings_above(lines: list[str], end: int, width: int) -> tuple[list[str], str] | None:
+    """The headings of a table's `width` value columns that the heading lines ending at `lines[end]` give, and the
+    units they name ("in millions"), or None when they give none for that many columns: a line of years
+    ("2022 2021"), or as many dates, each maybe over two lines ("April 1," / "2023"). Where a heading repeats (three
+    and six months of two years), each group of columns takes its period from those lines, in order ("Six Months
+    Ended December 31, 2021"), when there is one period per group. Read back from `end` to a row of values, a
+    table's row or prose."""
+    block: list[str] = []
+    for line in reversed(lines[max(0, end + 1 - _HEADING_LINES) : end + 1]):
+        values = _trailing_spans(line)[1]
+        if _is_row(line) or len(line) > _PROSE_CELL or (len(values) >= 2 and not _YEARS_LINE.match(line)):
+            break
+        block.insert(0, line)
+    years = next((line.split() for line in reversed(block) if _YEARS_LINE.match(line)), [])
+    heading = " ".join(" ".join(line for line in block if not _YEARS_LINE.match(line)).split())
+    dates = [" ".join(date.split()) for date in _COLUMN_DATE.findall(heading)]
+    columns = dates if len(dates) == width else years if len(years) == width else None
+    if columns is None:
+        return None
+    found = _UNITS.search(heading)
+    units = " ".join(found.group().lower().split()) if found else ""
+    periods = [" ".join(period.split()) for period in _PERIOD.findall(_COLUMN_DATE.sub(" ", heading))]
+    if len(set(columns)) == width or len(periods) < 2 or width % len(periods):
+        return columns, units
+    group = width // len(periods)
+    return [f"{periods[j // group]} {column}" for j, column in enumerate(columns)], units
+
+
 def trailing_values(line: str, most: int | None = None) -> tuple[str, list[str]]:
     """The values a line of a text-layer table ends with, in order (at most `most`), each as written less its inner
     spaces ("$ 1,043" → "$1,043", "30 %" → "30%"; "—" for an empty cell), and the text before them."""
@@ -462,6 +515,15 @@ def _text_row(line: str, years: list[str]) -> tuple[str, list[str]] | None:
     if len(values) < len(years) or not _LETTER.search(label):
         return None
     return label.strip(), values
+
+
+def _text_headings(lines: list[str], n: int) -> tuple[list[str], str] | None:
+    """The column headings and units over `lines[n]` where it is a label and two or more values whose headings
+    stand above it (`headings_above`)."""
+    label, values = trailing_values(lines[n])
+    if len(values) < 2 or not _LETTER.search(label):
+        return None
+    return headings_above(lines, n - 1, len(values))
 
 
 def _data_like(header: list[str]) -> bool:
@@ -541,18 +603,23 @@ def table_rows(text: str, header: str | None = None, columns: ColumnChoice | Non
         group_lines.clear()
 
     years: list[str] = []  # the column headings of a text table being read (`_YEARS_LINE`)
+    last_text_row = -1
     for n, line in enumerate(lines):
         if not _is_row(line):
             flush()
             in_table = False
             if _YEARS_LINE.match(line):
-                years, units = line.split(), ""
-            elif years and (found := _text_row(line, years)):
+                years, units = headings_above(lines, n, len(line.split())) or (line.split(), "")
+                out.append(line)
+                continue
+            if not years and (above := _text_headings(lines, n)):
+                years, units = above  # the first row of a text table whose headings stand over it
+            if years and (found := _text_row(line, years)):
                 label, values = found
                 cells = _asked_cells([label, *values], ["", *years], columns)
                 reading = row_reading(label, cells, ["", *years], units)
                 rows.append(TableRow(label, tuple(cells), ("", *years), units, reading, line.strip()))
-                line = reading
+                line, last_text_row = reading, n
             elif years and (unit := _UNITS.search(line)) and not re.search(r"\d", line):
                 units = " ".join(unit.group().lower().split())
             elif years and (re.search(r"\d", line) or len(line) > _PROSE_CELL):
@@ -572,8 +639,10 @@ def table_rows(text: str, header: str | None = None, columns: ColumnChoice | Non
                 headings, heading_rows_open = [cells], True
                 continue
             headings = [_cells(header)] if header and not out and not _data_like(_cells(header)) else []
-            if not headings and _YEARS_LINE.match(above) and len(above.split()) == len(cells) - 1:
-                headings = [["", *above.split()]]  # a line of years just above the table heads its columns
+            if not headings and (found_above := headings_above(lines, n - 1, len(cells) - 1)):
+                headings, units = [["", *found_above[0]]], units or found_above[1]  # its headings stand above it
+            elif not headings and len(years) == len(cells) - 1 and not "".join(lines[last_text_row + 1 : n]).strip():
+                headings = [["", *years]]  # it goes on from the text table just above, under the same headings
             heading_rows_open = bool(headings)
         if heading_rows_open and not cells[0] and all(_YEARLIKE.match(c) for c in cells[1:] if c):
             headings.append(cells)
