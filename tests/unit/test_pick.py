@@ -140,12 +140,25 @@ def test_a_table_cell_is_a_candidate_with_its_row_and_column_and_no_other_years_
         ("How many users does the dataset have?", "2", "as shown in Table ", "", False),
         ("How many users does the dataset have?", "1,791", "The dataset has ", " users", True),
         ("What was the revenue on December 31?", "December 31, 2021", "", "", False),
+        ("What were net sales, in millions?", "three", "for the ", " and six months ended", False),
+        ("What were net sales, in millions?", "three", "for the ", " - and six-month periods", False),
+        ("What was deferred revenue, in billions?", "31", "as of December ", " , 2022", False),
+        ("On what day did the quarter end?", "31", "as of December ", " , 2022", True),
     ],
 )
 def test_a_candidate_is_a_value_of_the_kind_the_question_asks_for(
     question: str, text: str, before: str, after: str, fits: bool
 ) -> None:
     assert fits_question(question, text, before, after) is fits
+
+
+def test_a_running_footer_s_page_number_is_no_candidate(embedder: Embedder) -> None:
+    page = Evidence(
+        id="c1", chunk_ids=["c1"], source="10-Q.pdf", start_page=9, end_page=9, start_label="7", score=1.0,
+        text="The Company had 1,500 retail stores at the end of the quarter.\nApple Inc. | Q2 2023 Form 10-Q | 7",
+    )  # fmt: skip
+    found = answer_candidates("How many stores did the company have?", [page], embedder, PickingKnobs(), ReadingKnobs())
+    assert [c.value for c in found] == ["1,500"]
 
 
 def test_the_model_picks_the_cell_and_the_answer_shows_its_row_and_column(filing) -> None:

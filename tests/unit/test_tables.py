@@ -51,6 +51,11 @@ def test_cells_are_cleaned_and_spanning_columns_merged() -> None:
         ["Revenue", "$46,298", "$51,761"],
         ["Revenue % change", "(10.6)%", "9.5 %"],
     ]
+    # a total's amount, drawn with its currency sign, one ruled column right of the amounts above it: one column
+    split = [["Products", "", "$73,929", "", "$77,457"], ["Services", "20,907", "", "19,821", ""]]
+    assert clean_rows(split) == [["Products", "$73,929", "$77,457"], ["Services", "20,907", "19,821"]]
+    ledger = [["Account", "Debit", "Credit"], ["Cash", "100", ""], ["Sales", "", "100"]]
+    assert clean_rows(ledger) == ledger, "columns with headings of their own stay apart"
     assert clean_rows([["A paragraph that happens to sit in a ruled box " * 4, "x"], ["y", "z"]]) == []
     assert clean_rows([["only", "one row"]]) == []
 
@@ -261,6 +266,38 @@ def test_a_text_layer_table_under_a_line_of_years_reads_by_year() -> None:
         "United States — 2021: 192,000; 2020: 181,000; 2019: 167,000",
         "Canada — 2021: 47,000; 2020: 46,000; 2019: 42,000",
     ], "a ruled table whose first row is data reads under the line of years above it"
+
+
+def test_columns_of_two_periods_read_with_their_period_and_date() -> None:
+    """A filing's statement: "Three Months Ended" and "Six Months Ended" over the same years (or dates written over
+    two lines) head two groups of columns; each column reads with its period, and a question picks its own."""
+    statement = (
+        "INCOME STATEMENTS\n(In millions, except per share amounts)\nThree Months Ended\nDecember 31,\n"
+        "Six Months Ended\nDecember 31,\n2022 2021 2022 2021\nRevenue:\n"
+        "Total revenue 52,747 51,728 102,869 97,045\nResearch and development 6,844 5,758 13,472 11,357"
+    )
+    readable = table_readings(statement)[0].split("\n")
+    assert readable[-1] == (
+        "Research and development — Three Months Ended December 31, 2022: 6,844; Three Months Ended December 31, "
+        "2021: 5,758; Six Months Ended December 31, 2022: 13,472; Six Months Ended December 31, 2021: 11,357 "
+        "(in millions)"
+    )
+    question = "What were research and development expenses in the six months ended December 31, 2021?"
+    asked = table_readings(statement, columns=asked_columns(question, ReadingKnobs()))[0].split("\n")
+    assert asked[-1] == "Research and development — Six Months Ended December 31, 2021: 11,357 (in millions)"
+    dates = "Three Months Ended Six Months Ended\n" + "April 1,\n2023\nMarch 26,\n2022\n" * 2
+    note = dates + "iPhone $ 51,334 $ 50,570 $ 117,109 $ 122,198\n\n| Mac | 7,168 | 10,435 | 14,903 | 21,287 |\n"
+    note += "| --- | --- | --- | --- | --- |\n| iPad | 6,670 | 7,646 | 16,066 | 14,894 |\n\nTotal net sales include"
+    read = table_readings(
+        note, columns=asked_columns("Mac net sales in the six months ended March 26, 2022?", ReadingKnobs())
+    )
+    assert read[0].split("\n")[9:12] == [
+        "iPhone — Six Months Ended March 26, 2022: $122,198",
+        "",
+        "Mac — Six Months Ended March 26, 2022: 21,287",
+    ], "a text row under the dates starts the table, and the ruled rows after it go on under the same headings"
+    alone = "Year ended December 31,\n2015 2014\nRevenues $ 6,779,511 $ 5,504,656"
+    assert table_readings(alone)[0].endswith("Revenues — 2015: $6,779,511; 2014: $5,504,656"), "no period repeats"
 
 
 def test_a_table_without_rules_takes_the_headings_its_columns_stand_under(tmp_path: Path) -> None:
