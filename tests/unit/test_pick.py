@@ -152,6 +152,17 @@ def test_a_candidate_is_a_value_of_the_kind_the_question_asks_for(
     assert fits_question(question, text, before, after) is fits
 
 
+def test_a_cell_names_the_table_its_labels_column_heads(embedder: Embedder) -> None:
+    segment = Evidence(
+        id="c1", chunk_ids=["c1"], source="10-K.pdf", start_page=25, end_page=25, score=1.0,
+        text="| Domestic Segment Performance Summary | 2023 | 2022 |\n| --- | --- | --- |\n| Revenue | $42,794 | $47,830 |",
+    )  # fmt: skip
+    found = answer_candidates("What was revenue in 2022?", [segment], embedder, PickingKnobs(), ReadingKnobs())
+    assert [(c.value, c.measures) for c in found] == [
+        ("$47,830", "Revenue, 2022, Domestic Segment Performance Summary")
+    ]
+
+
 def test_a_running_footer_s_page_number_is_no_candidate(embedder: Embedder) -> None:
     page = Evidence(
         id="c1", chunk_ids=["c1"], source="10-Q.pdf", start_page=9, end_page=9, start_label="7", score=1.0,

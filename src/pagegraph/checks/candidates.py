@@ -103,12 +103,14 @@ def _row_of(sentence: str, rows: Sequence[TableRow]) -> TableRow | None:
 
 
 def _cells(row: TableRow) -> list[tuple[str, str, str]]:
-    """A row's non-empty cells, each with what it measures (the row's label, the column's heading, the units) and
-    its option (`Revenues, 2014 (in thousands): $ 5,504,656`)."""
+    """A row's non-empty cells, each with what it measures (the row's label, the column's heading, the heading of
+    the labels' column, where a table names itself or a segment: "Domestic Segment Performance Summary", and the
+    units) and its option (`Revenues, 2014 (in thousands): $ 5,504,656`)."""
     found = []
+    table = row.headings[0] if row.headings else ""
     for heading, cell in zip(row.headings[1:], row.cells[1:]):
         if cell and cell not in _EMPTY_CELL:
-            label = ", ".join(part for part in (row.label, heading) if part)
+            label = ", ".join(part for part in (row.label, heading, table) if part)
             option = f"{label} ({row.units}): {cell}" if row.units else f"{label}: {cell}"
             found.append((cell, ", ".join(part for part in (label, row.units) if part), " ".join(option.split())))
     return found
