@@ -19,6 +19,7 @@ LAYERS = {
     "config": 0,
     "state": 0,
     "version": 0,
+    "text": 0,  # months, and tables as a reader takes them in
     "llm": 1,  # chat models and the embedders
     "store": 2,  # records (SQLite, PostgreSQL), vectors, keyword search, the catalog, the index front
     "ingest": 3,  # loaders, OCR, trees, chunking, summaries, the pipeline: writes through the index front
@@ -139,6 +140,19 @@ def package_cycles() -> list[tuple[str, str]]:
 def test_no_two_packages_import_each_other() -> None:
     """state and access, say: a package's records sit below the packages that use them, never beside them."""
     assert package_cycles() == []
+
+
+def test_answer_checks_and_retrievers_import_nothing_of_ingest() -> None:
+    """What reads a question's evidence (a table row, a date) shares the bottom `text` package with ingest, rather
+    than importing a PDF loader."""
+    found = [
+        f"{path.relative_to(SOURCE)} imports {name}"
+        for package in ("checks", "retrievers")
+        for path in sorted((SOURCE / package).rglob("*.py"))
+        for name in _imports(ast.parse(path.read_text()), loaded_only=False)
+        if name.startswith("pagegraph.ingest")
+    ]
+    assert found == []
 
 
 STORES = {"SqliteStore", "PostgresStore", "VectorStore", "BM25Index"}

@@ -17,12 +17,10 @@ from pagegraph.ingest.loaders.tables import _character as pdfium_character
 from pagegraph.ingest.loaders.tables import (
     clean_rows,
     looks_tabular,
-    markdown,
     page_chars,
     pages_with_tables,
     place_tables,
     ruled_tables,
-    table_readings,
 )
 from pagegraph.ingest.pipeline import Ingestor
 from pagegraph.ingest.prepare import prepare_document
@@ -33,6 +31,7 @@ from pagegraph.state.documents import DocumentTags
 from pagegraph.store.chunk_text import search_text
 from pagegraph.store.index import open_index
 from pagegraph.store.manifest import IndexParams
+from pagegraph.text.tables import markdown, table_readings
 from tests.fakes import ScriptedChatModel
 
 YEARS = ["Item", "2023", "2022"]

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from pagegraph.checks.values import Value, extract_values, same_value
 from pagegraph.config import PickingKnobs, ReadingKnobs
-from pagegraph.ingest.document_dates import MONTHS
-from pagegraph.ingest.loaders.tables import TableRow, table_rows
 from pagegraph.retrievers.highlights import answer_shape, asked_columns, content_words, matches, score_sentences
 from pagegraph.state.answering import GAP_MARK, Candidate, Evidence
+from pagegraph.text.dates import MONTHS
+from pagegraph.text.tables import TableRow, table_rows
 
 if TYPE_CHECKING:
     from pagegraph.llm.embedder import Embedder

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from pagegraph.checks.values import Value, value_in
 from pagegraph.config import ReadingKnobs
-from pagegraph.ingest.loaders.tables import table_readings
 from pagegraph.retrievers.highlights import asked_columns
+from pagegraph.text.tables import table_readings
 
 
 @dataclass(frozen=True)

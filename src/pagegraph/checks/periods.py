@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pagegraph.checks.values import MONTHS, Value, extract_values, same_value
-from pagegraph.ingest.loaders.tables import trailing_values
+from pagegraph.text.tables import trailing_values
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of", a change

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pagegraph.config import ReadingKnobs
-from pagegraph.ingest.document_dates import MONTHS
 from pagegraph.retrievers.highlights import content_words, matches, sentences
 from pagegraph.store.bm25 import unspaced
+from pagegraph.text.dates import MONTHS
 
 ValueKind = Literal["number", "percent", "money", "date", "name"]
 

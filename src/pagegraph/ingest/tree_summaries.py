@@ -14,11 +14,11 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from pagegraph.ingest.loaders.tables import plain_rows
 from pagegraph.llm.calls import invoke_model, message_text, model_label
 from pagegraph.llm.structured import reply_cap
 from pagegraph.prompts.summaries import NODE_SUMMARY_REQUEST, NODE_SUMMARY_SYSTEM
 from pagegraph.state.documents import Chunk, NodeSummary, TreeNode
+from pagegraph.text.tables import plain_rows
 
 Language = Literal["en", "zh"]
 MAX_SECTION_CHARS = 6000

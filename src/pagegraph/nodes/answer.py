@@ -8,7 +8,6 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
-from pagegraph.ingest.loaders.tables import ColumnChoice, table_readings
 from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.common import StageTimer, context_of, recent_turns
@@ -18,6 +17,7 @@ from pagegraph.retrievers.highlights import asked_columns
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.graph import RagState
+from pagegraph.text.tables import ColumnChoice, table_readings
 
 
 def render_evidence(number: int, evidence: Evidence, columns: ColumnChoice | None = None) -> str:

@@ -19,10 +19,10 @@ import numpy as np
 import regex
 
 from pagegraph.config import ReadingKnobs
-from pagegraph.ingest.loaders.tables import ColumnChoice, table_readings
 from pagegraph.state.answering import GAP_MARK, Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
 from pagegraph.store.bm25 import tokenize, word_count
+from pagegraph.text.tables import ColumnChoice, table_readings
 
 if TYPE_CHECKING:
     from pagegraph.llm.embedder import Embedder

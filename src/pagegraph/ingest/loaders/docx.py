@@ -18,8 +18,8 @@ from lxml import etree
 
 from pagegraph.errors import DocumentError
 from pagegraph.ingest.loaders.options import ReadOptions
-from pagegraph.ingest.loaders.tables import markdown
 from pagegraph.state.documents import PAGE_SEPARATOR, LoadedDocument, OutlineEntry, Page, SourceType, names_a_section
+from pagegraph.text.tables import markdown
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _RENDERED_BREAK = ".//w:lastRenderedPageBreak"
