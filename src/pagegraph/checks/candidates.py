@@ -15,7 +15,7 @@ from pagegraph.checks.values import Value, extract_values, same_value
 from pagegraph.config import PickingKnobs, ReadingKnobs
 from pagegraph.retrievers.highlights import answer_shape, asked_columns, content_words, matches, score_sentences
 from pagegraph.state.answering import GAP_MARK, Candidate, Evidence
-from pagegraph.text.dates import MONTHS
+from pagegraph.text.dates import MONTH_NAME
 from pagegraph.text.tables import TableRow, table_rows
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ _TIME_UNIT = r"(?:second|minute|hour|day|week|month|quarter|year)"
 # "six months", "six-month", and the first of two: "three and six months", "three- and six-month periods"
 _DURATION_AFTER = re.compile(rf"\s*-?\s*(?:(?:and|or|to)\s+\w+[\s-]+)?(?P<unit>{_TIME_UNIT})s?\b", re.IGNORECASE)
 # a number after a month's name is a day of a date a line break or a stray space cut ("December 31 ,")
-_MONTH_BEFORE = re.compile(rf"\b(?:{'|'.join(MONTHS)})\.?\s*$", re.IGNORECASE)
+_MONTH_BEFORE = re.compile(rf"\b{MONTH_NAME}\s*$", re.IGNORECASE)
 # a number that names a part of the document, not a quantity: "Table 2", "Note 7", "Item 1A", "page 12"
 _REFERENCE_BEFORE = re.compile(
     r"\b(?:table|figure|fig\.|section|item|note|notes|appendix|chapter|step|part|page|p\.|pp\.|exhibit|schedule|"

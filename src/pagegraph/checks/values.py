@@ -20,7 +20,7 @@ from typing import Literal
 from pagegraph.config import ReadingKnobs
 from pagegraph.retrievers.highlights import content_words, matches, sentences
 from pagegraph.store.bm25 import unspaced
-from pagegraph.text.dates import MONTHS
+from pagegraph.text.dates import MONTH_NAME, MONTHS
 
 ValueKind = Literal["number", "percent", "money", "date", "name"]
 
@@ -46,7 +46,7 @@ _SCALES = {
     "crore": 1e7,
 }
 _CURRENCY = r"(?:US\$|A\$|C\$|HK\$|S\$|R\$|\$|€|£|¥|₹|₩|USD|EUR|GBP|JPY|CNY|RMB|INR|Rs\.?|Rp)"
-_MONTH = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = MONTH_NAME
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[5-9]\d\d|2[01]\d\d)"
 _DATES = [

@@ -23,3 +23,5 @@ MONTHS = {
     )
     for name in names
 }
+# a month as written in a date, longest name first ("September" before "Sep"), with its abbreviation's dot
+MONTH_NAME = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pagegraph.state.answering import GAP_MARK
-from pagegraph.text.dates import MONTHS
+from pagegraph.text.dates import MONTH_NAME
 
 NUMBER = re.compile(r"(?<![\w.])[-$€£(]?\d[\d,.]*%?\)?(?![\w])")
 LETTER = re.compile(r"[^\W\d_]")
@@ -100,11 +100,11 @@ _TEXT_VALUE_AT_END = re.compile(
 _PERIOD = re.compile(
     r"\b(?:(?:three|six|nine|twelve|thirteen|twenty-six|thirty-nine|fifty-two|fifty-three|\d{1,2})[\s-]+"
     r"(?:months?|weeks?)|quarters?|(?:fiscal\s+)?years?)\s+ended\b"
-    rf"(?:\s+(?:{'|'.join(MONTHS)})\.?\s+\d{{1,2}},?)?",
+    rf"(?:\s+{MONTH_NAME}\s+\d{{1,2}},?)?",
     re.IGNORECASE,
 )
 # a column's date, written on one line or two ("April 1," over "2023")
-_COLUMN_DATE = re.compile(rf"\b(?:{'|'.join(MONTHS)})\.?\s+\d{{1,2}},?\s+(?:19|20)\d\d\b", re.IGNORECASE)
+_COLUMN_DATE = re.compile(rf"\b{MONTH_NAME}\s+\d{{1,2}},?\s+(?:19|20)\d\d\b", re.IGNORECASE)
 _HEADING_LINES = 16  # lines above a table read for its column headings and units
 
 
