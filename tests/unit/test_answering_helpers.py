@@ -44,6 +44,17 @@ def test_numbers_ranges_and_labels_resolve_to_evidence_labels() -> None:
     assert text.endswith("See [manual.pdf, Troubleshooting, p. 8–9].")
 
 
+def test_a_passage_cited_twice_in_a_row_is_printed_once() -> None:
+    text, cited, _ = resolve_citations(
+        "It weighs 98 kg [1][manual.pdf, p. 6]. E04 [2] [1] [2]. Pauses [3]. Again [3].", EVIDENCE
+    )
+    assert cited == [1, 2, 3]
+    assert text == (
+        "It weighs 98 kg [manual.pdf, Specs, p. 6]. E04 [manual.pdf, Troubleshooting, p. 8–9] "
+        "[manual.pdf, Specs, p. 6]. Pauses [call.vtt, p. 1]. Again [call.vtt, p. 1]."
+    )
+
+
 def test_citations_of_missing_evidence_are_removed_and_counted() -> None:
     text, cited, invalid = resolve_citations("98 kg [4]. Also [0]. From [other.pdf, p. 2]. Note [sic].", EVIDENCE)
     assert cited == [] and invalid == 3

@@ -11,6 +11,7 @@ from pagegraph.state.answering import Citation, Evidence
 from pagegraph.store.bm25 import tokenize
 
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,300})\]")
+_CITATION_RUN = re.compile(r"\[[^\[\]\n]{1,300}\](?:[ \t]*\[[^\[\]\n]{1,300}\])+")
 _NUMBERS = re.compile(r"^\s*\d+(?:\s*(?:,|;|and|-|–)\s*\d+)*\s*$")
 _PAGE = re.compile(r"p{1,2}\.\s*(\d+)")
 _FILE_NAME = re.compile(r"\w\.(?:pdf|md|markdown|txt|docx|vtt|srt|json)\b", re.I)
@@ -63,6 +64,8 @@ def resolve_citations(draft: str, evidence: list[Evidence]) -> tuple[str, list[i
         return " ".join(evidence[n - 1].label() for n in dict.fromkeys(valid))
 
     text = _BRACKETS.sub(replace, draft)
+    # "[2][doc.pdf, p. 8]" names one passage twice: each run of citations names a passage once
+    text = _CITATION_RUN.sub(lambda run: " ".join(f"[{c}]" for c in dict.fromkeys(_BRACKETS.findall(run[0]))), text)
     text = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
     return text, cited, invalid
 
