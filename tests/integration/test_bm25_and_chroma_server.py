@@ -19,9 +19,10 @@ from pagegraph.ingest.pipeline import Ingestor
 from pagegraph.ingest.tree import build_tree, section_outline
 from pagegraph.llm.embedder import Embedder
 from pagegraph.state.documents import DocumentTags
-from pagegraph.store.bm25 import BM25Index, tokenize
+from pagegraph.store.bm25 import BM25Index
 from pagegraph.store.index import open_index
 from pagegraph.store.manifest import IndexParams
+from pagegraph.text.words import tokenize
 from tests.conftest import SAMPLES
 
 QUERIES = [

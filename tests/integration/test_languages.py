@@ -17,8 +17,9 @@ from pagegraph.ingest.pipeline import Ingestor
 from pagegraph.llm.embedder import MULTILINGUAL_MODEL, Embedder
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.store.bm25 import TOKENIZER, BM25Index
+from pagegraph.store.bm25 import BM25Index
 from pagegraph.store.index import open_index
+from pagegraph.text.words import TOKENIZER
 from tests.conftest import BACKENDS, PAGEGRAPH, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow

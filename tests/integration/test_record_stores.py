@@ -17,9 +17,9 @@ from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import DocumentTags
 from pagegraph.state.evaluation import EvalRun
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.store.bm25 import tokenize
 from pagegraph.store.index import Index, open_index
 from pagegraph.store.records import RecordStore, SectionSummaries
+from pagegraph.text.words import tokenize
 from tests.conftest import BACKENDS, SAMPLES, on_backend
 
 pytestmark = pytest.mark.slow

@@ -172,6 +172,30 @@ def test_extractive_summary_from_outline_and_first_sentences() -> None:
     assert summary.use_for == "questions about Safety, Installation"
 
 
+def test_a_filings_summary_quotes_its_body_not_its_cover_or_contents() -> None:
+    cover = (
+        "UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\nFORM 10-K\n"
+        "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934\n"
+        "Indicate by check mark whether the registrant is a well-known seasoned issuer, as defined in Rule 405.\n"
+        "Indicate by check mark whether the registrant is not required to file reports pursuant to Section 13.\n"
+        "Indicate by check mark whether the registrant has filed all reports required to be filed by Section 13.\n"
+        "For more information contact investor relations at ir@solarbattery.example or www.solarbattery.example.\n"
+    )
+    contents = "Table of Contents\nItem 1. Business .......... 3\nRisk Factors and Uncertainties 12 Item 2.\n"
+    body = [
+        "Item 1. Business\nWe design and sell home batteries that store solar power for households. Our batteries "
+        "keep homes running through outages.",
+        "Risk Factors\nDemand for home batteries depends on solar installations in the households we serve.",
+        "Our batteries are sold through installers of solar power systems. Installers also service the batteries.",
+        "Net sales of batteries grew as more households added solar power. Note: amounts in millions.",
+    ]
+    pages = [Page(number=n, text=text) for n, text in enumerate([cover, contents, *body], 1)]
+    source = SummarySource.from_parts("solar-10k.pdf", "Solar Battery 10-K", SourceType.PDF, pages, [])
+    summary = ExtractiveSummarizer().summarize(source).summary
+    assert summary.startswith("Solar Battery 10-K. We design and sell home batteries that store solar power"), summary
+    assert not any(form in summary for form in ("SECURITIES", "check mark", "Contents", "contact", "Note:")), summary
+
+
 def test_extractive_summary_of_a_chinese_document_has_sentences_and_topics() -> None:
     text = "渡轮每天清晨六点从北港出发，船票在码头的售票处购买。渡轮在晚上八点返回北港。港口有两个码头。"
     source = SummarySource(name="ferry.md", title="港口渡轮", source_type=SourceType.MARKDOWN, outline=[], text=text)

@@ -14,11 +14,12 @@ from pagegraph.cli.answer_view import JsonLinesView, StreamedAnswer
 from pagegraph.cli.ask import _run_question
 from pagegraph.config import Context, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
-from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights, sentences
+from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
 from pagegraph.state.documents import Chunk, Page
 from pagegraph.store.index import open_index
+from pagegraph.text.sentences import sentences
 from tests.fakes import Reply, ScriptedChatModel, citing
 from tests.terminal import screen_of, terminal_console
 

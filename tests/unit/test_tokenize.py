@@ -4,8 +4,8 @@ does not; NFKC and case folding first. And highlight sentences split on each scr
 from __future__ import annotations
 
 from pagegraph.config import ReadingKnobs
-from pagegraph.retrievers.highlights import sentences
-from pagegraph.store.bm25 import tokenize
+from pagegraph.text.sentences import sentences
+from pagegraph.text.words import tokenize
 
 
 def test_english_words_lower_cased_without_stopwords_and_single_letters() -> None:

@@ -8,7 +8,7 @@ import re
 
 from pagegraph.prompts.answer import REFUSAL
 from pagegraph.state.answering import Citation, Evidence
-from pagegraph.store.bm25 import tokenize
+from pagegraph.text.words import tokenize
 
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,300})\]")
 _CITATION_RUN = re.compile(r"\[[^\[\]\n]{1,300}\](?:[ \t]*\[[^\[\]\n]{1,300}\])+")

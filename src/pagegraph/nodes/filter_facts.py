@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.state.graph import RagState
-from pagegraph.store.bm25 import tokenize
+from pagegraph.text.words import tokenize
 
 NO_FACTS = "No relevant information found."
 

@@ -17,7 +17,7 @@ from pagegraph.prompts.small_model import MAP_CHUNK_REQUEST, MAP_CHUNK_SYSTEM
 from pagegraph.services import Services
 from pagegraph.state.answering import ChunkFacts, MappedChunk
 from pagegraph.state.graph import ChunkTask
-from pagegraph.store.bm25 import tokenize
+from pagegraph.text.words import tokenize
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 

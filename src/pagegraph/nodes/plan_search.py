@@ -16,7 +16,7 @@ from pagegraph.prompts.small_model import PLAN_SEARCH_REQUEST, PLAN_SEARCH_SYSTE
 from pagegraph.services import Services
 from pagegraph.state.answering import SearchPlan
 from pagegraph.state.graph import RagState
-from pagegraph.store.bm25 import tokenize
+from pagegraph.text.words import tokenize
 
 _FILE_KIND_WORDS = {
     "pdf": {"pdf", "pdfs"},

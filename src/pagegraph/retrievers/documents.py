@@ -24,9 +24,9 @@ from pagegraph.config import RoutingWeights
 from pagegraph.retrievers.key_terms import documents_holding, key_terms
 from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.store.bm25 import tokenize
 from pagegraph.store.catalog import ChunkCatalog
 from pagegraph.store.index import Index
+from pagegraph.text.words import tokenize
 
 SIGNALS = ("profile", "centroid", "chunks", "terms")
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import regex
 
 from pagegraph.config import ReadingKnobs
-from pagegraph.state.answering import GAP_MARK, Evidence, Highlight
+from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
-from pagegraph.store.bm25 import tokenize, word_count
+from pagegraph.text.sentences import sentences
 from pagegraph.text.tables import ColumnChoice, table_readings
+from pagegraph.text.words import tokenize
 
 if TYPE_CHECKING:
     from pagegraph.llm.embedder import Embedder
@@ -60,21 +60,6 @@ _UNIT_ZH = re.compile(
     r"\d\s*(?:小时|分钟|秒|天|周|个月|年|岁|元|美元|万|亿|公里|千米|米|厘米|毫米|公斤|千克|克|瓦|伏|度|%)"
 )
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
-# Sentence ends: a stop and a space before a capital, a digit, or a letter of a script without capitals; the stops of
-# Chinese and Japanese (no space after them), of Devanagari and Arabic. And line breaks before the same or a list or
-# table mark (table rows, list items and headings end there): a break before a lower-case word is a wrapped line of
-# the same sentence, and so is a break before a capital after a full line that ends mid-phrase (`_wrapped`). And
-# " … ", which joins a passage's chunks where text between them is left out (a page break).
-_STARTS = r"(?:[\"'(\[\d]|(?!\p{Ll})\p{L})"
-_SENTENCE_END = regex.compile(
-    rf"(?<=[.!?])\s+(?={_STARTS})|(?<=[。！？])\s*(?=\S)|(?<=[।॥؟۔])\s+|(?P<line>\n+)(?=\s*(?:{_STARTS}|[|•*#-]))|"
-    rf"{GAP_MARK}"
-)
-_MID_PHRASE = regex.compile(r"[\p{Ll},]\Z")
-# a line at least this share of the text's width (its 9th-decile line length), and this long, is a full line of a
-# paragraph, not a heading, a list item or a table's label
-_FULL_LINE_SHARE = 0.7
-_FULL_LINE_CHARS = 20
 # Words that shape a question but are not what it is about.
 _QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 
@@ -103,33 +88,6 @@ def shape_fit(sentence: str, shape: AnswerShape) -> float:
     if shape == "list":
         return min(1.0, (sentence.count(",") + sentence.count(";") + sentence.count("|")) / 3)
     return 0.0
-
-
-def sentences(text: str, reading: ReadingKnobs) -> list[tuple[int, str]]:
-    """(offset in `text`, sentence) of each sentence worth showing: of `reading.sentence_min_words` words or more,
-    cut at `reading.sentence_max_chars`."""
-    found = []
-    start = 0
-    lengths = sorted(len(line.strip()) for line in text.splitlines())
-    full = max(_FULL_LINE_CHARS, _FULL_LINE_SHARE * lengths[(len(lengths) - 1) * 9 // 10]) if lengths else 0
-    ends = [m for m in _SENTENCE_END.finditer(text) if not (m.group("line") and _wrapped(text, m, full))]
-    for end_match in [*ends, None]:
-        end = end_match.start() if end_match else len(text)
-        piece = text[start:end]
-        stripped = piece.strip(" \t|-*•#")
-        if word_count(stripped) >= reading.sentence_min_words:  # a character of a script without spaces: a word
-            found.append((start + piece.index(stripped), stripped[: reading.sentence_max_chars]))
-        start = end_match.end() if end_match else len(text)
-    return found
-
-
-def _wrapped(text: str, line_break: regex.Match[str], full: int | float) -> bool:
-    """Whether a line break wraps a sentence ("…as part of the⏎Northwind plan."): the line before it is full (at
-    least `full` characters) and ends mid-phrase (a lower-case letter or a comma), and the next line starts no list
-    or table item."""
-    line = text[text.rfind("\n", 0, line_break.start()) + 1 : line_break.start()].strip()
-    after = text[line_break.end() :].lstrip(" \t")
-    return len(line) >= full and bool(_MID_PHRASE.search(line)) and after[:1] not in ("|", "•", "*", "#", "-")
 
 
 def content_words(text: str) -> set[str]:

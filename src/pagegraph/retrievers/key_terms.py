@@ -26,8 +26,8 @@ import numpy as np
 from pagegraph.config import GateKnobs, ReadingKnobs
 from pagegraph.retrievers.highlights import matches
 from pagegraph.state.answering import Evidence
-from pagegraph.store.bm25 import tokenize
 from pagegraph.store.index import Index
+from pagegraph.text.words import tokenize
 
 # a year stands apart from Latin letters and digits, not from other scripts' letters ("2015年", "в2015")
 # a name, a year, or the number of a variant joined to its unit ("the 43-inch model", "a 12-month plan")

@@ -19,8 +19,8 @@ import re
 import string
 
 from pagegraph.llm.minilm import whole_words
-from pagegraph.store.bm25 import tokenize
 from pagegraph.store.index import Index
+from pagegraph.text.words import tokenize
 
 _WORD = re.compile(r"(?<!\w)[A-Za-z]+(?!\w)")
 

@@ -32,7 +32,7 @@ from pagegraph.llm.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import Chunk, DocumentRecord, DocumentTags, NodeSummary, Page, TreeNode, now_iso
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.store.bm25 import BM25Index, idf, top_rows, word_counts
+from pagegraph.store.bm25 import BM25Index, idf, top_rows
 from pagegraph.store.catalog import ChunkCatalog
 from pagegraph.store.chunk_text import CHUNK_HEADER, document_label, search_text
 from pagegraph.store.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
@@ -42,6 +42,7 @@ from pagegraph.store.profiles import DocumentProfiles, chunk_centroids
 from pagegraph.store.records import DocumentWrite, RecordStore
 from pagegraph.store.sqlite import STORE_FILE, SqliteStore
 from pagegraph.store.vectors import CHROMA_DIR, VectorStore
+from pagegraph.text.words import word_counts
 
 logger = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ import bm25s
 import numpy as np
 
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.store.bm25 import tokenize
 from pagegraph.store.chunk_text import document_label
 from pagegraph.store.records import RecordStore
+from pagegraph.text.words import tokenize
 
 _SECTION_LEVELS = 2
 _PROFILE_WORDS = 600

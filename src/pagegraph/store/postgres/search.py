@@ -16,11 +16,11 @@ from pagegraph.state.documents import (
     DocumentRecord,
 )
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.store.bm25 import TOKENIZER, word_counts
 from pagegraph.store.chunk_text import document_label, search_text
 from pagegraph.store.filters import sql_where
 from pagegraph.store.postgres.connection import Connections
 from pagegraph.store.profiles import chunk_centroids
+from pagegraph.text.words import TOKENIZER, word_counts
 
 # HNSW candidates a filtered search looks at (pgvector's ceiling); a filter that still leaves fewer than k is answered
 # by an exact scan of the rows it allows.
