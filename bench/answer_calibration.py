@@ -27,8 +27,8 @@ THRESHOLDS = tuple(round(0.05 * step, 2) for step in range(0, 17))
 def outcome(rows: list[dict], weight: float, threshold: float) -> dict:
     """Accuracy, false-abstain rate and abstain recall had the graph abstained below `threshold` (the confidence
     the weigh stage computes, with `weight` as its support weight)."""
+    from pagegraph.checks.reading import reading_confidence
     from pagegraph.config import Context
-    from pagegraph.nodes.read import answer_confidence
     from pagegraph.state.answering import Reading
 
     answerable = [r for r in rows if r["answerable"]]
@@ -40,7 +40,7 @@ def outcome(rows: list[dict], weight: float, threshold: float) -> dict:
         if row["abstained"] or signals is None or signals["refused"]:
             return True
         reading = Reading(draft="", wide=signals["wide"], refused=False, support=signals["support"])
-        return answer_confidence(reading, signals["relevance"], context) < threshold
+        return reading_confidence(reading, signals["relevance"], context) < threshold
 
     scored = [r for r in answerable if r["answer_score"] is not None]
     return {

@@ -1,6 +1,6 @@
 """Does a second, cheap read agree with the answer? For each answered row of answer runs (`pagegraph eval --mode
 answer` reports), the model reads only the question's top highlight sentences (model-free, as the `highlight` stage
-picks them) and answers again; the signal is whether the two answers agree (`nodes.read.answers_agree`). Reported:
+picks them) and answers again; the signal is whether the two answers agree (`checks.reading.answers_agree`). Reported:
 how well agreement alone ranks right answers above wrong ones (AURC over the answered rows, lower is better) beside
 the landed confidence and a constant, per run, and the cost of the extra call.
 
@@ -35,10 +35,10 @@ def main() -> None:
 
     from langchain_core.messages import HumanMessage, SystemMessage
 
+    from pagegraph.checks.reading import answers_agree
     from pagegraph.config import Settings
     from pagegraph.eval.calibration import aurc, is_right
     from pagegraph.llm import get_chat_model
-    from pagegraph.nodes.read import answers_agree
 
     questions = questions_by_id(args.questions)
     settings = Settings()

@@ -3,8 +3,8 @@ whole passages are read once when that falls short, and abstention weighs refusa
 
 from __future__ import annotations
 
+from pagegraph.checks.reading import answer_support, answers_agree, judge_reading, reading_confidence
 from pagegraph.config import Context, ReadingKnobs
-from pagegraph.nodes.read import answer_confidence, answer_support, answers_agree, judge_reading
 from pagegraph.retrievers.highlights import focus_passages, score_sentences
 from pagegraph.state.answering import Evidence, Reading
 from tests.fakes import citing
@@ -56,11 +56,11 @@ def test_a_reading_is_judged_in_the_excerpt_it_cites() -> None:
 def test_confidence_combines_refusal_support_and_similarity() -> None:
     context = Context(confidence={"support_weight": 0.6})
     supported = Reading(draft="98 kg [1]", wide=False, refused=False, support=1.0)
-    assert answer_confidence(supported, 0.5, context) == 0.6 * 1.0 + 0.4 * 0.5
+    assert reading_confidence(supported, 0.5, context) == 0.6 * 1.0 + 0.4 * 0.5
     unsupported = supported.model_copy(update={"support": 0.0})
-    assert answer_confidence(unsupported, 0.5, context) == 0.4 * 0.5
+    assert reading_confidence(unsupported, 0.5, context) == 0.4 * 0.5
     refused = supported.model_copy(update={"refused": True})
-    assert answer_confidence(refused, 0.9, context) == 0.0
+    assert reading_confidence(refused, 0.9, context) == 0.0
 
 
 def test_focused_excerpts_keep_the_best_sentences_with_their_neighbours(embedder) -> None:
