@@ -191,7 +191,9 @@ def test_a_filings_summary_quotes_its_body_not_its_cover_or_contents() -> None:
     ]
     pages = [Page(number=n, text=text) for n, text in enumerate([cover, contents, *body], 1)]
     source = SummarySource.from_parts("solar-10k.pdf", "Solar Battery 10-K", SourceType.PDF, pages, [])
-    summary = ExtractiveSummarizer().summarize(source).summary
+    stored = ExtractiveSummarizer().summarize(source)
+    summary = stored.summary
+    assert "SECURITIES AND EXCHANGE COMMISSION" in stored.opening, "the router still reads what names the filing"
     assert summary.startswith("Solar Battery 10-K. We design and sell home batteries that store solar power"), summary
     assert not any(form in summary for form in ("SECURITIES", "check mark", "Contents", "contact", "Note:")), summary
 

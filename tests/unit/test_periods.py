@@ -46,6 +46,11 @@ def test_a_heading_is_found_above_the_row_and_read_in_order() -> None:
     markdown = "|  | 52 Weeks Ended August 29, 2021 | 52 Weeks Ended August 30, 2020 |\n| --- | --- | --- |\n| Sales | 1 | 2 |\n"
     assert heading_years(markdown, markdown.index("| Sales"), LINES) == [2021, 2020]
     assert heading_years("Net sales rose.\nTotal 12 14\n", 16, LINES) == []
+    cash_flows = "YEAR ENDED MAY 31,\n(Dollars in millions) 2021 2020 2019\nCash provided by operations:\nNet income $ 5,727 $ 2,539 $ 4,029\n"
+    assert heading_years(cash_flows, cash_flows.index("Net income"), LINES) == [2021, 2020, 2019]
+    asked = "What was the net income in fiscal 2017?"
+    absent = other_periods(extract_values("$4,029"), asked, cash_flows, at(cash_flows, "Net income"), LINES)
+    assert [(o.period, o.asked, o.asked_cells) for o in absent] == [(2019, 2017, [])], "no column for 2017"
 
 
 def test_a_row_s_numbers_are_its_cells_after_the_label() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pagegraph.checks.values import MONTHS, Value, extract_values, same_value
-from pagegraph.text.tables import trailing_values
+from pagegraph.text.tables import UNITS, trailing_values
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of", a change
@@ -41,7 +41,11 @@ def asked_year(question: str) -> int | None:
 
 
 def _is_heading(line: str) -> bool:
-    """A line written only with dates and the words of periods, naming at least one year or month."""
+    """A line written only with dates and the words of periods, naming at least one year or month; or a line of
+    years after the table's units ("(Dollars in millions) 2021 2020 2019")."""
+    note, values = trailing_values(line)
+    if len(values) >= 2 and all(_YEAR.fullmatch(v) for v in values) and UNITS.search(note):
+        return True
     dated = False
     for token in _TOKEN.findall(line.replace("|", " ")):
         word = token.lower()

@@ -38,6 +38,9 @@ _LABEL_START = regex.compile(r"\A\W*\p{L}+(?:\s+\d+)?\s*:")
 _NOT_PROSE = regex.compile(r"\.{4,}|(?:\.\s){3,}|…{2,}|_{3,}|\||@|https?:|www\.", regex.IGNORECASE)
 _CASED_WORD = regex.compile(r"\b\p{L}[\p{L}\p{M}'’-]*")
 SUMMARY_SENTENCES = 3
+OPENING_CHARS = 1000
+# sentence ends: a stop and a space; the stops of Chinese and Japanese (no space after them), of Devanagari and Arabic
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|(?<=[।॥؟۔])\s+")
 PROSE_MIN_WORDS = 6
 PROSE_MAX_WORDS = 70
 PROSE_MIN_CONTENT_WORDS = 4
@@ -77,6 +80,8 @@ class ExtractiveSummarizer:
 
     def summarize(self, source: SummarySource) -> StoredSummary:
         summary = " ".join(central_sentences(source.pages or [source.text]))[:1000] or source.title
+        prose = " ".join(line for line in source.text.splitlines() if not _MARKUP_LINE.match(line))
+        opening = [s for s in _SENTENCE.split(" ".join(prose.split())) if word_count(s) >= 5][:SUMMARY_SENTENCES]
         headings = [(len(line) - len(line.lstrip()), line.strip()) for line in source.outline]
         # a heading that names nothing ("Pages 1–8", "4.", an identifier) is no topic
         headings = [
@@ -97,6 +102,7 @@ class ExtractiveSummarizer:
             key_topics=topics,
             use_for="questions about " + ", ".join(topics[:5]) if topics else "",
             method="extractive",
+            opening=" ".join(opening)[:OPENING_CHARS],
         )
 
 
@@ -177,4 +183,6 @@ class ModelSummarizer:
         )
         if not result.ok:
             return extractive
-        return StoredSummary(**result.value.model_dump(), method="model", model=model_label(self.model))
+        return StoredSummary(
+            **result.value.model_dump(), method="model", model=model_label(self.model), opening=extractive.opening
+        )

@@ -29,6 +29,9 @@ class DocumentSummary(BaseModel):
 class StoredSummary(DocumentSummary):
     method: Literal["model", "extractive"]
     model: str | None = None
+    # the document's opening words (a cover, a title page, a contents page): what names it, for the router's profile
+    # search, never shown as its summary
+    opening: str = ""
 
 
 class RoutedDocument(BaseModel):

@@ -58,7 +58,7 @@ class DocumentProfiles:
             summary = self.summaries.get(doc.id)
             parts = [document_label(doc.name, doc.title), doc.title, *titles.get(doc.id, [])]
             if summary is not None:
-                parts[2:2] = [summary.document_type, summary.summary, ", ".join(summary.key_topics)]
+                parts[2:2] = [summary.document_type, summary.summary, ", ".join(summary.key_topics), summary.opening]
             self.words[doc.id] = tokenize(" ".join(" ".join(parts).split()[:_PROFILE_WORDS]))
         self._bm25: bm25s.BM25 | None = None
         if any(self.words.values()):
