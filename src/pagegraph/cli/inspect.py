@@ -49,14 +49,6 @@ def _summary_cell(state: dict[str, object]) -> str:
     )
 
 
-def middle_cut(text: str, width: int) -> str:
-    """`text` in at most `width` characters, cut in the middle (file names differ at both ends)."""
-    if len(text) <= width:
-        return text
-    head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
-
-
 def _document_row(doc: DocumentRecord, summaries: dict[str, object], ocr_pages: int) -> dict[str, object]:
     return {
         "name": doc.name,
@@ -162,24 +154,31 @@ def inspect(
         }
         for doc in documents
     ]
-    if console.width >= WIDE_LAYOUT_COLUMNS:
-        _document_table(rows)
-    else:
-        _document_lines(rows)
+    show_document_rows(rows)
     for _, name, reason in failures if document is None else []:
         console.print(f"[red]✗ {name}: failed: {reason}[/red]", highlight=False)
 
 
-WIDE_LAYOUT_COLUMNS = 120
+# what the table's columns beside the names take: a terminal narrower than that and the longest name gets lines
+TABLE_COLUMNS_BESIDE_NAMES = 90
+
+
+def show_document_rows(rows: list[dict[str, str]]) -> None:
+    """The documents as a table where the terminal holds it with every name whole, else as lines."""
+    if console.width >= max((len(row["name"]) for row in rows), default=0) + TABLE_COLUMNS_BESIDE_NAMES:
+        _document_table(rows)
+    else:
+        _document_lines(rows)
 
 
 def _document_table(rows: list[dict[str, str]]) -> None:
     table = Table("document", "type", "pages", "chunks", "tree", "summaries", "tags", "status")
-    table.columns[0].no_wrap = True
+    table.columns[0].no_wrap = True  # a name is what `--document` takes: shown whole, on one line
+    table.columns[0].min_width = max(len(row["name"]) for row in rows)
     table.columns[6].overflow = "fold"
     for row in rows:
         table.add_row(
-            escape(middle_cut(row["name"], 40)),
+            escape(row["name"]),
             *(escape(row[key]) for key in ("type", "pages", "chunks", "tree", "summaries", "tags")),
             "[green]indexed[/green]",
         )
@@ -187,15 +186,21 @@ def _document_table(rows: list[dict[str, str]]) -> None:
 
 
 def _document_lines(rows: list[dict[str, str]]) -> None:
-    """A terminal too narrow for the table: two lines a document, its name cut in the middle to fit."""
+    """A terminal too narrow for the table: a document's whole name (what `--document` takes), then its facts on as
+    few lines as fit, never cut within a fact."""
     width = max(20, console.width - 2)
     for row in rows:
         pages = "1 page" if row["pages"] == "1" else f"{row['pages']} pages"
         facts = f"{row['type']} · {pages} · {row['chunks']} chunks · indexed"
-        name = middle_cut(row["name"], max(12, width - len(facts) - 2))
-        console.print(f"[bold]{escape(name)}[/bold]  [dim]{escape(facts)}[/dim]", highlight=False, no_wrap=True)
+        if len(row["name"]) + 2 + len(facts) <= width:
+            console.print(f"[bold]{escape(row['name'])}[/bold]  [dim]{escape(facts)}[/dim]", highlight=False)
+            pieces = [f"tree {row['tree']}", row["summaries"], row["tags"]]
+        else:
+            console.print(f"[bold]{escape(row['name'])}[/bold]", highlight=False, overflow="fold")
+            pieces = [row["type"], pages, f"{row['chunks']} chunks", "indexed", f"tree {row['tree']}"]
+            pieces += [row["summaries"], row["tags"]]
         lines = [""]
-        for piece in [f"tree {row['tree']}", row["summaries"], row["tags"]]:
+        for piece in pieces:
             joined = f"{lines[-1]} · {piece}" if lines[-1] else piece
             if piece and len(joined) <= width:
                 lines[-1] = joined
