@@ -3,7 +3,7 @@ names as many periods, against the one year the question names."""
 
 from __future__ import annotations
 
-from pagegraph.checks.periods import asked_year, heading_years, other_periods, row_cells
+from pagegraph.checks.periods import asked_year, heading_years, other_periods, row_cells, stated_for_another_year
 from pagegraph.checks.values import extract_values
 from pagegraph.config import ConfidenceKnobs
 
@@ -115,3 +115,15 @@ def test_no_period_is_judged_without_a_heading_that_fits_the_row() -> None:
     )  # 4 numbers, 2 years
     same = "2021 2020\nShares outstanding 441 441\n"
     assert other_periods(extract_values("441"), "How many shares in 2021?", same, same.index("Shares"), LINES) == []
+
+
+def test_a_sentence_stating_a_value_for_another_year_is_caught_and_a_compared_year_is_not() -> None:
+    asked = "What was the revenue in Greater China in fiscal 2022?"
+    sentence = "Greater China revenues for fiscal 2021 increased 19%, driven by higher revenues in footwear."
+    found = stated_for_another_year(extract_values("19%"), asked, sentence)
+    assert [(o.value.text, o.period, o.asked, o.asked_cells) for o in found] == [("19%", 2021, 2022, [])]
+    compared = "Revenue rose 12% to $4.1 billion, up from $3.7 billion in 2020."
+    assert stated_for_another_year(extract_values("$4.1 billion"), "What was revenue in 2021?", compared) == []
+    named = "In fiscal 2022, revenues increased 19% compared with fiscal 2021."
+    assert stated_for_another_year(extract_values("19%"), asked, named) == [], "the asked year is named"
+    assert stated_for_another_year(extract_values("19%"), "What was the growth?", sentence) == [], "no year asked"

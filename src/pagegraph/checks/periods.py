@@ -20,6 +20,10 @@ _PERIOD_WORDS = frozenset(
     "and the vs versus".split()
 )
 _TOKEN = re.compile(r"[A-Za-z]+|\d+(?:st|nd|rd|th)?")
+# words that set a year apart from a value as the one it is compared with ("up from $3.7 billion in 2020")
+_COMPARED = re.compile(
+    r"\b(?:since|from|than|versus|vs\.?|compared|prior|previous|over|before|after|against)\b", re.IGNORECASE
+)
 _CELL_NUMBER = re.compile(r"\d")
 
 
@@ -105,4 +109,27 @@ def other_periods(
         columns = [i for i, written in enumerate(numbers) if any(same_value(value, w) for w in written)]
         if columns and all(years[i] != asked for i in columns):
             found.append(OtherPeriod(value, years[columns[0]], asked, asked_cells))
+    return found
+
+
+def stated_for_another_year(values: Sequence[Value], question: str, sentence: str) -> list[OtherPeriod]:
+    """The values that a sentence of prose states for another year than the one the question names, where it names
+    that year nowhere: the year written nearest each value, leaving out those a comparison sets apart from it ("up
+    from $3.7 billion in 2020"), is another ("Greater China revenues for fiscal 2021 increased 19%" answering a
+    question about 2022). The sentence gives no value for the asked year, so `asked_cells` is empty."""
+    asked = asked_year(question)
+    if asked is None or str(asked) in sentence:
+        return []
+    years = [(found.start(), int(found.group())) for found in _YEAR.finditer(sentence)]
+    written = extract_values(sentence, names=False)
+    found = []
+    for value in values:
+        at = next((w.start for w in written if w.kind not in ("date", "name") and same_value(value, w)), None)
+        if at is None or value.kind in ("date", "name"):
+            continue
+        own = [
+            (place, year) for place, year in years if not _COMPARED.search(sentence[min(place, at) : max(place, at)])
+        ]
+        if own and (year := min(own, key=lambda place_year: abs(place_year[0] - at))[1]) != asked:
+            found.append(OtherPeriod(value, year, asked, []))
     return found

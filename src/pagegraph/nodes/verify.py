@@ -24,7 +24,7 @@ from pagegraph.checks.citations import (
 )
 from pagegraph.checks.columns import OtherColumn, other_columns
 from pagegraph.checks.confidence import answer_confidence, refuses_in_words
-from pagegraph.checks.periods import other_periods
+from pagegraph.checks.periods import other_periods, stated_for_another_year
 from pagegraph.checks.values import Holding, asks_computation, check_values
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of, finished_turn, readable_evidence, usage_update
@@ -40,7 +40,7 @@ _HEADING = re.compile(r"^(#+)[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # the sections each structured document is asked for, as its instructions write them
 SECTIONS = {kind: _HEADING.findall(text) for kind, text in FORMAT_INSTRUCTIONS.items() if kind != "answer"}
 REFUSED_IN_WORDS = "the answer model said the retrieved passages do not hold the answer"
-NO_SUCH_PERIOD = "the answer's value is another period's: the table it comes from has no column for {year}"
+NO_SUCH_PERIOD = "the answer's value is another period's: the row or sentence stating it gives none for {year}"
 UNSTATED = "the answer model wrote {values}, which no passage it was given states"
 UNCONFIRMED = "the evidence did not confirm the answer the model wrote (confidence {value:.2f}, below {threshold:.2f})"
 
@@ -105,6 +105,8 @@ def value_check(
         )
         if not others:
             outside = other_columns(finding.values, state["question"], where.page_text, where.start, context.reading)
+    if finding.values and not finding.missing and finding.sentence is not None and not others and not outside.values:
+        others = stated_for_another_year(finding.values, state["question"], finding.sentence.sentence)
     doubted = bool(finding.missing or others or outside.values)
     status = "no_values" if not finding.values else "unsupported" if doubted else "supported"
     check = ValueCheck(
@@ -113,7 +115,7 @@ def value_check(
         missing=[v.text for v in finding.missing],
         unstated=[v.text for v in nowhere if v.kind != "name"],
         other_period=[
-            f"{o.value.text} is for {o.period} in the cited row; "
+            f"{o.value.text} is for {o.period} where the evidence states it; "
             + (f"for {o.asked} it reads {' or '.join(o.asked_cells)}" if o.asked_cells else f"it has no {o.asked}")
             for o in others
         ],
