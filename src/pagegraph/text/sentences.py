@@ -20,6 +20,7 @@ _SENTENCE_END = regex.compile(
     rf"{GAP_MARK}"
 )
 _MID_PHRASE = regex.compile(r"[\p{Ll},]\Z")
+_CASED_WORD = regex.compile(r"(?<![\p{L}\p{N}])[\p{Lu}\p{Ll}]")
 # a line at least this share of the text's width (its 9th-decile line length), and this long, is a full line of a
 # paragraph, not a heading, a list item or a table's label
 _FULL_LINE_SHARE = 0.7
@@ -46,8 +47,12 @@ def sentences(text: str, reading: ReadingKnobs) -> list[tuple[int, str]]:
 
 def _wrapped(text: str, line_break: regex.Match[str], full: int | float) -> bool:
     """Whether a line break wraps a sentence ("…as part of the⏎Northwind plan."): the line before it is full (at
-    least `full` characters) and ends mid-phrase (a lower-case letter or a comma), and the next line starts no list
-    or table item."""
+    least `full` characters), ends mid-phrase (a lower-case letter or a comma) and reads as prose (most of its words
+    start lower-case: a line in Title Case is a heading, a table's labels or a list of names), and the next line
+    starts no list or table item."""
     line = text[text.rfind("\n", 0, line_break.start()) + 1 : line_break.start()].strip()
     after = text[line_break.end() :].lstrip(" \t")
-    return len(line) >= full and bool(_MID_PHRASE.search(line)) and after[:1] not in ("|", "•", "*", "#", "-")
+    if len(line) < full or not _MID_PHRASE.search(line) or after[:1] in ("|", "•", "*", "#", "-"):
+        return False
+    initials = _CASED_WORD.findall(line)
+    return sum(initial.islower() for initial in initials) * 2 >= len(initials)
