@@ -127,3 +127,5 @@ def test_a_sentence_stating_a_value_for_another_year_is_caught_and_a_compared_ye
     named = "In fiscal 2022, revenues increased 19% compared with fiscal 2021."
     assert stated_for_another_year(extract_values("19%"), asked, named) == [], "the asked year is named"
     assert stated_for_another_year(extract_values("19%"), "What was the growth?", sentence) == [], "no year asked"
+    row = "2022\niPhone $ 51,334 $ 50,570 $ 117,109 $ 122,198"  # a heading's last year above a table's row
+    assert stated_for_another_year(extract_values("$51,334"), "What were iPhone net sales in 2023?", row) == []

@@ -118,8 +118,8 @@ def stated_for_another_year(values: Sequence[Value], question: str, sentence: st
     from $3.7 billion in 2020"), is another ("Greater China revenues for fiscal 2021 increased 19%" answering a
     question about 2022). The sentence gives no value for the asked year, so `asked_cells` is empty."""
     asked = asked_year(question)
-    if asked is None or str(asked) in sentence:
-        return []
+    if asked is None or str(asked) in sentence or any(len(row_cells(line)) >= 2 for line in sentence.splitlines()):
+        return []  # a table's row is read under its heading (`other_periods`), not as prose
     years = [(found.start(), int(found.group())) for found in _YEAR.finditer(sentence)]
     written = extract_values(sentence, names=False)
     found = []
