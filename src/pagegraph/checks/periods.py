@@ -1,7 +1,8 @@
-"""Which period a number in a table row stands for. Financial statements set one value per period side by side under
-a heading of years or dates ("August 29, 2021   August 30, 2020"); a reader that takes the wrong column states a
-number the page does hold, for another year than the one asked. Read without a model: the row's numbers in order,
-the nearest heading above the row that names as many periods, and the one year the question names."""
+"""Which period a number stands for. Financial statements set one value per period side by side under a heading of
+years or dates ("August 29, 2021   August 30, 2020"); a reader that takes the wrong column states a number the page
+does hold, for another year than the one asked. Read without a model: the row's numbers in order, the nearest
+heading above the row that names as many periods, and the one year the question names; and, in a sentence of
+prose, the year written nearest the value."""
 
 from __future__ import annotations
 

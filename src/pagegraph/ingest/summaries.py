@@ -79,9 +79,10 @@ class ExtractiveSummarizer:
     frequent words) as topics."""
 
     def summarize(self, source: SummarySource) -> StoredSummary:
-        summary = " ".join(central_sentences(source.pages or [source.text]))[:1000] or source.title
         prose = " ".join(line for line in source.text.splitlines() if not _MARKUP_LINE.match(line))
         opening = [s for s in _SENTENCE.split(" ".join(prose.split())) if word_count(s) >= 5][:SUMMARY_SENTENCES]
+        # a document without a sentence of prose (a form, a table) is summarised by its opening words
+        summary = " ".join(central_sentences(source.pages or [source.text]) or opening)[:1000] or source.title
         headings = [(len(line) - len(line.lstrip()), line.strip()) for line in source.outline]
         # a heading that names nothing ("Pages 1–8", "4.", an identifier) is no topic
         headings = [
