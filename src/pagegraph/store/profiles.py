@@ -1,7 +1,7 @@
 """Document profiles: what each document is, as a question can find it without a model. Built from the store in
-step with the chunk catalog: a BM25 index over each document's label, title, summary, topics and section titles, and
-each document's centroid (the normalised mean of its chunk vectors: summed from a folder index's vector matrix, or
-stored at commit in a database index)."""
+step with the chunk catalog: a BM25 index over each document's label, title, summary, topics, opening words and
+section titles, and each document's centroid (the normalised mean of its chunk vectors: summed from a folder
+index's vector matrix, or stored at commit in a database index)."""
 
 from __future__ import annotations
 
