@@ -49,31 +49,6 @@ def test_sentences_keep_offsets_into_their_text() -> None:
     assert all(text[at : at + len(sentence)] == sentence for at, sentence in found)
 
 
-def test_a_sentence_wrapped_before_a_capital_stays_whole_and_headings_and_rows_still_end_lines() -> None:
-    text = (
-        "Covered services for members\n"
-        "Massage therapy is covered when it is provided as part of the\n"
-        "Northwind Health Plus plan and prescribed by a physician.\n"
-        "We summarize the main experimental outcomes in\n"
-        "Figure 2, which shows the results.\n"
-        "Benefit limits apply to the services of\n"
-        "- licensed chiropractors only\n"
-        "Net revenue in millions 1,204\n"
-        "Operating income 311"
-    )
-    found = [sentence for _, sentence in sentences(text, ReadingKnobs())]
-    assert found == [
-        "Covered services for members",
-        "Massage therapy is covered when it is provided as part of the\nNorthwind Health Plus plan and prescribed by a "
-        "physician.",
-        "We summarize the main experimental outcomes in\nFigure 2, which shows the results.",
-        "Benefit limits apply to the services of",
-        "licensed chiropractors only",
-        "Net revenue in millions 1,204",
-        "Operating income 311",
-    ]
-
-
 def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder: Embedder) -> None:
     text = (
         "The SB-40 is a home battery for solar systems. Mount the SB-40 on a wall that holds 120 kg. "

@@ -29,12 +29,15 @@ _DOCUMENT_TYPES = {
     SourceType.DOCX: "Word document",
     SourceType.TRANSCRIPT: "transcript",
 }
-# A sentence a summary may quote reads as prose: it states (ends with a stop, not a question mark), starts with no
-# label ("Note:", "Source:", "Figure 2:"), holds no dot leaders, table bars, addresses or mostly numbers, and most of
-# its cased words start lower-case (a line in Title Case or capitals is a heading, a table of contents or a cover
-# page's form).
+# A sentence a summary may quote reads as prose: it states (ends with a stop, not a question mark), opens as a
+# sentence does, starts with no label ("Note:", "Source:", "Figure 2:"), holds no dot leaders, table bars,
+# addresses or mostly numbers, and most of its cased words start lower-case (a line in Title Case or capitals is a
+# heading, a table of contents or a cover page's form).
 _STOP_END = regex.compile(r"[.!。！।॥۔][\"'”’)]*\Z")
 _LABEL_START = regex.compile(r"\A\W*\p{L}+(?:\s+\d+)?\s*:")
+# a sentence opens with a capital or a letter of a script without capitals (after a quote or a bracket); one that
+# opens lower-case or with a number is the tail of a sentence a line break cut
+_SENTENCE_START = regex.compile(r"\A[\"'“‘(\[]?(?!\p{Ll})\p{L}")
 _NOT_PROSE = regex.compile(r"\.{4,}|(?:\.\s){3,}|…{2,}|_{3,}|\||@|https?:|www\.", regex.IGNORECASE)
 _CASED_WORD = regex.compile(r"\b\p{L}[\p{L}\p{M}'’-]*")
 SUMMARY_SENTENCES = 3
@@ -144,7 +147,7 @@ def _reads_as_prose(sentence: str) -> bool:
     words = word_count(sentence)
     if not PROSE_MIN_WORDS <= words <= PROSE_MAX_WORDS or not _STOP_END.search(sentence):
         return False
-    if _NOT_PROSE.search(sentence) or _LABEL_START.match(sentence):
+    if _NOT_PROSE.search(sentence) or _LABEL_START.match(sentence) or not _SENTENCE_START.match(sentence):
         return False
     if sum(any(c.isdigit() for c in w) for w in sentence.split()) > words / 4:
         return False
