@@ -174,7 +174,7 @@ def show_document_rows(rows: list[dict[str, str]]) -> None:
 def _document_table(rows: list[dict[str, str]]) -> None:
     table = Table("document", "type", "pages", "chunks", "tree", "summaries", "tags", "status")
     table.columns[0].no_wrap = True  # a name is what `--document` takes: shown whole, on one line
-    table.columns[0].min_width = max(len(row["name"]) for row in rows)
+    table.columns[0].min_width = max((len(row["name"]) for row in rows), default=8)
     table.columns[6].overflow = "fold"
     for row in rows:
         table.add_row(
