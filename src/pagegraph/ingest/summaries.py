@@ -119,12 +119,8 @@ def central_sentences(pages: list[str]) -> list[str]:
     spread: Counter[str] = Counter()
     for text in texts:
         spread.update(set(tokenize(text)))
-    prose = [
-        " ".join(sentence.split())
-        for text in texts
-        for _, sentence in sentences(text, ReadingKnobs())
-        if _reads_as_prose(" ".join(sentence.split()))
-    ]
+    flat = (" ".join(sentence.split()) for text in texts for _, sentence in sentences(text, ReadingKnobs()))
+    prose = [sentence for sentence in flat if _reads_as_prose(sentence)]
     openings = Counter(_opening(sentence) for sentence in prose)
     found: list[tuple[str, float]] = []
     for sentence in prose:
