@@ -49,6 +49,78 @@ def test_sentences_keep_offsets_into_their_text() -> None:
     assert all(text[at : at + len(sentence)] == sentence for at, sentence in found)
 
 
+def test_the_dot_of_an_abbreviation_ends_no_sentence() -> None:
+    text = (
+        "Weight (Mass) — Approx. 0.7 kg (1.5 lbs.)\nSee Fig. 3 and No. 12 of the list. Dr. Smith and J. Doe agree, "
+        "e.g. Apple does. Sales rose 5%. 2021 was good."
+    )
+    assert [sentence for _, sentence in sentences(text, ReadingKnobs())] == [
+        "Weight (Mass) — Approx. 0.7 kg (1.5 lbs.)",
+        "See Fig. 3 and No. 12 of the list.",
+        "Dr. Smith and J. Doe agree, e.g. Apple does.",
+        "Sales rose 5%.",
+        "2021 was good.",
+    ]
+
+
+WRAPPED = (
+    "Covered services for members\n"
+    "Massage therapy is covered when it is provided as part of the\n"
+    "Northwind Health Plus plan and prescribed by a physician.\n"
+    "Benefit limits apply to the services of\n"
+    "- licensed chiropractors only\n"
+    "Net revenue in millions 1,204\n"
+    "Operating income 311"
+)
+
+
+def test_a_sentence_wrapped_before_a_capital_is_shown_whole_and_headings_and_rows_still_end_lines() -> None:
+    shown = [sentence for _, sentence in sentences(WRAPPED, ReadingKnobs(), wrapped=True)]
+    assert shown == [
+        "Covered services for members",
+        "Massage therapy is covered when it is provided as part of the\nNorthwind Health Plus plan and prescribed by a "
+        "physician.",
+        "Benefit limits apply to the services of",
+        "licensed chiropractors only",
+        "Net revenue in millions 1,204",
+        "Operating income 311",
+    ]
+    # what the reader's excerpts are cut by ends at every line break before a capital, as it did
+    read = [sentence for _, sentence in sentences(WRAPPED, ReadingKnobs())]
+    assert "Massage therapy is covered when it is provided as part of the" in read
+
+
+def test_the_evidence_shows_a_wrapped_sentence_whole(embedder: Embedder) -> None:
+    page = Page(number=7, text=WRAPPED)
+    passage = Evidence(
+        id="c1", chunk_ids=["c1"], source="plan.pdf", section="", start_page=7, end_page=7, text=WRAPPED, score=1.0
+    )
+    chunk = Chunk(
+        id="c1",
+        document_id="d",
+        source="plan.pdf",
+        position=0,
+        text=WRAPPED,
+        start_offset=0,
+        end_offset=len(WRAPPED),
+        start_page=7,
+        end_page=7,
+        section_id="s",
+        section_path=["Covered services"],
+        index_version=1,
+    )
+    (best,) = pick_highlights(
+        "Is massage therapy covered?",
+        [passage],
+        embedder,
+        lambda sentence, _: locate_in_chunks(sentence, [chunk], [page], {}),
+        count=1,
+        reading=ReadingKnobs(),
+    )
+    assert best.sentence.endswith("as part of the\nNorthwind Health Plus plan and prescribed by a physician.")
+    assert WRAPPED[best.start : best.end] == best.sentence
+
+
 def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder: Embedder) -> None:
     text = (
         "The SB-40 is a home battery for solar systems. Mount the SB-40 on a wall that holds 120 kg. "

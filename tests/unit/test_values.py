@@ -99,6 +99,19 @@ def test_a_value_is_stated_by_a_cited_sentence_that_names_what_it_counts() -> No
     assert right.sentence.offset == GOVERNANCE.index("During")
 
 
+def test_a_scale_after_a_value_is_how_it_is_written_not_what_it_measures() -> None:
+    # the table states its scale once, above the row; the row holding the value never says "millions"
+    statement = (
+        "Provision for income taxes and effective tax rate were as follows (dollars in millions):\n"
+        "Provision for income taxes $ 4,222 $ 5,129 $ 9,847 $ 11,740\n"
+    )
+    question = "What was the provision for income taxes in the three months ended April 1, 2023, in millions of dollars?"
+    found = check_values("$4,222 (in millions of dollars) [1]", question, [statement], [1], ReadingKnobs())
+    assert not found.missing and found.sentence is not None and "4,222" in found.sentence.sentence
+    invented = check_values("$4,223 (in millions of dollars) [1]", question, [statement], [1], ReadingKnobs())
+    assert [v.text for v in invented.missing] == ["$4,223"]
+
+
 def test_only_the_cited_passages_count_and_citing_none_supports_nothing() -> None:
     other = "The plant employs 1,200 people."
     answer = "The plant employs 1,200 people."

@@ -92,6 +92,10 @@ _NOT_NAMES = frozenset(
         *"Page Section Figure Fig Table Chapter Appendix Note Total According However Also And Or But".split(),
     }
 )
+# content words (singular, as `content_words` makes them) that name a scale or a currency, not what a value measures
+_HOW_WRITTEN = frozenset(
+    {*_SCALES, "dollar", "euro", "pound", "yen", "rupee", "usd", "eur", "gbp", "percent", "percentage", "pct"}
+)
 _LIST_MARK = re.compile(r"(?m)^\s*\d{1,2}[.)]\s")
 _DESIGNATION = re.compile(r"-[A-Za-z](?!\w)")  # what follows the number of a form or type: 10-Q, 8-K, 3-D
 _LABEL = re.compile(r"\[[^\[\]\n]{1,300}\]")
@@ -357,12 +361,14 @@ def asks_computation(question: str) -> bool:
 
 def anchors(value: Value, answer: str, question: str, reading: ReadingKnobs) -> set[str]:
     """The question's words that the answer writes right after a value ("10 *meetings*" for "how many meetings"):
-    what the value counts or measures, which the sentence stating it must name too."""
+    what the value counts or measures, which the sentence stating it must name too. A scale or a currency ("$4,222
+    (in millions of dollars)") says how the value is written, which a table states once in its heading, not in the
+    row holding the value."""
     if value.kind == "name":
         return set()
     following = content_words(" ".join(re.findall(r"[A-Za-z]+", answer[value.end : value.end + 40])[:2]))
     asked = content_words(question)
-    return {word for word in following if matches(word, asked, reading)}
+    return {word for word in following - _HOW_WRITTEN if matches(word, asked, reading)}
 
 
 def check_values(

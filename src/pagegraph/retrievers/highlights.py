@@ -225,20 +225,30 @@ def pick_highlights(
     reading: ReadingKnobs,
 ) -> list[Highlight]:
     """The `count` sentences of `passages` (best first) most likely to hold the answer, each located by `locate`
-    (sentences it cannot place are passed over); a table row as its reading, located by its cells."""
+    (sentences it cannot place are passed over) and shown whole, over the line breaks that wrap it; a table row as
+    its reading, located by its cells."""
     picked: list[Highlight] = []
     seen: set[str] = set()
     readable, rows = with_table_readings(passages, question, reading)
+    shown: dict[int, list[tuple[int, str]]] = {}
     for candidate in sorted(score_sentences(question, readable, embedder, reading), key=lambda c: -c.score):
         if len(picked) == count:
             break
         passage = passages[candidate.passage]
-        if candidate.sentence in seen:
+        sentence = candidate.sentence
+        if sentence not in rows:
+            whole = shown.setdefault(
+                candidate.passage, sentences(readable[candidate.passage].text, reading, wrapped=True)
+            )
+            sentence = next((s for at, s in whole if at <= candidate.offset < at + len(s)), sentence)
+        if sentence in seen:
             continue
-        where = locate(rows.get(candidate.sentence, candidate.sentence), passage)
-        if where is None:
+        where = locate(rows.get(sentence, sentence), passage)
+        if where is None and sentence != candidate.sentence:  # a whole sentence the page writes otherwise
+            sentence, where = candidate.sentence, locate(candidate.sentence, passage)
+        if where is None or sentence in seen:
             continue
-        seen.add(candidate.sentence)
+        seen.add(sentence)
         place = {"start_page": where.page, "end_page": where.page, "section": where.section}
         place |= {"start_label": where.printed, "end_label": where.printed}
         picked.append(
@@ -247,7 +257,7 @@ def pick_highlights(
                 source=passage.source,
                 label=passage.model_copy(update=place).label(),
                 page=where.page,
-                sentence=candidate.sentence,
+                sentence=sentence,
                 start=where.start,
                 end=where.end,
                 score=candidate.score,
