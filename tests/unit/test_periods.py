@@ -3,7 +3,14 @@ names as many periods, against the one year the question names."""
 
 from __future__ import annotations
 
-from pagegraph.checks.periods import asked_year, heading_years, other_periods, row_cells, stated_for_another_year
+from pagegraph.checks.periods import (
+    asked_year,
+    heading_years,
+    other_periods,
+    paragraph_year,
+    row_cells,
+    stated_for_another_year,
+)
 from pagegraph.checks.values import extract_values
 from pagegraph.config import ConfidenceKnobs
 
@@ -129,3 +136,27 @@ def test_a_sentence_stating_a_value_for_another_year_is_caught_and_a_compared_ye
     assert stated_for_another_year(extract_values("19%"), "What was the growth?", sentence) == [], "no year asked"
     row = "2022\niPhone $ 51,334 $ 50,570 $ 117,109 $ 122,198"  # a heading's last year above a table's row
     assert stated_for_another_year(extract_values("$51,334"), "What were iPhone net sales in 2023?", row) == []
+
+
+def test_a_sentence_naming_no_year_is_of_its_paragraph_heading_s_year() -> None:
+    page = (
+        "GREATER CHINA\n(Dollars in millions) 2021 2020\n| Revenues | $8,290 | $6,679 |\n"
+        "FISCAL 2021 COMPARED TO FISCAL 2020\n"
+        "On a currency-neutral basis, Greater China revenues for fiscal 2021 increased 19%, driven by higher\n"
+        "revenues in all key categories. Currency-neutral footwear revenues increased 19%, driven by growth in\n"
+        "all key categories.\n"
+    )
+    footwear = "Currency-neutral footwear revenues increased 19%, driven by growth in\nall key categories."
+    at = page.index(footwear)
+    assert paragraph_year(page, at, LINES) == 2021  # the year compared with is not the paragraph's
+    asked = "What was NIKE's footwear revenue growth in Greater China in fiscal 2022?"
+    found = stated_for_another_year(extract_values("19%"), asked, footwear, paragraph_year(page, at, LINES))
+    assert [(o.value.text, o.period, o.asked) for o in found] == [("19%", 2021, 2022)]
+    same_year = asked.replace("2022", "2021")
+    assert stated_for_another_year(extract_values("19%"), same_year, footwear, 2021) == []
+    compared = "Footwear revenues were $5,748 million, up from the prior year."  # it may state the year compared with
+    assert stated_for_another_year(extract_values("$5,748 million"), asked, compared, 2021) == []
+    # a table between the sentence and any heading: no paragraph year; a line of a reference is no heading
+    assert paragraph_year(page, page.index("| Revenues"), LINES) is None
+    cited = "Proceedings of the 2020 Conference on Empirical Methods\nThe model improves recall by 4%.\n"
+    assert paragraph_year(cited, cited.index("The model"), LINES) is None

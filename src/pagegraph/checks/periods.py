@@ -26,6 +26,11 @@ _COMPARED = re.compile(
     r"\b(?:since|from|than|versus|vs\.?|compared|prior|previous|over|before|after|against)\b", re.IGNORECASE
 )
 _CELL_NUMBER = re.compile(r"\d")
+_WORD = re.compile(r"[^\W\d_]+")
+# a paragraph's heading: at most this many words, each capitalised but for these
+_HEADING_WORDS = 16
+_HEADING_SMALL_WORDS = frozenset("to of and the with for vs versus in on a an ended ending".split())
+_HEADING_PERIOD_WORDS = frozenset("fiscal fy year quarter months weeks ended ending compared".split())
 
 
 @dataclass(frozen=True)
@@ -113,11 +118,44 @@ def other_periods(
     return found
 
 
-def stated_for_another_year(values: Sequence[Value], question: str, sentence: str) -> list[OtherPeriod]:
+def paragraph_year(page_text: str, at: int, lines_above: int) -> int | None:
+    """The year of the heading over the paragraph holding offset `at` of `page_text` ("FISCAL 2021 COMPARED TO FISCAL
+    2020": 2021, the year it is compared with left out), looked for up the paragraph's lines, at most `lines_above`
+    of them; None where the nearest heading is not one of periods ("Greater China") or names several years, or a
+    table stands between."""
+    lines = page_text[: page_text.rfind("\n", 0, at) + 1].split("\n")[:-1][-lines_above:]
+    for line in reversed(lines):
+        words = _WORD.findall(line)
+        if line.lstrip().startswith("|") or (line.strip() and not words):
+            return None  # a table's row or a line of its numbers
+        if not words or not _is_heading_line(line, words):
+            continue  # the paragraph's own lines
+        own = line[: found.start()] if (found := _COMPARED.search(line)) else line
+        years = set(_YEAR.findall(own))
+        periods = {word.lower() for word in words} & _HEADING_PERIOD_WORDS
+        return int(years.pop()) if len(years) == 1 and periods else None
+    return None
+
+
+def _is_heading_line(line: str, words: list[str]) -> bool:
+    """A short line opening with a capital and ending in no stop whose words are capitalised, but for the small
+    words of a heading, with no number but years and days ("Six Months Ended December 31, 2022 Compared with ...")."""
+    line = line.strip()
+    if len(words) > _HEADING_WORDS or not line[:1].isupper() or line[-1:] in ".,;:" or "%" in line or "$" in line:
+        return False
+    if any(not _YEAR.fullmatch(number) and int(number) > 31 for number in re.findall(r"\d+", line)):
+        return False
+    return all(word[0].isupper() or word.lower() in _HEADING_SMALL_WORDS for word in words)
+
+
+def stated_for_another_year(
+    values: Sequence[Value], question: str, sentence: str, heading_year: int | None = None
+) -> list[OtherPeriod]:
     """The values that a sentence of prose states for another year than the one the question names, where it names
     that year nowhere: the year written nearest each value, leaving out those a comparison sets apart from it ("up
     from $3.7 billion in 2020"), is another ("Greater China revenues for fiscal 2021 increased 19%" answering a
-    question about 2022). The sentence gives no value for the asked year, so `asked_cells` is empty."""
+    question about 2022); a sentence naming no year, nor any it compares with, is of its paragraph's heading's year
+    (`heading_year`, `paragraph_year`). The sentence gives no value for the asked year, so `asked_cells` is empty."""
     asked = asked_year(question)
     if asked is None or str(asked) in sentence or any(len(row_cells(line)) >= 2 for line in sentence.splitlines()):
         return []  # a table's row is read under its heading (`other_periods`), not as prose
@@ -133,4 +171,6 @@ def stated_for_another_year(values: Sequence[Value], question: str, sentence: st
         ]
         if own and (year := min(own, key=lambda place_year: abs(place_year[0] - at))[1]) != asked:
             found.append(OtherPeriod(value, year, asked, []))
+        elif not years and heading_year not in (None, asked) and not _COMPARED.search(sentence):
+            found.append(OtherPeriod(value, heading_year, asked, []))
     return found

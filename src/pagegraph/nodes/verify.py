@@ -24,7 +24,7 @@ from pagegraph.checks.citations import (
 )
 from pagegraph.checks.columns import OtherColumn, other_columns
 from pagegraph.checks.confidence import answer_confidence, refuses_in_words
-from pagegraph.checks.periods import other_periods, stated_for_another_year
+from pagegraph.checks.periods import other_periods, paragraph_year, stated_for_another_year
 from pagegraph.checks.values import Holding, asks_computation, check_values
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of, finished_turn, readable_evidence, usage_update
@@ -106,7 +106,10 @@ def value_check(
         if not others:
             outside = other_columns(finding.values, state["question"], where.page_text, where.start, context.reading)
     if finding.values and not finding.missing and finding.sentence is not None and not others and not outside.values:
-        others = stated_for_another_year(finding.values, state["question"], finding.sentence.sentence)
+        heading_year = (
+            paragraph_year(where.page_text, where.start, context.confidence.period_heading_lines) if where else None
+        )
+        others = stated_for_another_year(finding.values, state["question"], finding.sentence.sentence, heading_year)
     doubted = bool(finding.missing or others or outside.values)
     status = "no_values" if not finding.values else "unsupported" if doubted else "supported"
     check = ValueCheck(
