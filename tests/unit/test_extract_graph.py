@@ -7,6 +7,7 @@ from pagegraph.checks.reading import answer_support, answers_agree, judge_readin
 from pagegraph.config import Context, ReadingKnobs
 from pagegraph.retrievers.highlights import focus_passages, score_sentences
 from pagegraph.state.answering import Evidence, Reading
+from pagegraph.text.dates import period_heading_above
 from tests.fakes import citing
 
 WEIGHT = "How much does the SB-40 weigh?"
@@ -78,6 +79,36 @@ def test_focused_excerpts_keep_the_best_sentences_with_their_neighbours(embedder
     )
     two = focus_passages([first, second], scored, best=3, context=0, span_chars=600)
     assert all(" … " not in p.text or p.id == "c1" for p in two) and "98 kg" in two[0].text
+
+
+QUARTER_PAGE = (
+    "Three Months Ended December 31, 2022 Compared with Three Months Ended December 31, 2021\n"
+    "Productivity and Business Processes\n"
+    "Revenue increased $1.1 billion or 7%.\n"
+    "• LinkedIn revenue increased $345 million or 10% driven by Talent Solutions.\n"
+    "Six Months Ended December 31, 2022 Compared with Six Months Ended December 31, 2021\n"
+    "| Segment | Revenue |\n"
+    "Revenue increased $2.3 billion or 8%.\n"
+)
+
+
+def test_an_excerpt_shows_the_heading_of_periods_its_page_sets_over_its_paragraph(embedder) -> None:
+    # the passage is a chunk that starts below the heading; the page holds it
+    passage = _passage(QUARTER_PAGE[QUARTER_PAGE.index("Revenue increased $1.1") :], 1)
+    question = "By how much did LinkedIn revenue increase in the three months ended December 31, 2022?"
+    scored = score_sentences(question, [passage], embedder, ReadingKnobs())
+
+    def heading_of(sentence: str, _: Evidence) -> str | None:
+        found = period_heading_above(QUARTER_PAGE, QUARTER_PAGE.index(sentence), 120)
+        return found[1] if found else None
+
+    (focused,) = focus_passages([passage], scored, best=1, context=0, span_chars=600, heading_of=heading_of)
+    assert focused.text.startswith("Three Months Ended December 31, 2022 Compared with Three Months Ended")
+    assert "LinkedIn revenue increased $345 million" in focused.text
+    # a table between a paragraph and the heading above it: none is shown
+    assert period_heading_above(QUARTER_PAGE, QUARTER_PAGE.index("Revenue increased $2.3"), 120) is None
+    (plain,) = focus_passages([passage], scored, best=1, context=0, span_chars=600)
+    assert not plain.text.startswith("Three Months")
 
 
 def test_two_answers_agree_on_a_shared_figure_or_most_words() -> None:

@@ -105,7 +105,9 @@ def test_a_scale_after_a_value_is_how_it_is_written_not_what_it_measures() -> No
         "Provision for income taxes and effective tax rate were as follows (dollars in millions):\n"
         "Provision for income taxes $ 4,222 $ 5,129 $ 9,847 $ 11,740\n"
     )
-    question = "What was the provision for income taxes in the three months ended April 1, 2023, in millions of dollars?"
+    question = (
+        "What was the provision for income taxes in the three months ended April 1, 2023, in millions of dollars?"
+    )
     found = check_values("$4,222 (in millions of dollars) [1]", question, [statement], [1], ReadingKnobs())
     assert not found.missing and found.sentence is not None and "4,222" in found.sentence.sentence
     invented = check_values("$4,223 (in millions of dollars) [1]", question, [statement], [1], ReadingKnobs())

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pagegraph.checks.values import MONTHS, Value, extract_values, same_value
+from pagegraph.text.dates import YEAR, period_heading_above
 from pagegraph.text.tables import UNITS, trailing_values
 
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # words a heading of periods is written with besides its dates ("52 Weeks Ended", "Fiscal Year", "As of", a change
 # column's "2015 vs. 2014")
 _PERIOD_WORDS = frozenset(
@@ -26,11 +26,6 @@ _COMPARED = re.compile(
     r"\b(?:since|from|than|versus|vs\.?|compared|prior|previous|over|before|after|against)\b", re.IGNORECASE
 )
 _CELL_NUMBER = re.compile(r"\d")
-_WORD = re.compile(r"[^\W\d_]+")
-# a paragraph's heading: at most this many words, each capitalised but for these
-_HEADING_WORDS = 16
-_HEADING_SMALL_WORDS = frozenset("to of and the with for vs versus in on a an ended ending".split())
-_HEADING_PERIOD_WORDS = frozenset("fiscal fy year quarter months weeks ended ending compared".split())
 
 
 @dataclass(frozen=True)
@@ -46,7 +41,7 @@ class OtherPeriod:
 def asked_year(question: str) -> int | None:
     """The one year the question names ("in FY2021", "for the fiscal year ending January 28, 2023"); None when it
     names none or several."""
-    years = set(_YEAR.findall(question))
+    years = set(YEAR.findall(question))
     return int(years.pop()) if len(years) == 1 else None
 
 
@@ -54,12 +49,12 @@ def _is_heading(line: str) -> bool:
     """A line written only with dates and the words of periods, naming at least one year or month; or a line of
     years after the table's units ("(Dollars in millions) 2021 2020 2019")."""
     note, values = trailing_values(line)
-    if len(values) >= 2 and all(_YEAR.fullmatch(v) for v in values) and UNITS.search(note):
+    if len(values) >= 2 and all(YEAR.fullmatch(v) for v in values) and UNITS.search(note):
         return True
     dated = False
     for token in _TOKEN.findall(line.replace("|", " ")):
         word = token.lower()
-        if _YEAR.fullmatch(token) or word in MONTHS:
+        if YEAR.fullmatch(token) or word in MONTHS:
             dated = True
         elif word in _PERIOD_WORDS:
             continue
@@ -78,7 +73,7 @@ def heading_years(page_text: str, row_start: int, lines_above: int) -> list[int]
         start = end
         while start > 0 and _is_heading(lines[start - 1]):
             start -= 1
-        return [int(year) for year in _YEAR.findall(" ".join(lines[start : end + 1]))]
+        return [int(year) for year in YEAR.findall(" ".join(lines[start : end + 1]))]
     return []
 
 
@@ -119,33 +114,15 @@ def other_periods(
 
 
 def paragraph_year(page_text: str, at: int, lines_above: int) -> int | None:
-    """The year of the heading over the paragraph holding offset `at` of `page_text` ("FISCAL 2021 COMPARED TO FISCAL
-    2020": 2021, the year it is compared with left out), looked for up the paragraph's lines, at most `lines_above`
-    of them; None where the nearest heading is not one of periods ("Greater China") or names several years, or a
-    table stands between."""
-    lines = page_text[: page_text.rfind("\n", 0, at) + 1].split("\n")[:-1][-lines_above:]
-    for line in reversed(lines):
-        words = _WORD.findall(line)
-        if line.lstrip().startswith("|") or (line.strip() and not words):
-            return None  # a table's row or a line of its numbers
-        if not words or not _is_heading_line(line, words):
-            continue  # the paragraph's own lines
-        own = line[: found.start()] if (found := _COMPARED.search(line)) else line
-        years = set(_YEAR.findall(own))
-        periods = {word.lower() for word in words} & _HEADING_PERIOD_WORDS
-        return int(years.pop()) if len(years) == 1 and periods else None
-    return None
-
-
-def _is_heading_line(line: str, words: list[str]) -> bool:
-    """A short line opening with a capital and ending in no stop whose words are capitalised, but for the small
-    words of a heading, with no number but years and days ("Six Months Ended December 31, 2022 Compared with ...")."""
-    line = line.strip()
-    if len(words) > _HEADING_WORDS or not line[:1].isupper() or line[-1:] in ".,;:" or "%" in line or "$" in line:
-        return False
-    if any(not _YEAR.fullmatch(number) and int(number) > 31 for number in re.findall(r"\d+", line)):
-        return False
-    return all(word[0].isupper() or word.lower() in _HEADING_SMALL_WORDS for word in words)
+    """The year of the heading of periods over the paragraph holding offset `at` of `page_text`
+    (`text.dates.period_heading_above`), the year it is compared with left out ("FISCAL 2021 COMPARED TO FISCAL
+    2020": 2021); None where it has none or names several."""
+    heading = period_heading_above(page_text, at, lines_above)
+    if heading is None:
+        return None
+    own = heading[1][: found.start()] if (found := _COMPARED.search(heading[1])) else heading[1]
+    years = set(YEAR.findall(own))
+    return int(years.pop()) if len(years) == 1 else None
 
 
 def stated_for_another_year(
@@ -159,7 +136,7 @@ def stated_for_another_year(
     asked = asked_year(question)
     if asked is None or str(asked) in sentence or any(len(row_cells(line)) >= 2 for line in sentence.splitlines()):
         return []  # a table's row is read under its heading (`other_periods`), not as prose
-    years = [(found.start(), int(found.group())) for found in _YEAR.finditer(sentence)]
+    years = [(found.start(), int(found.group())) for found in YEAR.finditer(sentence)]
     written = extract_values(sentence, names=False)
     found = []
     for value in values:

@@ -322,8 +322,9 @@ class ConfidenceKnobs(BaseModel):
         default=120,
         ge=1,
         le=2000,
-        description="lines above a cited table row searched for the heading that names its periods (a value stated "
-        "only in another year's column than the question's is not supported)",
+        description="lines above a cited table row or sentence searched for the heading that names its periods (a "
+        "value stated only in another year's column than the question's, or under another year's heading, is not "
+        "supported); the small reader's excerpts show a paragraph's heading of periods found as far up",
     )
     abstain_below: float = Field(
         default=0.0,

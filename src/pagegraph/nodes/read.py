@@ -14,6 +14,7 @@ from pagegraph.llm.budget import evidence_budget, fit_evidence, token_counter
 from pagegraph.llm.calls import invoke_model, message_text
 from pagegraph.nodes.answer import render_evidence
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence, recent_turns
+from pagegraph.nodes.highlight import sentence_locator
 from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.prompts.answer import HISTORY, REFUSAL, TURN
 from pagegraph.prompts.extract import EXTRACT_REQUEST, EXTRACT_SYSTEM, SHAPE_INSTRUCTIONS
@@ -27,6 +28,7 @@ from pagegraph.retrievers.highlights import (
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Reading
 from pagegraph.state.graph import RagState
+from pagegraph.text.dates import period_heading_above
 
 
 def fell_short(reading: Reading, context: Context) -> bool:
@@ -39,12 +41,21 @@ def focused_evidence(state: RagState, context: Context, services: Services, pass
     passages, _ = with_table_readings(passages, state["question"], context.reading)
     scored = score_sentences(state["question"], passages, index.embedder, context.reading)
     reading = context.reading
+    locate = sentence_locator(index, context.retrieval.page_rules.printed_offset_support)
+
+    def heading_of(sentence: str, passage: Evidence) -> str | None:
+        where = locate(sentence, passage)
+        lines = context.confidence.period_heading_lines
+        heading = period_heading_above(where.page_text, where.start, lines) if where is not None else None
+        return heading[1] if heading is not None else None
+
     return focus_passages(
         passages,
         scored,
         best=reading.focus_sentences,
         context=reading.focus_context,
         span_chars=reading.focus_span_chars,
+        heading_of=heading_of,
     )
 
 

@@ -267,12 +267,20 @@ def pick_highlights(
 
 
 def focus_passages(
-    passages: Sequence[Evidence], scored: Sequence[ScoredSentence], *, best: int, context: int, span_chars: int
+    passages: Sequence[Evidence],
+    scored: Sequence[ScoredSentence],
+    *,
+    best: int,
+    context: int,
+    span_chars: int,
+    heading_of: Callable[[str, Evidence], str | None] | None = None,
 ) -> list[Evidence]:
     """The passages cut down to what a small model should read: the `best` highest-scoring sentences of all of
     them, each with `context` sentences on either side, in reading order and joined by " … " where text is left
-    out. Passages keep their labels; those without a chosen sentence are dropped, the rest are ordered by their
-    best sentence."""
+    out; with `heading_of` (the heading of periods over the paragraph a passage's sentence is in, read on its page:
+    "Three Months Ended December 31, 2022 Compared with ..."), each run of sentences after its heading where the
+    excerpt does not show it. Passages keep their labels; those without a chosen sentence are dropped, the rest are
+    ordered by their best sentence."""
     by_passage: dict[int, list[ScoredSentence]] = {}
     for sentence in scored:
         by_passage.setdefault(sentence.passage, []).append(sentence)
@@ -286,14 +294,21 @@ def focus_passages(
                 at = in_passage.index(sentence)
                 keep.update(range(max(0, at - context), min(len(in_passage), at + context + 1)))
         text = passages[number].text
-        spans: list[list[int]] = []
+        spans: list[list[int]] = []  # [start, end, the sentence it opens with]
         for at in sorted(keep):
             start, end = in_passage[at].offset, _sentence_end(text, in_passage, at, span_chars)
             if spans and start <= spans[-1][1] + 1:
                 spans[-1][1] = max(spans[-1][1], end)
             else:
-                spans.append([start, end])
-        excerpt = " … ".join(text[start:end].strip() for start, end in spans)
+                spans.append([start, end, at])
+        parts: list[str] = []
+        for start, end, at in spans:
+            part = text[start:end].strip()
+            heading = heading_of(in_passage[at].sentence, passages[number]) if heading_of else None
+            if heading and not any(heading in shown for shown in [*parts, part]):
+                parts.append(heading)
+            parts.append(part)
+        excerpt = " … ".join(parts)
         top = max(s.score for s in chosen if s.passage == number)
         focused.append((top, passages[number].model_copy(update={"text": excerpt})))
     return [passage for _, passage in sorted(focused, key=lambda pair: -pair[0])]
