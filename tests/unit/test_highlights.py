@@ -52,7 +52,7 @@ def test_sentences_keep_offsets_into_their_text() -> None:
 def test_the_dot_of_an_abbreviation_ends_no_sentence() -> None:
     text = (
         "Weight (Mass) — Approx. 0.7 kg (1.5 lbs.)\nSee Fig. 3 and No. 12 of the list. Dr. Smith and J. Doe agree, "
-        "e.g. Apple does. Sales rose 5%. 2021 was good."
+        "e.g. Apple does. Sales rose 5%. 2021 was good. It is in the Form 10-K. Based on it, we agree."
     )
     assert [sentence for _, sentence in sentences(text, ReadingKnobs())] == [
         "Weight (Mass) — Approx. 0.7 kg (1.5 lbs.)",
@@ -60,6 +60,8 @@ def test_the_dot_of_an_abbreviation_ends_no_sentence() -> None:
         "Dr. Smith and J. Doe agree, e.g. Apple does.",
         "Sales rose 5%.",
         "2021 was good.",
+        "It is in the Form 10-K.",  # a designation's letter is no initial
+        "Based on it, we agree.",
     ]
 
 

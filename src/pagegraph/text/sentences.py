@@ -17,7 +17,7 @@ from pagegraph.text.words import word_count
 # The dot of an abbreviation ends nothing: of a title or an initial ("Dr. Smith", "J. Smith", "e.g. Apple"), nor of
 # a word a number follows ("Approx. 0.7 kg", "Fig. 3", "No. 12", "Jan. 5").
 _STARTS = r"(?:[\"'(\[\d]|(?!\p{Ll})\p{L})"
-_TITLE = r"(?<!\b(?:[eE]\.g|[iI]\.e|cf|vs|Mr|Mrs|Ms|Dr|Prof|St|\p{Lu})\.)"
+_TITLE = r"(?<!\b(?<!-)(?:[eE]\.g|[iI]\.e|cf|vs|Mr|Mrs|Ms|Dr|Prof|St|\p{Lu})\.)"  # not a designation's "10-K."
 _BEFORE_NUMBER = (
     r"(?<!\b(?i:approx|ca|no|nos|fig|figs|eq|vol|pp?|ch|sec|art|tel|ref|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
     r"\.\s+)"
