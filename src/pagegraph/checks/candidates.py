@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 
 from pagegraph.checks.values import Value, extract_values, same_value
 from pagegraph.config import PickingKnobs, ReadingKnobs
-from pagegraph.retrievers.highlights import answer_shape, asked_columns, content_words, matches, score_sentences
+from pagegraph.retrievers.highlights import answer_shape, asked_columns, score_sentences
 from pagegraph.state.answering import GAP_MARK, Candidate, Evidence
 from pagegraph.text.dates import MONTH_NAME
 from pagegraph.text.tables import TableRow, table_rows
+from pagegraph.text.words import content_words, matches
 
 if TYPE_CHECKING:
     from pagegraph.llm.embedder import Embedder

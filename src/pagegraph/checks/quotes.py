@@ -10,9 +10,10 @@ from collections.abc import Sequence
 
 from pagegraph.checks.values import own_values
 from pagegraph.config import ConfidenceKnobs, GateKnobs, ReadingKnobs
-from pagegraph.retrievers.highlights import answer_shape, content_words, matches
+from pagegraph.retrievers.highlights import answer_shape
 from pagegraph.retrievers.key_terms import unmentioned_terms
 from pagegraph.state.answering import Highlight
+from pagegraph.text.words import content_words, matches
 
 
 def question_coverage(question: str, text: str, reading: ReadingKnobs) -> float:

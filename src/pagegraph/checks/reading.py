@@ -8,8 +8,8 @@ import re
 
 from pagegraph.checks.citations import cited_sentence, is_refusal, resolve_citations, strip_citations
 from pagegraph.config import Context, ReadingKnobs
-from pagegraph.retrievers.highlights import content_words, matches
 from pagegraph.state.answering import Evidence, Reading
+from pagegraph.text.words import content_words, matches
 
 _FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _COUNT_QUESTION = re.compile(r"\bhow\s+many\b", re.IGNORECASE)

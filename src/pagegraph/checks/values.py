@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pagegraph.config import ReadingKnobs
-from pagegraph.retrievers.highlights import content_words, matches
 from pagegraph.text.dates import MONTH_NAME, MONTHS
 from pagegraph.text.sentences import sentences
-from pagegraph.text.words import unspaced
+from pagegraph.text.words import content_words, matches, unspaced
 
 ValueKind = Literal["number", "percent", "money", "date", "name"]
 

@@ -22,7 +22,7 @@ from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
 from pagegraph.text.sentences import sentences
 from pagegraph.text.tables import ColumnChoice, table_readings
-from pagegraph.text.words import tokenize
+from pagegraph.text.words import AMOUNT_ZH, content_words, matches
 
 if TYPE_CHECKING:
     from pagegraph.llm.embedder import Embedder
@@ -35,14 +35,7 @@ _NUMBER_QUESTION = re.compile(
     r"temperature|torque|dimension)\b",
     re.IGNORECASE,
 )
-# Chinese asks for an amount, a duration or a count with these ("多长时间", "多少", "几年"); no word boundary
-# separates them from the words around them.
-_AMOUNT_ZH = r"多少|多久|多长|多大|多高|多重|多远|几[个年天次岁月号点]"
-_NUMBER_QUESTION_ZH = re.compile(_AMOUNT_ZH)
-# The words Chinese writes a question with, which no answering sentence holds: left out of its content words.
-_QUESTION_PHRASES_ZH = re.compile(
-    rf"多长时间|{_AMOUNT_ZH}|什么|怎么样|怎么|为什么|如何|哪些|哪个|哪里|哪儿|是否|几|吗|呢"
-)
+_NUMBER_QUESTION_ZH = re.compile(AMOUNT_ZH)
 _LIST_QUESTION = re.compile(r"\b(list|enumerate|what\s+are|which\s+\w+\s+are|name\s+(all|the)|steps)\b", re.IGNORECASE)
 _NAME_QUESTION = re.compile(
     r"^\s*(who|whom|whose)\b|\b(which|what)\s+(company|person|author|organi[sz]ation|name)\b", re.IGNORECASE
@@ -60,8 +53,6 @@ _UNIT_ZH = re.compile(
     r"\d\s*(?:小时|分钟|秒|天|周|个月|年|岁|元|美元|万|亿|公里|千米|米|厘米|毫米|公斤|千克|克|瓦|伏|度|%)"
 )
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
-# Words that shape a question but are not what it is about.
-_QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 
 
 def answer_shape(question: str) -> AnswerShape:
@@ -88,32 +79,6 @@ def shape_fit(sentence: str, shape: AnswerShape) -> float:
     if shape == "list":
         return min(1.0, (sentence.count(",") + sentence.count(";") + sentence.count("|")) / 3)
     return 0.0
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased content words, plurals made singular ("capacities" → "capacity"); the words a question is asked
-    with are not among them ("how", "多少")."""
-    words = set()
-    for word in tokenize(_QUESTION_PHRASES_ZH.sub(" ", text) if not text.isascii() else text):
-        if word in _QUESTION_WORDS:
-            continue
-        if len(word) > 4 and word.endswith("ies"):
-            word = word[:-3] + "y"
-        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        words.add(word)
-    return words
-
-
-def matches(term: str, words: set[str], reading: ReadingKnobs) -> bool:
-    """A word equals the term, or one starts with the other and the shorter has `reading.word_prefix_letters`
-    letters ("weigh" and "weight"; not "governor" and "government")."""
-    if term in words:
-        return True
-    least = reading.word_prefix_letters
-    return len(term) >= least and any(
-        len(word) >= least and (word.startswith(term) or term.startswith(word)) for word in words
-    )
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from pagegraph.config import GateKnobs, ReadingKnobs
-from pagegraph.retrievers.highlights import matches
 from pagegraph.state.answering import Evidence
 from pagegraph.store.index import Index
-from pagegraph.text.words import tokenize
+from pagegraph.text.words import matches, tokenize
 
 # a year stands apart from Latin letters and digits, not from other scripts' letters ("2015年", "в2015")
 # a name, a year, or the number of a variant joined to its unit ("the 43-inch model", "a 12-month plan")

@@ -1,5 +1,6 @@
 """Words as the keyword search and every length rule count them: NFKC-normalised, case-folded words, English
-stopwords dropped, and scripts written without spaces read as character pairs."""
+stopwords dropped, and scripts written without spaces read as character pairs; and a text's content words, as the
+evidence scoring and the answer checks match a question's words with them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections import Counter
 
 import regex
 from bm25s.stopwords import STOPWORDS_EN
+
+from pagegraph.config import ReadingKnobs
 
 _STOPWORDS = frozenset(STOPWORDS_EN)
 # What `tokenize` makes of text. Every keyword index records it (a folder's BM25, a database's search tables), and
@@ -26,6 +29,15 @@ UNSPACED_SCRIPTS = "".join(
 _UNSPACED = regex.compile(rf"((?:[{UNSPACED_SCRIPTS}]\p{{M}}*)+)")
 _UNSPACED_CHARACTER = regex.compile(rf"[{UNSPACED_SCRIPTS}]")
 _CHARACTER = regex.compile(r"\X")
+# Chinese asks for an amount, a duration or a count with these ("多长时间", "多少", "几年"); no word boundary
+# separates them from the words around them.
+AMOUNT_ZH = r"多少|多久|多长|多大|多高|多重|多远|几[个年天次岁月号点]"
+# The words Chinese writes a question with, which no answering sentence holds: left out of its content words.
+_QUESTION_PHRASES_ZH = re.compile(
+    rf"多长时间|{AMOUNT_ZH}|什么|怎么样|怎么|为什么|如何|哪些|哪个|哪里|哪儿|是否|几|吗|呢"
+)
+# Words that shape a question but are not what it is about.
+_QUESTION_WORDS = frozenset({"much", "many", "what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
 
 
 def tokenize(text: str) -> list[str]:
@@ -68,3 +80,29 @@ def _kept(word: str) -> bool:
 def word_counts(text: str) -> Counter[str]:
     """Each BM25 word of `text` with how often it occurs."""
     return Counter(tokenize(text))
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased content words, plurals made singular ("capacities" → "capacity"); the words a question is asked
+    with are not among them ("how", "多少")."""
+    words = set()
+    for word in tokenize(_QUESTION_PHRASES_ZH.sub(" ", text) if not text.isascii() else text):
+        if word in _QUESTION_WORDS:
+            continue
+        if len(word) > 4 and word.endswith("ies"):
+            word = word[:-3] + "y"
+        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        words.add(word)
+    return words
+
+
+def matches(term: str, words: set[str], reading: ReadingKnobs) -> bool:
+    """A word equals the term, or one starts with the other and the shorter has `reading.word_prefix_letters`
+    letters ("weigh" and "weight"; not "governor" and "government")."""
+    if term in words:
+        return True
+    least = reading.word_prefix_letters
+    return len(term) >= least and any(
+        len(word) >= least and (word.startswith(term) or term.startswith(word)) for word in words
+    )
