@@ -53,7 +53,8 @@ def period_heading_above(text: str, at: int, lines_above: int) -> tuple[int, str
             continue  # the paragraph's own lines
         if {word.lower() for word in words} & _HEADING_PERIOD_WORDS and YEAR.search(line):
             return end, line.strip()
-    return None  # (a heading of no period, "Greater China" or a segment's name, heads a part of the period's text)
+        # else a heading of no period ("Greater China", a segment's name): a part of the period's text
+    return None
 
 
 def _is_heading_line(line: str, words: list[str]) -> bool:
