@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from pagegraph.checks.values import Value, extract_values, same_value
 from pagegraph.config import PickingKnobs, ReadingKnobs
 from pagegraph.retrievers.highlights import answer_shape, asked_columns, score_sentences
-from pagegraph.state.answering import GAP_MARK, Candidate, Evidence
+from pagegraph.state.answering import GAP_MARK, Candidate, CandidateKind, Evidence
 from pagegraph.text.dates import MONTH_NAME
 from pagegraph.text.tables import TableRow, table_rows
 from pagegraph.text.words import content_words, matches
@@ -55,6 +55,14 @@ _REFERENCE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"(?:1[89]|20)\d\d")
+
+
+class _Place(TypedDict):
+    """Where a candidate stands: its sentence, the passage's number among those read, and its citation label."""
+
+    sentence: str
+    passage: int
+    label: str
 
 
 def fits_question(question: str, text: str, before: str = "", after: str = "") -> bool:
@@ -168,16 +176,16 @@ def answer_candidates(
     readable: list[Evidence] = []
     rows: dict[int, list[TableRow]] = {}
     for number, passage in enumerate(passages):
-        text, found = table_rows(passage.text, passage.table_header, columns)
-        readable.append(passage.model_copy(update={"text": text}) if found else passage)
-        rows[number] = found
+        text, held = table_rows(passage.text, passage.table_header, columns)
+        readable.append(passage.model_copy(update={"text": text}) if held else passage)
+        rows[number] = held
     scored = sorted(score_sentences(question, readable, embedder, reading), key=lambda s: -s.score)
     asked = content_words(question)
     question_values = extract_values(question)
     found: list[Candidate] = []
     for sentence in [s for s in scored if not _LEADERS.search(s.sentence)][: knobs.sentences]:
         passage = passages[sentence.passage]
-        where = {"sentence": sentence.sentence, "passage": sentence.passage + 1, "label": passage.label()}
+        where = _Place(sentence=sentence.sentence, passage=sentence.passage + 1, label=passage.label())
         row = _row_of(sentence.sentence, rows.get(sentence.passage, []))
         if row is not None:
             for cell, measures, option in _cells(row):
@@ -196,7 +204,7 @@ def answer_candidates(
             start, after_previous = after_previous, value.end
             measures, option = _around(sentence.sentence, value, start, knobs.context_words)
             score = sentence.score + knobs.label_weight * _label_match(measures, asked, reading)
-            kind = "name" if value.kind == "name" else "value"
+            kind: CandidateKind = "name" if value.kind == "name" else "value"
             written = _written(sentence.sentence, value)
             found.append(
                 Candidate(kind=kind, value=written, measures=measures, option=option, score=round(score, 4), **where)

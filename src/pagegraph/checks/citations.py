@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from pagegraph.prompts.answer import REFUSAL
-from pagegraph.state.answering import Citation, Evidence
+from pagegraph.state.answering import Citation, CitationOrigin, Evidence
 from pagegraph.text.words import tokenize
 
 _BRACKETS = re.compile(r"\[([^\[\]\n]{1,300})\]")
@@ -136,7 +136,7 @@ def is_refusal(draft: str, cited: list[int]) -> bool:
     return words <= _REFUSAL_WORDS or (not cited and _REFUSAL_WORDS <= words)
 
 
-def citation(evidence: Evidence, origin: str) -> Citation:
+def citation(evidence: Evidence, origin: CitationOrigin) -> Citation:
     return Citation(
         source=evidence.source,
         section=evidence.section,

@@ -58,7 +58,7 @@ def _is_heading(line: str) -> bool:
             dated = True
         elif word in _PERIOD_WORDS:
             continue
-        elif not (token[0].isdigit() and int(re.match(r"\d+", token).group()) <= 53):  # a day, or weeks in a year
+        elif not (token[0].isdigit() and int(token.rstrip("stndrh")) <= 53):  # a day ("31st"), or weeks in a year
             return False
     return dated
 

@@ -226,12 +226,12 @@ def extract_values(text: str, *, names: bool = True) -> list[Value]:
         values.append(Value(kind, text[start:end].strip(), start, end, number, precision, scaled))
     for match in _WORD_NUMBER.finditer(text):
         start, end = match.span()
-        number = _word_number(match.group("words"))
-        if number is None or not free(start, end):
+        worded = _word_number(match.group("words"))
+        if worded is None or not free(start, end):
             continue
         kind = "percent" if match.group("percent") else "number"
         taken.append((start, end))
-        values.append(Value(kind, match.group(0), start, end, number))
+        values.append(Value(kind, match.group(0), start, end, worded))
     if names:
         for match in _NAME.finditer(text):
             words = [w for w in match.group(0).split() if w not in _NOT_NAMES]

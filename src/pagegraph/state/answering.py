@@ -171,6 +171,9 @@ class EvidenceSentence(BaseModel):
     end: int | None = Field(default=None, ge=0)
 
 
+CitationOrigin = Literal["model", "attributed", "quoted"]
+
+
 class Citation(BaseModel):
     source: str
     section: str = ""
@@ -178,7 +181,7 @@ class Citation(BaseModel):
     end_page: int
     chunk_ids: list[str]
     label: str
-    origin: Literal["model", "attributed", "quoted"] = Field(
+    origin: CitationOrigin = Field(
         description="model: cited by the answer model; attributed: a sentence that cited nothing took most of its "
         "words from this evidence, or this evidence states the answer's values; quoted: the evidence sentence quoted "
         "as the answer"

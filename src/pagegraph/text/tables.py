@@ -279,9 +279,9 @@ def table_rows(text: str, header: str | None = None, columns: ColumnChoice | Non
         cells = _cells(line)
         if not in_table:
             in_table = True
-            above = next((lines[k] for k in range(n - 1, max(-1, n - 3), -1) if lines[k].strip()), "")
-            found = UNITS.search(above) or UNITS.search(line)
-            units = " ".join(found.group().lower().split()) if found else ""
+            line_above = next((lines[k] for k in range(n - 1, max(-1, n - 3), -1) if lines[k].strip()), "")
+            named = UNITS.search(line_above) or UNITS.search(line)
+            units = " ".join(named.group().lower().split()) if named else ""
             next_line = lines[n + 1].strip() if n + 1 < len(lines) else ""
             if _SEPARATOR_ROW.match(next_line) and not _data_like(cells):
                 headings, heading_rows_open = [cells], True
