@@ -16,7 +16,7 @@ from pagegraph.config import Context, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights
 from pagegraph.services import Services
-from pagegraph.state.answering import Evidence
+from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
 from pagegraph.store.index import open_index
 from pagegraph.text.sentences import sentences
@@ -92,33 +92,39 @@ def test_a_sentence_wrapped_before_a_capital_is_shown_whole_and_headings_and_row
     assert "Massage therapy is covered when it is provided as part of the" in read
 
 
-def test_the_evidence_shows_a_wrapped_sentence_whole(embedder: Embedder) -> None:
-    page = Page(number=7, text=WRAPPED)
+def _best_highlight(question: str, text: str, source: str, section: str, page: int, embedder: Embedder) -> Highlight:
+    """The best highlight `pick_highlights` finds in a passage of one chunk, `text`, on page `page` of `source`."""
     passage = Evidence(
-        id="c1", chunk_ids=["c1"], source="plan.pdf", section="", start_page=7, end_page=7, text=WRAPPED, score=1.0
+        id="c1", chunk_ids=["c1"], source=source, section=section, start_page=page, end_page=page, text=text, score=1.0
     )
     chunk = Chunk(
         id="c1",
         document_id="d",
-        source="plan.pdf",
+        source=source,
         position=0,
-        text=WRAPPED,
+        text=text,
         start_offset=0,
-        end_offset=len(WRAPPED),
-        start_page=7,
-        end_page=7,
+        end_offset=len(text),
+        start_page=page,
+        end_page=page,
         section_id="s",
-        section_path=["Covered services"],
+        section_path=[section],
         index_version=1,
     )
+    pages = [Page(number=page, text=text)]
     (best,) = pick_highlights(
-        "Is massage therapy covered?",
+        question,
         [passage],
         embedder,
-        lambda sentence, _: locate_in_chunks(sentence, [chunk], [page], {}),
+        lambda sentence, _: locate_in_chunks(sentence, [chunk], pages, {}),
         count=1,
         reading=ReadingKnobs(),
     )
+    return best
+
+
+def test_the_evidence_shows_a_wrapped_sentence_whole(embedder: Embedder) -> None:
+    best = _best_highlight("Is massage therapy covered?", WRAPPED, "plan.pdf", "Covered services", 7, embedder)
     assert best.sentence.endswith("as part of the\nNorthwind Health Plus plan and prescribed by a physician.")
     assert WRAPPED[best.start : best.end] == best.sentence
 
@@ -128,32 +134,7 @@ def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder:
         "The SB-40 is a home battery for solar systems. Mount the SB-40 on a wall that holds 120 kg. "
         "The SB-40 stores 10.2 kWh. The SB-40 display shows codes. It weighs 98 kg without the wall bracket."
     )
-    page = Page(number=4, text=text)
-    passage = Evidence(
-        id="c1", chunk_ids=["c1"], source="manual.pdf", section="Data", start_page=4, end_page=4, text=text, score=1.0
-    )
-    chunk = Chunk(
-        id="c1",
-        document_id="d",
-        source="manual.pdf",
-        position=0,
-        text=text,
-        start_offset=0,
-        end_offset=len(text),
-        start_page=4,
-        end_page=4,
-        section_id="s",
-        section_path=["5 Technical data"],
-        index_version=1,
-    )
-    (best,) = pick_highlights(
-        "How much does the SB-40 weigh?",
-        [passage],
-        embedder,
-        lambda sentence, _: locate_in_chunks(sentence, [chunk], [page], {}),
-        count=1,
-        reading=ReadingKnobs(),
-    )
+    best = _best_highlight("How much does the SB-40 weigh?", text, "manual.pdf", "5 Technical data", 4, embedder)
     assert best.sentence == "It weighs 98 kg without the wall bracket."
     assert best.label == "[manual.pdf, 5 Technical data, p. 4]" and text[best.start : best.end] == best.sentence
 
