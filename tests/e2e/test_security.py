@@ -189,6 +189,12 @@ def test_an_editor_adds_retags_and_prunes_within_their_reach(site: dict) -> None
     assert outcomes(run(ingest(server, ed, ["draft.md"], "corp"))) == {"draft.md": ("added", "")}
     (uploads / "draft.md").unlink()
     assert outcomes(run(ingest(server, ed, [], "corp", prune=True))) == {"draft.md": ("removed", "")}
+    (uploads / "notes.md").write_text("# Notes\n\nNotes the editor adds, then removes by name.\n")
+    assert outcomes(run(ingest(server, ed, ["notes.md"], "corp"))) == {"notes.md": ("added", "")}
+    removed = run(ingest(server, ed, [], "corp", remove=["notes.md"]))
+    assert removed["error"] is None and outcomes(removed) == {"notes.md": ("removed", "")}
+    assert "notes.md" not in indexed(site)
+    assert [e["reason"] for e in audit_entries(site, "documents_removed", "ed")] == ["notes.md"]
 
 
 def test_a_bad_context_value_gets_its_clear_message(site: dict) -> None:
@@ -408,15 +414,15 @@ def test_a_scheduled_search_reads_what_its_owner_may_read_now(site: dict) -> Non
     sources = {passage["source"] for passage in retrieved}
     assert "corp-rota.md" in sources and not sources & {"ops-notes.md", "merger-plan.md", "retired.md"}, sources
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not refused_scheduled_runs(site, "cora"):
+    while time.monotonic() < deadline and not audit_entries(site, "scheduled_run_refused", "cora"):
         time.sleep(1)
-    assert refused_scheduled_runs(site, "cora"), "cora's cron ran after she left the users file"
+    assert audit_entries(site, "scheduled_run_refused", "cora"), "cora's cron ran after she left the users file"
 
 
-def refused_scheduled_runs(site: dict, user: str) -> list[dict]:
+def audit_entries(site: dict, event: str, user: str) -> list[dict]:
     with httpx.Client(base_url=site["server"].url, headers={"x-api-key": site["keys"]["root"]}) as http:
         entries = http.get("/ui/audit?limit=200").json()["entries"]
-    return [e for e in entries if e["event"] == "scheduled_run_refused" and e["who"] == user]
+    return [e for e in entries if e["event"] == event and e["who"] == user]
 
 
 def long_text(sentences: int) -> str:

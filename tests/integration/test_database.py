@@ -27,7 +27,8 @@ from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.services import Services
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.store.index import DatabaseIndex, delete_index, open_index
+from pagegraph.store.database_index import DatabaseIndex
+from pagegraph.store.index import delete_index, open_index
 from pagegraph.store.postgres import index_schema, redacted
 from tests.conftest import PAGEGRAPH, SAMPLES, kill_ingest_after_a_commit
 
@@ -210,7 +211,7 @@ def test_a_readers_next_snapshot_reads_only_what_was_committed_since_and_equals_
             kept = dict(conn.execute(f"SELECT word, chunks FROM {schema}.word_chunks WHERE chunks > 0").fetchall())
             totals = conn.execute(f"SELECT COUNT(*), SUM(length) FROM {schema}.chunk_terms").fetchone()
         assert kept == counted, "the words' chunk counts follow every commit, replacement and removal"
-        assert fresh.store.search_totals() == tuple(totals) and totals[0] == len(fresh.catalog), "and the totals"
+        assert fresh.store.search.search_totals() == tuple(totals) and totals[0] == len(fresh.catalog), "and the totals"
         assert fresh.document_frequencies(["pier", "harbour", "zorbak"]) == {w: counted[w] for w in ("pier", "harbour")}
     finally:
         for index in (reader, successor, fresh):
@@ -546,7 +547,7 @@ def test_filters_apply_in_sql_when_the_hnsw_search_runs(
         assert len(hits) == min(5, sum(1 for c in index.store.chunks() if c.source == only.documents[0]))
         assert not index.nearest(query, 5, RetrievalFilter(projects=["nobody"]))
         # the vectors the exact scan reads are kept in their rows, not moved out to TOAST
-        storage = index.store._rows(
+        storage = index.store.db.rows(
             "SELECT attstorage FROM pg_attribute WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
         )
         assert storage == [{"attstorage": "m"}]

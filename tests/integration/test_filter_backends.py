@@ -121,7 +121,7 @@ def test_every_backend_lets_the_same_chunks_through_a_filter(indexes: dict[str, 
     chroma = folder.vectors.search(query, len(chunks), flt)
     assert _places(folder, [chunk_id for chunk_id, _ in chroma]) == expected, "Chroma where"
 
-    exact = database.store.nearest(query, len(chunks), flt, database.generation, exact=True)
+    exact = database.store.search.nearest(query, len(chunks), flt, database.generation, exact=True)
     assert _places(database, [chunk_id for chunk_id, _ in exact]) == expected, "PostgreSQL exact vector search"
     keyword = database.keyword_search("harbour", len(chunks), flt)
     assert _places(database, [chunk_id for chunk_id, _ in keyword]) == expected, "PostgreSQL keyword search"

@@ -21,7 +21,14 @@ from pydantic import BaseModel, Field
 
 from pagegraph.config import get_settings
 
-Event = Literal["sign_in_refused", "ingest_refused", "declassify_refused", "role_refused", "scheduled_run_refused"]
+Event = Literal[
+    "sign_in_refused",
+    "ingest_refused",
+    "declassify_refused",
+    "role_refused",
+    "scheduled_run_refused",
+    "documents_removed",
+]
 log = logging.getLogger("pagegraph.audit")
 _write = threading.Lock()
 

@@ -26,7 +26,7 @@ from pagegraph.llm.factory import resolve_spec
 from pagegraph.llm.local import LlamaCppChatModel
 from pagegraph.llm.model_process import stop_process
 from pagegraph.server.embedded import start_embedded
-from pagegraph.store.index import SUMMARIZE_LOG
+from pagegraph.store.folder_index import SUMMARIZE_LOG
 from pagegraph.store.postgres import redacted
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

@@ -12,7 +12,8 @@ from pagegraph.config import RetrievalKnobs
 from pagegraph.errors import PagegraphError
 from pagegraph.retrievers.hybrid import HybridRetriever
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.store.index import DatabaseIndex, Index
+from pagegraph.store.folder_index import FolderIndex
+from pagegraph.store.index import Index
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # langchain-community announces its sunset on import
@@ -46,15 +47,16 @@ def first_landed_hybrid(index: Index, **knobs: object) -> HybridRetriever:
 
 class LangChainEnsemble:
     def __init__(self, index: Index) -> None:
-        if isinstance(index, DatabaseIndex):
+        if not isinstance(index, FolderIndex):
             raise PagegraphError(
                 "the LangChain baseline (retriever `ensemble`) searches the index's Chroma collection; an index in "
                 "a database has none: compare against it on a folder index"
             )
         self._chunks = index.chunks()
+        chroma = index.chroma()
         self._vectorstore = Chroma(
-            client=index.vectors.client,
-            collection_name=index.vectors.collection_name,
+            client=chroma.client,
+            collection_name=chroma.collection_name,
             embedding_function=index.embedder,
         )
         self._bm25: dict[tuple[str, ...] | None, BM25Retriever] = {}

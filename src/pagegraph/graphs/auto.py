@@ -6,10 +6,9 @@ from __future__ import annotations
 from functools import partial
 
 from langgraph.graph import END
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.builder import CompiledGraph, question_graph
 from pagegraph.graphs.edges import chosen
 from pagegraph.graphs.extract import build_extract_graph
 from pagegraph.graphs.rag import build_rag_graph
@@ -19,9 +18,7 @@ from pagegraph.nodes.highlight import highlight
 from pagegraph.services import Services
 
 
-def build_auto_graph(
-    services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
-) -> CompiledStateGraph:
+def build_auto_graph(services: Services, checkpointer: Checkpointer = None, *, nested: bool = False) -> CompiledGraph:
     builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", partial(highlight, services=services, search=True))
     builder.add_node("choose", partial(choose_graph, services=services))

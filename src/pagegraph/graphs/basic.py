@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph import END, StateGraph
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.graph import END
 from langgraph.types import Checkpointer
 
-from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.builder import CompiledGraph, StageGraph, question_graph
 from pagegraph.graphs.edges import FALL_BACK, proceed
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.gate import gate
@@ -22,9 +21,7 @@ from pagegraph.nodes.verify import verify
 from pagegraph.services import Services
 
 
-def build_basic_graph(
-    services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
-) -> CompiledStateGraph:
+def build_basic_graph(services: Services, checkpointer: Checkpointer = None, *, nested: bool = False) -> CompiledGraph:
     builder = question_graph(services, nested=nested, then="search")
     builder.add_node("highlight", partial(highlight, services=services, search=False))
     builder.add_node("search", partial(search_question, services=services))
@@ -42,8 +39,8 @@ def build_basic_graph(
 
 
 def checked_and_compiled(
-    builder: StateGraph, services: Services, name: str, checkpointer: Checkpointer
-) -> CompiledStateGraph:
+    builder: StageGraph, services: Services, name: str, checkpointer: Checkpointer
+) -> CompiledGraph:
     """The ending the answering graphs share (the graph wires its answer to `judge`): `judge` → `verify` → the end,
     each guarded, a failed stage's fallback to this graph (`add_fallback`), compiled as `name`."""
     builder.add_node("judge", guarded("judge", partial(judge, services=services)))
@@ -54,7 +51,7 @@ def checked_and_compiled(
     return builder.compile(checkpointer=checkpointer, name=name)
 
 
-def add_fallback(builder: StateGraph, services: Services) -> None:
+def add_fallback(builder: StageGraph, services: Services) -> None:
     """Where a failed stage leads (graphs.edges): `hand_over` → this graph as a subgraph → `take_back` → the end."""
     builder.add_node(FALL_BACK, hand_over)
     builder.add_node("basic", build_basic_graph(services, nested=True))

@@ -10,6 +10,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from pagegraph.config import Context
 from pagegraph.graphs.edges import ABSTAIN, proceed
@@ -20,12 +21,14 @@ from pagegraph.nodes.stoppable import StoppableStage, stage_input_schema
 from pagegraph.services import Services
 from pagegraph.state.graph import HandBack, HandOver, InputState, OutputState, RagState
 
+CompiledGraph = CompiledStateGraph[Any, Context, Any, Any]  # a compiled graph of this package's, run with a Context
 
-class StageGraph(StateGraph):
+
+class StageGraph(StateGraph[Any, Context, Any, Any]):
     """LangGraph's StateGraph whose stages given as functions stop with their run (`nodes.stoppable`); every
     graph here is built on it."""
 
-    def add_node(self, node: Any, action: Any = None, **kwargs: Any) -> StageGraph:  # type: ignore[override]
+    def add_node(self, node: Any, action: Any = None, **kwargs: Any) -> StageGraph:
         if isinstance(node, str) and callable(action) and not isinstance(action, Runnable):
             if not inspect.iscoroutinefunction(action):
                 if (schema := stage_input_schema(action)) is not None:

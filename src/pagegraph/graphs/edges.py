@@ -5,12 +5,12 @@ returns the name of the node it leads to and carries the list of those nodes, so
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from langgraph.types import Send
 
-from pagegraph.state.graph import ChunkTask, FileTask, RagState, StepTask
+from pagegraph.state.graph import ChunkTask, FileTask, RagState, StepTask, required
 
 FALL_BACK, ABSTAIN = "hand_over", "abstain"
 
@@ -49,7 +49,7 @@ def proceed(to: str, *, abstains: bool = True, falls_back: bool = True) -> Edge:
     return Edge(path, _targets([to], abstains, falls_back))
 
 
-def fan_out(to: str, tasks: Callable[[RagState], list], *, abstains: bool = True) -> Edge:
+def fan_out(to: str, tasks: Callable[[RagState], Sequence[object]], *, abstains: bool = True) -> Edge:
     """One `to` task per item of `tasks(state)`, run in parallel, unless the stage failed or abstained."""
 
     def path(state: RagState) -> str | list[Send]:
@@ -96,15 +96,16 @@ def chosen(graphs: list[str]) -> Edge:
 
 def plan_steps(state: RagState) -> list[StepTask]:
     """One retrieval task per step of the plan, over the step's documents (else the routed ones)."""
-    routed = state["route"].names if state.get("route") else []
+    routed = route.names if (route := state.get("route")) else []
+    plan = required(state.get("plan"), "the retrieval plan")
     tasks = []
-    for number, step in enumerate(state["plan"].steps):
+    for number, step in enumerate(plan.steps):
         task = StepTask(
             question=state["question"],
             step=number,
             query=step.query,
             documents=step.documents or routed,
-            kind=state["plan"].kind,
+            kind=plan.kind,
         )
         if state.get("filters"):
             task["filters"] = state["filters"]
@@ -119,4 +120,5 @@ def chunk_tasks(state: RagState) -> list[ChunkTask]:
 
 def file_tasks(state: RagState) -> list[FileTask]:
     """One section-selection task per routed file."""
-    return [FileTask(question=state["question"], document=n, step=i) for i, n in enumerate(state["route"].names)]
+    route = required(state.get("route"), "the routing decision")
+    return [FileTask(question=state["question"], document=n, step=i) for i, n in enumerate(route.names)]

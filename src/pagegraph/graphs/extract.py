@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import checked_and_compiled
-from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.builder import CompiledGraph, question_graph
 from pagegraph.graphs.edges import offered, picked, proceed, reading
 from pagegraph.nodes.candidates import offer_candidates
 from pagegraph.nodes.gate import gate
@@ -30,7 +29,7 @@ from pagegraph.services import Services
 
 def build_extract_graph(
     services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
-) -> CompiledStateGraph:
+) -> CompiledGraph:
     builder = question_graph(services, nested=nested, then="search")
     builder.add_node("search", guarded("search", partial(search_question, services=services)))
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=False)))

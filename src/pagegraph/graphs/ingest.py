@@ -5,17 +5,16 @@ from __future__ import annotations
 from functools import partial
 
 from langgraph.graph import END, START
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.config import Context
-from pagegraph.graphs.builder import StageGraph
+from pagegraph.graphs.builder import CompiledGraph, StageGraph
 from pagegraph.nodes.ingest import ingest_documents
 from pagegraph.services import Services
 from pagegraph.state.ingest import IngestInput, IngestOutput, IngestState
 
 
-def build_ingest_graph(services: Services, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+def build_ingest_graph(services: Services, checkpointer: Checkpointer = None) -> CompiledGraph:
     builder = StageGraph(IngestState, context_schema=Context, input_schema=IngestInput, output_schema=IngestOutput)
     builder.add_node("ingest", partial(ingest_documents, services=services))
     builder.add_edge(START, "ingest")

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import checked_and_compiled
-from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.builder import CompiledGraph, question_graph
 from pagegraph.graphs.edges import fan_out, file_tasks, proceed
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.guard import guarded
@@ -22,7 +21,7 @@ from pagegraph.services import Services
 
 def build_pageindex_graph(
     services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
-) -> CompiledStateGraph:
+) -> CompiledGraph:
     builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("find_files", guarded("find_files", partial(find_files, services=services)))

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import checked_and_compiled
-from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.builder import CompiledGraph, question_graph
 from pagegraph.graphs.edges import fan_out, plan_steps, proceed
 from pagegraph.nodes.answer import answer
 from pagegraph.nodes.expand_tree import expand_tree
@@ -23,9 +22,7 @@ from pagegraph.nodes.route import route
 from pagegraph.services import Services
 
 
-def build_rag_graph(
-    services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
-) -> CompiledStateGraph:
+def build_rag_graph(services: Services, checkpointer: Checkpointer = None, *, nested: bool = False) -> CompiledGraph:
     builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("route", guarded("route", partial(route, services=services)))

@@ -7,11 +7,10 @@ from __future__ import annotations
 from functools import partial
 
 from langgraph.graph import END, START
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.config import Context
-from pagegraph.graphs.builder import StageGraph
+from pagegraph.graphs.builder import CompiledGraph, StageGraph
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.start import start_search
@@ -19,7 +18,7 @@ from pagegraph.services import Services
 from pagegraph.state.graph import RagState, SearchInput, SearchOutput
 
 
-def build_search_graph(services: Services, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+def build_search_graph(services: Services, checkpointer: Checkpointer = None) -> CompiledGraph:
     builder = StageGraph(RagState, context_schema=Context, input_schema=SearchInput, output_schema=SearchOutput)
     builder.add_node("start", partial(start_search, services=services))
     builder.add_node("search", partial(search_question, services=services))

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from pagegraph.graphs.basic import checked_and_compiled
-from pagegraph.graphs.builder import question_graph
+from pagegraph.graphs.builder import CompiledGraph, question_graph
 from pagegraph.graphs.edges import chunk_tasks, fan_out, proceed
 from pagegraph.nodes.filter_facts import filter_facts
 from pagegraph.nodes.gate import gate
@@ -25,7 +24,7 @@ from pagegraph.services import Services
 
 def build_small_model_graph(
     services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
-) -> CompiledStateGraph:
+) -> CompiledGraph:
     builder = question_graph(services, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("plan_search", guarded("plan_search", partial(plan_search, services=services)))

@@ -7,7 +7,7 @@ import hashlib
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,7 +267,9 @@ class Ingestor:
             return FileOutcome(str(path), "unchanged", existing.n_pages, existing.n_chunks)
         return _Job(path, sha256, existing, tags or (existing.tags if existing else DocumentTags()))
 
-    def _prepared(self, jobs: list[_Job], held: list[_Job]) -> Iterator[tuple[_Job, PreparedDocument | str, float]]:
+    def _prepared(
+        self, jobs: list[_Job], held: list[_Job]
+    ) -> Generator[tuple[_Job, PreparedDocument | str, float], None, None]:
         """The jobs this process claims, each with its parsed document (or why it failed), in job order: parsed by a
         worker process within the parse budget (a hostile file takes down the worker, not the ingest), up to
         PARSE_AHEAD documents ahead of the one being embedded, so a slow-to-parse document rarely keeps the

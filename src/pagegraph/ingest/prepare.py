@@ -111,22 +111,24 @@ class ParseWorker:
         self._process = subprocess.Popen(
             self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=limit_memory
         )
-        self._results: queue.Queue = queue.Queue()
+        assert self._process.stdin is not None and self._process.stdout is not None  # both piped, above
+        self._to_worker, self._from_worker = self._process.stdin, self._process.stdout
+        self._results: queue.Queue[tuple[PreparedDocument | str, float] | EOFError] = queue.Queue()
         threading.Thread(target=self._read_results, daemon=True).start()
 
     def _read_results(self) -> None:
         """Results as the worker writes them, into a queue `result` waits on with a timeout; EOFError when it ends."""
         while True:
             try:
-                self._results.put(pickle.load(self._process.stdout))
+                self._results.put(pickle.load(self._from_worker))
             except Exception as exc:  # noqa: BLE001 - EOF or a truncated pickle: the worker is gone either way
                 self._results.put(EOFError(str(exc)))
                 return
 
     def submit(self, path: Path, sha256: str, tags: DocumentTags, params: IndexParams, read: ReadOptions) -> None:
         try:
-            pickle.dump((path, sha256, tags, params, read), self._process.stdin)
-            self._process.stdin.flush()
+            pickle.dump((path, sha256, tags, params, read), self._to_worker)
+            self._to_worker.flush()
         except BrokenPipeError:
             pass  # the worker died; result() reports it as EOFError for the document it was on
 
@@ -151,7 +153,7 @@ class ParseWorker:
         if kill:
             self._process.kill()
         try:
-            self._process.stdin.close()
+            self._to_worker.close()
         except BrokenPipeError:
             pass
         try:

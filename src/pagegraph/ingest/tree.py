@@ -250,7 +250,8 @@ def _time_windows(doc: LoadedDocument) -> list[OutlineEntry]:
 def _paragraph_groups(text: str) -> list[OutlineEntry]:
     if len(text) <= PARAGRAPH_GROUP_CHARS:
         return []
-    entries, group_start, offset = [], 0, 0
+    entries: list[OutlineEntry] = []
+    group_start = offset = 0
     for paragraph in re.split(r"(\n\s*\n)", text):
         if offset - group_start >= PARAGRAPH_GROUP_CHARS or not entries:
             if paragraph.strip():

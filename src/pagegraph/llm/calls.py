@@ -172,7 +172,7 @@ def _streamed(model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[st
     """The model's reply, streamed and stopped between tokens once the run is cancelled; closing the stream closes
     the request."""
     reply: AIMessageChunk | None = None
-    with closing(model.stream(messages, **kwargs)) as chunks:
+    with closing(model.stream(messages, **kwargs)) as chunks:  # type: ignore[type-var]  # a generator, typed as an Iterator
         for chunk in chunks:
             raise_if_stopped("the rest of the reply")
             reply = chunk if reply is None else reply + chunk

@@ -23,7 +23,7 @@ import threading
 import warnings
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import regex
@@ -141,6 +141,12 @@ class Embedder(LangChainEmbeddings):
         sample = text[:_SCRIPT_SAMPLE_CHARS]
         letters = len(_LETTER.findall(sample))
         return not letters or 2 * len(_LATIN.findall(sample)) >= letters
+
+    @overload
+    def comparable(self, cosine: float) -> float: ...
+
+    @overload
+    def comparable(self, cosine: np.ndarray) -> np.ndarray: ...
 
     def comparable(self, cosine: float | np.ndarray) -> float | np.ndarray:
         """A cosine of this model on MiniLM's scale (`SIMILARITY_SCALE`), within [-1, 1]: thresholds and weights
@@ -298,5 +304,5 @@ class ChromaEmbeddingFunction(EmbeddingFunction[Documents]):
 
         return ChromaEmbeddingFunction(Embedder(get_settings(), config.get("model", MODEL_NAME)))
 
-    def default_space(self) -> str:
+    def default_space(self) -> Literal["cosine"]:
         return "cosine"

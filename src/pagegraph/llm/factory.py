@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import ModelError
@@ -72,7 +74,7 @@ def get_chat_model(
     return _init_chat_model(provider, name, temperature, max_tokens, base_url, settings)
 
 
-def _streaming(streaming: bool | None) -> dict[str, bool]:
+def _streaming(streaming: bool | None) -> dict[str, Any]:
     """Only an explicit choice is passed on: a model given `streaming=False` never streams, even to LangGraph."""
     return {} if streaming is None else {"streaming": streaming}
 
@@ -134,9 +136,9 @@ def _openai(
     return ChatOpenAI(
         model=name,
         base_url=url,
-        api_key=api_key,
+        api_key=SecretStr(api_key),
         temperature=temperature,
-        max_tokens=max_tokens,
+        max_completion_tokens=max_tokens,
         **_streaming(streaming),
         timeout=settings.models.model_timeout_s,
         max_retries=settings.models.model_retries,
@@ -149,7 +151,7 @@ def _init_chat_model(
 ) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
-    options: dict[str, object] = {
+    options: dict[str, Any] = {
         "temperature": temperature,
         "max_tokens": max_tokens,
         "timeout": settings.models.model_timeout_s,

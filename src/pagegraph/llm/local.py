@@ -26,6 +26,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field
 
 from pagegraph.config import get_settings
+from pagegraph.errors import ModelError
 from pagegraph.llm.calls import EMBEDDED_LLM_TYPE, message_text
 from pagegraph.llm.model_process import Endpoint, ModelProcessError, ServerShape, endpoint_for
 from pagegraph.llm.structured import structured_runnable
@@ -79,11 +80,13 @@ class LlamaCppChatModel(BaseChatModel):
         return endpoint_for(self.shape, self.server_binary, self.process_folder, self.load_timeout_s, self.idle_s)
 
     def with_structured_output(
-        self, schema: type[BaseModel], *, include_raw: bool = False, **kwargs: Any
+        self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any
     ) -> Runnable[LanguageModelInput, Any]:
-        """LangChain's structured output for the local model (it has no tool calling): the schema becomes a
-        llama.cpp grammar and the reply is read by pagegraph's forgiving parser, with one repair call."""
-
+        """LangChain's structured output for the local model (it has no tool calling): the schema, a pydantic
+        model, becomes a llama.cpp grammar and the reply is read by pagegraph's forgiving parser, with one repair
+        call."""
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            raise ModelError(f"the local model's structured output takes a pydantic model class, not {schema!r}")
         return structured_runnable(self, schema, include_raw)
 
     def get_num_tokens(self, text: str) -> int:

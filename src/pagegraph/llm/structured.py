@@ -168,7 +168,8 @@ def structured_call(
         value, reply = _ask(model, schema, retry, "repair", purpose, context, attempts, options)
     if value is None:
         fallback = default.model_copy(deep=True) if default is not None else None
-        return StructuredResult(value=fallback, ok=False, attempts=attempts, reply=reply)
+        # None only for a caller that gave no default, which reads `ok` before `value`
+        return StructuredResult(value=fallback, ok=False, attempts=attempts, reply=reply)  # type: ignore[arg-type]
     return StructuredResult(value=value, ok=True, attempts=attempts, reply=reply)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SkipValidation
 
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.state.filters import RetrievalFilter
@@ -16,7 +16,7 @@ from pagegraph.store.index import Index
 class BM25ChunkRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    index: Index
+    index: SkipValidation[Index]  # a protocol: any object with its methods
     k: int = Field(default=20, ge=1)
     filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
 

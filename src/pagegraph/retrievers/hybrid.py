@@ -16,7 +16,7 @@ import numpy as np
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, SkipValidation, model_validator
 
 from pagegraph.config import Context, RetrievalKnobs
 from pagegraph.retrievers.documents import RankedDocument, rank_documents, shared_by_routing
@@ -58,7 +58,7 @@ class HybridRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    index: Index
+    index: SkipValidation[Index]  # a protocol: any object with its methods
     knobs: RetrievalKnobs = Field(default_factory=RetrievalKnobs)
     fusion: Literal["rrf", "convex"] = Field(
         default="convex", description="convex score fusion, or weighted reciprocal rank fusion (as first landed)"
@@ -114,8 +114,8 @@ class HybridRetriever(BaseRetriever):
         dense = DenseRetriever(index=index).search(query, self.knobs.top_k_vector, flt, vector=vector)
         if self.fusion == "rrf":
             alpha = adaptive_alpha(query) if self.alpha_by_question else self.knobs.alpha
-            fused = weighted_rrf([c for c, _ in lexical], [h.chunk_id for h in dense], alpha, self.rrf_k)
-            return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score, _, _ in fused], dense
+            ranked = weighted_rrf([c for c, _ in lexical], [h.chunk_id for h in dense], alpha, self.rrf_k)
+            return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score, _, _ in ranked], dense
         pool = list(dict.fromkeys([c for c, _ in lexical] + [h.chunk_id for h in dense]))
         # the BM25 scores the keyword hits lack, and the similarities the dense hits lack
         keyword_score = dict(lexical)
@@ -161,7 +161,7 @@ class HybridRetriever(BaseRetriever):
             if alone:
                 flt = routed
         if self.reranker is not None:
-            hits = self._rerank(query, hits[: 2 * self.knobs.max_chunks])
+            hits = self._rerank(self.reranker, query, hits[: 2 * self.knobs.max_chunks])
         relevance = float(self.index.embedder.comparable(max(h.score for h in dense))) if dense else 0.0
         return FusedSearch(hits[: limit or self.knobs.max_chunks], relevance, flt, first)
 
@@ -211,9 +211,8 @@ class HybridRetriever(BaseRetriever):
                     continue
                 on_page = next((h for h in hits if (name, page) in pages_of(catalog, h.chunk_id)), None)
                 if on_page is None:
-                    rows = np.flatnonzero(
-                        catalog.mask(flt.model_copy(update={"documents": [name], "pages": (page, page)}))
-                    )
+                    on_the_page = catalog.mask(flt.model_copy(update={"documents": [name], "pages": (page, page)}))
+                    rows = np.flatnonzero(on_the_page) if on_the_page is not None else np.arange(len(catalog))
                     on_page = ScoredChunk(catalog.ids[rows[0]], score, "hybrid+page") if len(rows) else None
                 if on_page is not None and on_page not in lead:
                     lead.append(on_page)
@@ -227,9 +226,9 @@ class HybridRetriever(BaseRetriever):
         hits, _ = self._routing_candidates(query, vector, flt)
         return rank_documents(self.index, query, vector, hits, flt, self.knobs.routing)
 
-    def _rerank(self, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:
+    def _rerank(self, reranker: Reranker, query: str, hits: list[ScoredChunk]) -> list[ScoredChunk]:
         chunks = self.index.chunks_by_id([h.chunk_id for h in hits])
-        scores = self.reranker.score(query, [chunks[h.chunk_id] for h in hits])
+        scores = reranker.score(query, [chunks[h.chunk_id] for h in hits])
         ranked = sorted(zip(hits, scores), key=lambda pair: -pair[1])
         return [ScoredChunk(hit.chunk_id, float(score), "hybrid+rerank") for hit, score in ranked]
 

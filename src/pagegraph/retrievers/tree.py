@@ -14,7 +14,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.retrievers import BaseRetriever
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation
 
 from pagegraph.llm.structured import DEFAULT_REPAIRS, structured_call
 from pagegraph.prompts.tree import JUDGE_REQUEST, JUDGE_SYSTEM
@@ -58,7 +58,7 @@ class TreeSearch:
 class TreeRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    index: Index
+    index: SkipValidation[Index]  # a protocol: any object with its methods
     judge: BaseChatModel
     filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
     start_nodes: int = Field(default=4, ge=1, description="sections closest to the question to start from")
@@ -120,6 +120,8 @@ class TreeRetriever(BaseRetriever):
             search.relevant += 1
             if section.is_leaf:
                 node = get_node_by_id(tree, node_id)
+                if node is None:  # not met: the queue holds the tree's own sections
+                    continue
                 search.hits.append(
                     TreeHit(
                         source=tree.document.name,

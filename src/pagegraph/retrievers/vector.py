@@ -9,7 +9,7 @@ import numpy as np
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SkipValidation
 
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.state.filters import RetrievalFilter
@@ -19,7 +19,7 @@ from pagegraph.store.index import Index
 class DenseRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    index: Index
+    index: SkipValidation[Index]  # a protocol: any object with its methods
     k: int = Field(default=40, ge=1)
     filter: RetrievalFilter = Field(default_factory=RetrievalFilter)
     exact_search_limit: int = Field(

@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 from pagegraph.config import Settings, get_settings
 from pagegraph.errors import PagegraphError
 from pagegraph.state.graph import checkpoint_serializer
-from pagegraph.store.index import THREADS_FILE
+from pagegraph.store.folder_index import THREADS_FILE
 from pagegraph.store.postgres import index_schema, redacted
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +36,6 @@ class EvalRun(BaseModel):
     id: str
     created_at: str = Field(default_factory=now_iso)
     mode: Literal["retrieval", "answer"]
-    config: dict
-    summary: dict
-    per_question: list[dict]
+    config: dict[str, Any]
+    summary: dict[str, Any]
+    per_question: list[dict[str, Any]]

@@ -7,13 +7,14 @@ clears them, which the first stage of a run does so that a chat thread's earlier
 
 from __future__ import annotations
 
-from typing import Annotated, NotRequired
+from typing import Annotated, NotRequired, TypeVar
 
 from langchain_core.messages import AnyMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from pagegraph.errors import PagegraphError
 from pagegraph.state.answering import (
     Band,
     Candidate,
@@ -39,8 +40,17 @@ from pagegraph.state.filters import RetrievalFilter
 from pagegraph.state.ingest import IngestedFile, IngestReport
 from pagegraph.state.usage import UsageSummary
 
+T = TypeVar("T")
 
-def extend_or_reset(current: list | None, update: list | None) -> list:
+
+def required(value: T | None, what: str) -> T:
+    """`value`, which an earlier stage of the run sets; a clear error where none did (a graph wired wrong)."""
+    if value is None:
+        raise PagegraphError(f"{what} is not set: the stage that sets it has not run")
+    return value
+
+
+def extend_or_reset(current: list[T] | None, update: list[T] | None) -> list[T]:
     if update is None:
         return []
     return [*(current or []), *update]
@@ -115,7 +125,7 @@ class OutputState(HandBack):
     """What a run gives back: the above, the usage of its model calls, and `messages`, the thread as a chat: each
     question and its answer."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]  # as in InputState, which a run's state joins
     usage: UsageSummary
     llm_calls: int
 

@@ -109,7 +109,7 @@ class BM25Index:
     @cached_property
     def vectors(self) -> np.ndarray:
         """Chunk vectors in `chunk_ids` order, memory-mapped."""
-        return np.load(self._folder / _VECTORS_FILE, mmap_mode="r")
+        return np.asarray(np.load(self._folder / _VECTORS_FILE, mmap_mode="r"))
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk, in the order of `chunk_ids`."""
@@ -119,7 +119,7 @@ class BM25Index:
         tokens = [t for t in tokenize(query) if t in retriever.vocab_dict]
         if not tokens:
             return np.zeros(len(ids), dtype=np.float32)
-        return retriever.get_scores(tokens)
+        return np.asarray(retriever.get_scores(tokens))
 
     def document_frequencies(self, words: list[str]) -> dict[str, int]:
         """How many chunks hold each of `words` (BM25 words) that some chunk holds."""

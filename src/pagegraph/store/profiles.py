@@ -37,11 +37,15 @@ class DocumentProfiles:
         after its document's commit). The centroids come next (`set_centroids`)."""
         documents = [doc for doc in store.documents() if doc.id not in leave_out]
         self.summaries = store.summaries()
-        known = {
-            doc_id: words
-            for doc_id, words in (previous.words.items() if previous is not None else ())
-            if doc_id not in changed and self.summaries.get(doc_id) == previous.summaries.get(doc_id)
-        }
+        known = (
+            {
+                doc_id: words
+                for doc_id, words in previous.words.items()
+                if doc_id not in changed and self.summaries.get(doc_id) == previous.summaries.get(doc_id)
+            }
+            if previous is not None
+            else {}
+        )
         unknown = {doc.id for doc in documents if doc.id not in known}
         reading = None if previous is None else unknown  # all of the store's, or those of the documents not carried
         titles = store.section_titles(_SECTION_LEVELS, reading) if unknown else {}
@@ -103,7 +107,7 @@ class DocumentProfiles:
 
     def similarity(self, vector: np.ndarray) -> np.ndarray:
         """Cosine similarity of every document's centroid to a (normalised) query vector, in `ids` order."""
-        return self.centroids @ vector
+        return np.asarray(self.centroids @ vector)
 
 
 def chunk_centroids(rows: np.ndarray, chunk_vectors: np.ndarray, documents: int) -> np.ndarray:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -52,6 +53,9 @@ class DocumentWrite:
 
 # The tables both backends keep, in the column order their INSERTs follow. `{vector}` and `{json}` are each dialect's
 # types; `{document_generation}` the column a database index keeps per document (the commit that wrote it).
+Row = tuple[Any, ...]  # a row as written
+RowMapping = Mapping[str, Any]  # a row as read, by column name
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
@@ -251,7 +255,7 @@ class RecordStore(ABC):
 
 
 # -- records to rows (the vectors in each backend's own encoding) ------------------------------------------------------
-def document_row(record: DocumentRecord) -> tuple:
+def document_row(record: DocumentRecord) -> Row:
     return (
         record.id,
         record.path,
@@ -266,11 +270,11 @@ def document_row(record: DocumentRecord) -> tuple:
     )
 
 
-def page_rows(document_id: str, pages: list[Page]) -> list[tuple]:
+def page_rows(document_id: str, pages: list[Page]) -> list[Row]:
     return [(document_id, p.number, p.label, p.text, p.error, p.ocr_confidence) for p in pages]
 
 
-def node_rows(document_id: str, nodes: list[TreeNode]) -> list[tuple]:
+def node_rows(document_id: str, nodes: list[TreeNode]) -> list[Row]:
     return [
         (
             n.id,
@@ -289,7 +293,7 @@ def node_rows(document_id: str, nodes: list[TreeNode]) -> list[tuple]:
     ]
 
 
-def chunk_rows(document_id: str, chunks: list[Chunk], vectors: list) -> list[tuple]:
+def chunk_rows(document_id: str, chunks: list[Chunk], vectors: list[Any]) -> list[Row]:
     return [
         (
             c.id,
@@ -321,7 +325,7 @@ def section_rows(document_id: str, sections: SectionSummaries) -> list[tuple[str
     ]
 
 
-def eval_run_row(run: EvalRun) -> tuple:
+def eval_run_row(run: EvalRun) -> Row:
     return (
         run.id,
         run.created_at,
@@ -333,7 +337,7 @@ def eval_run_row(run: EvalRun) -> tuple:
 
 
 # -- rows to records --------------------------------------------------------------------------------------------------
-def tree_from_rows(rows: list[Mapping], pages: list[Page]) -> list[TreeNode]:
+def tree_from_rows(rows: Sequence[RowMapping], pages: list[Page]) -> list[TreeNode]:
     """Tree nodes from their stored rows (in position order), their text cut from the document's text (its `pages`
     joined as offsets count them)."""
     text = PAGE_SEPARATOR.join(page.text for page in pages)
@@ -361,7 +365,7 @@ def tree_from_rows(rows: list[Mapping], pages: list[Page]) -> list[TreeNode]:
     return nodes
 
 
-def page_from_row(row: Mapping) -> Page:
+def page_from_row(row: RowMapping) -> Page:
     return Page(
         number=row["number"],
         label=row["label"],
@@ -371,7 +375,7 @@ def page_from_row(row: Mapping) -> Page:
     )
 
 
-def chunk_from_row(row: Mapping, document: DocumentRecord) -> Chunk:
+def chunk_from_row(row: RowMapping, document: DocumentRecord) -> Chunk:
     return Chunk(
         id=row["id"],
         document_id=row["document_id"],
@@ -394,7 +398,7 @@ def chunk_from_row(row: Mapping, document: DocumentRecord) -> Chunk:
     )
 
 
-def document_from_row(row: Mapping) -> DocumentRecord:
+def document_from_row(row: RowMapping) -> DocumentRecord:
     return DocumentRecord(
         id=row["id"],
         path=row["path"],
@@ -411,7 +415,7 @@ def document_from_row(row: Mapping) -> DocumentRecord:
     )
 
 
-def eval_run_from_row(row: Mapping) -> EvalRun:
+def eval_run_from_row(row: RowMapping) -> EvalRun:
     return EvalRun(
         id=row["id"],
         created_at=row["created_at"],

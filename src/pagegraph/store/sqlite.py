@@ -182,7 +182,7 @@ class SqliteStore(RecordStore):
         return found
 
     def chunk_count(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return int(self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
     def chunk_ids(self) -> list[str]:
         return [row["id"] for row in self._db.execute("SELECT id FROM chunks")]

@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 
 import chromadb
 import numpy as np
+from chromadb.api import ClientAPI
 from chromadb.config import Settings as ChromaSettings
 
 from pagegraph.errors import PagegraphError
@@ -66,12 +67,12 @@ class VectorStore:
     def _open(self) -> chromadb.Collection:
         return self._client.get_or_create_collection(
             self._name,
-            embedding_function=self._embedding_function,
+            embedding_function=self._embedding_function,  # type: ignore[arg-type]  # chromadb's type is for images too
             configuration={"hnsw": {"space": "cosine"}},
         )
 
     @property
-    def client(self) -> chromadb.ClientAPI:
+    def client(self) -> ClientAPI:
         return self._client
 
     @property
@@ -118,11 +119,11 @@ class VectorStore:
             return []
         where = chroma_where(flt)
         found = self._collection.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
-        return list(zip(found["ids"][0], found["distances"][0]))
+        return list(zip(found["ids"][0], (found["distances"] or [[]])[0]))
 
     def close(self) -> None:
         """Release the client (Chroma shares one per folder in a process, counted by reference)."""
-        self._client.close()
+        self._client.close()  # type: ignore[attr-defined]  # chromadb's clients have it; ClientAPI does not say so
 
     def drop(self) -> None:
         try:

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pypdfium2 as pdfium
 from pypdf import PdfReader, apply_configuration
@@ -36,7 +37,10 @@ log = logging.getLogger(__name__)
 _EOF_WINDOW = 2048
 # A page with less text than this that holds an image is taken for a scan (a page number alone is not a text layer).
 OCR_BELOW_CHARS = 25
-_RAISED_LIMITS = {"array_maximum_element_count": 1_000_000, "dictionary_maximum_element_count": 1_000_000}
+_RAISED_LIMITS: dict[str, Any] = {
+    "array_maximum_element_count": 1_000_000,
+    "dictionary_maximum_element_count": 1_000_000,
+}
 # a line whose type is this much larger than the body text's is set apart (a heading, or a chart's title)
 SET_APART_SIZE = 1.15
 
@@ -205,7 +209,7 @@ def _page_text(
 
 def _page_labels(reader: PdfReader, n_pages: int) -> list[str | None]:
     try:
-        labels = list(reader.page_labels)
+        labels: list[str | None] = list(reader.page_labels)
     except Exception:
         return [None] * n_pages
     if len(labels) != n_pages:
@@ -238,7 +242,7 @@ def _created(reader: PdfReader) -> date | None:
 
 def _title(reader: PdfReader, path: Path) -> str:
     try:
-        title = (reader.metadata or {}).get("/Title")
+        title = reader.metadata.get("/Title") if reader.metadata else None
     except Exception:
         title = None
     title = " ".join(str(title).split()) if title else ""

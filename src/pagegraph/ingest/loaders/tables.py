@@ -127,7 +127,7 @@ def _cell_texts(chars: list[str], boxes: np.ndarray, cells: list[Cell]) -> dict[
         owner[(xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1)] = k
     texts: list[list[str]] = [[] for _ in cells]
     last: dict[int, int] = {}
-    for i in np.flatnonzero(owner >= 0):
+    for i in np.flatnonzero(owner >= 0).tolist():
         k = owner[i]
         if k in last and i > last[k] + 1:
             texts[k].append(" ")  # a space, a line break or another cell's text came between

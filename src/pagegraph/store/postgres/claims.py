@@ -6,14 +6,15 @@ import threading
 
 import psycopg
 
-from pagegraph.store.postgres.connection import CONNECT_TIMEOUT_S, Connections
+from pagegraph.store.postgres.connection import CONNECT_TIMEOUT_S
 
 
-class WorkClaims(Connections):
-    """Claims this process holds on files it is ingesting (`RecordStore.claim`)."""
+class WorkClaims:
+    """Claims this process holds on files it is ingesting into schema `schema` of the database at `url`
+    (`RecordStore.claim`)."""
 
-    def __init__(self, url: str, schema: str, pool_size: int, *, write: bool) -> None:
-        super().__init__(url, schema, pool_size, write=write)
+    def __init__(self, url: str, schema: str) -> None:
+        self.url, self.schema = url, schema
         self._claims: psycopg.Connection | None = None  # holds this process's claims (session advisory locks)
         self._claimed: set[str] = set()
         self._claims_lock = threading.Lock()
@@ -26,20 +27,20 @@ class WorkClaims(Connections):
                 return True
             if self._claims is None:
                 self._claims = psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=True)
-            claimed = self._claims.execute(
+            row = self._claims.execute(
                 "SELECT pg_try_advisory_lock(hashtextextended(%s, 1))", (f"{self.schema}:{path}",)
-            ).fetchone()[0]
+            ).fetchone()
+            claimed = row is not None and row[0]
             if claimed:
                 self._claimed.add(path)
             return bool(claimed)
 
     def release(self, path: str) -> None:
         with self._claims_lock:
-            if path in self._claimed:
+            if path in self._claimed and self._claims is not None:
                 self._claimed.discard(path)
                 self._claims.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 1))", (f"{self.schema}:{path}",))
 
     def close(self) -> None:
         if self._claims is not None:
             self._claims.close()  # the database lets go of every claim it held
-        super().close()

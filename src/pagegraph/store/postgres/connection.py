@@ -10,9 +10,10 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -55,7 +56,8 @@ def _reason(exc: Exception) -> str:
 
 
 class Connections:
-    """A pool of connections to schema `schema` of the database at `url`."""
+    """A pool of connections to schema `schema` of the database at `url`, which the records and the search of one
+    index share."""
 
     def __init__(self, url: str, schema: str, pool_size: int, *, write: bool) -> None:
         self.url, self.schema = url, schema
@@ -115,7 +117,7 @@ class Connections:
         conn.commit()
 
     @contextmanager
-    def _connection(self, *, reading: bool = False) -> Iterator[psycopg.Connection]:
+    def connection(self, *, reading: bool = False) -> Iterator[psycopg.Connection]:
         """A pooled connection (committed when the block ends), or the one `snapshot` pinned to this thread. For
         `reading`, each statement stands alone: run as it comes (autocommit), without a transaction's BEGIN and
         COMMIT, two more round trips to the server per read."""
@@ -138,9 +140,33 @@ class Connections:
             finally:
                 self._pinned.conn = None
 
-    def _rows(self, query: str, args: tuple | list | dict = ()) -> list[dict]:
-        with self._connection(reading=True) as conn, conn.cursor(row_factory=dict_row) as cur:
+    @contextmanager
+    def locked(self, name: str) -> Iterator[psycopg.Connection]:
+        """A connection holding the advisory lock `name` (writers take turns on it), pinned to this thread so that
+        its reads inside the block go through it; what the block leaves uncommitted is rolled back."""
+        with self._pool.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (name,))
+            conn.commit()
+            self._pinned.conn = conn
+            try:
+                yield conn
+            finally:
+                self._pinned.conn = None
+                conn.rollback()
+                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (name,))
+                conn.commit()
+
+    def rows(self, query: str, args: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict[str, Any]]:
+        """The rows a read returns, as dicts."""
+        with self.connection(reading=True) as conn, conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query, args).fetchall()
+
+    def set_ef_search(self, conn: psycopg.Connection, ef_search: int) -> None:
+        """The HNSW's candidate list for this connection's searches: set for the session (each setting per search
+        was a transaction's two round trips more), when it differs from what the connection has."""
+        if self._ef_search.get(conn) != ef_search:
+            conn.execute(f"SET hnsw.ef_search = {ef_search}")
+            self._ef_search[conn] = ef_search
 
     def close(self) -> None:
         self._pool.close()

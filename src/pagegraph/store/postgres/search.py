@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -87,8 +88,11 @@ class KeywordScoring:
         }
 
 
-class PostgresSearch(Connections):
-    """Dense and keyword search over the records of one index, and the search tables a commit writes."""
+class PostgresSearch:
+    """Dense and keyword search over the records of one index, through the connections `db` its records share."""
+
+    def __init__(self, db: Connections) -> None:
+        self._db = db
 
     def nearest(
         self, vector: np.ndarray, k: int, flt: RetrievalFilter | None, generation: int, *, exact: bool = False
@@ -107,15 +111,15 @@ class PostgresSearch(Connections):
             # the HNSW returns at most ef_search rows, often one or two fewer than that: asked for k with ef_search k,
             # it fell back to the exact scan (1 s at 200k chunks) for a third of the questions
             ef_search = _FILTERED_EF_SEARCH if where else max(40, min(2 * k, _FILTERED_EF_SEARCH))
-            with self._connection(reading=True) as conn:
-                self._set_ef_search(conn, ef_search)
+            with self._db.connection(reading=True) as conn:
+                self._db.set_ef_search(conn, ef_search)
                 found = conn.execute(
                     f"SELECT c.id, c.embedding <=> %s AS distance {allowed} ORDER BY c.embedding <=> %s LIMIT %s",
                     (embedding, generation, *args, embedding, k),
                 ).fetchall()
         if len(found) < k:
             # every allowed row's distance first (a materialized CTE is computed whole), so no index orders them
-            with self._connection(reading=True) as conn:
+            with self._db.connection(reading=True) as conn:
                 found = conn.execute(
                     f"""WITH scored AS MATERIALIZED (SELECT c.id, c.embedding <=> %s AS distance {allowed})
                        SELECT id, distance FROM scored ORDER BY distance LIMIT %s""",
@@ -123,108 +127,20 @@ class PostgresSearch(Connections):
                 ).fetchall()
         return [(chunk_id, float(distance)) for chunk_id, distance in found]
 
-    def _set_ef_search(self, conn: psycopg.Connection, ef_search: int) -> None:
-        """The HNSW's candidate list for this connection's searches: set for the session (each setting per search
-        was a transaction's two round trips more), when it differs from what the connection has."""
-        if self._ef_search.get(conn) != ef_search:
-            conn.execute(f"SET hnsw.ef_search = {ef_search}")
-            self._ef_search[conn] = ef_search
-
     # -- keyword search and routing, in SQL ------------------------------------------------------------------------
     def search_ready(self) -> bool:
         """Whether the search tables hold every committed chunk's words (an index from before they existed does not
         until a writer fills them: `fill_search`)."""
-        return bool(self._rows("SELECT 1 FROM meta WHERE key = 'search' AND value = %s", (SEARCH_RECIPE,)))
-
-    def fill_search(self, dimension: int, *, again: bool = False) -> int:
-        """Fill the search tables from the stored chunks (an index from before they existed, or of another recipe;
-        `again`: whatever they hold), a document per transaction; returns how many documents were filled. Writers
-        take turns."""
-        lock = f"{self.schema}.search"
-        with self._pool.connection() as conn:
-            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (lock,))
-            conn.commit()
-            self._pinned.conn = conn  # this thread's reads below go through the connection that holds the lock
-            try:
-                if self.search_ready() and not again:
-                    return 0
-                # another recipe's tables may be shaped otherwise: made anew
-                conn.execute(
-                    "DROP TABLE IF EXISTS chunk_words, chunk_lengths, chunk_terms, document_centroids, word_chunks, "
-                    "search_totals"
-                )
-                conn.execute(SEARCH_SCHEMA.format(dimension=dimension))
-                conn.commit()
-                documents = self.documents()
-                for document in documents:
-                    with conn.transaction():
-                        chunks, vectors = self.chunks_with_vectors(document.id, dimension)
-                        self._write_search(conn.cursor(), document, chunks, vectors)
-                conn.execute(
-                    "INSERT INTO meta VALUES ('search', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    (SEARCH_RECIPE,),
-                )
-                conn.commit()
-                return len(documents)
-            finally:
-                self._pinned.conn = None
-                conn.rollback()
-                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (lock,))
-                conn.commit()
-
-    @staticmethod
-    def _forget_words(cur: psycopg.Cursor, where: str, args: tuple) -> None:
-        """Take the chunks of the documents `where` (a condition on documents `d`) out of the words' chunk counts and
-        the totals, before they are deleted. Called after the generation's bump, so commits take turns on the counts
-        too."""
-        cur.execute(
-            f"""INSERT INTO word_chunks SELECT w.word, -COUNT(*) FROM documents d
-                JOIN chunks c ON c.document_id = d.id JOIN chunk_words w ON w.chunk_id = c.id
-                WHERE {where} GROUP BY w.word ORDER BY w.word {_ADD_WORD_CHUNKS}""",
-            args,
-        )
-        cur.execute(
-            f"""UPDATE search_totals SET chunks = chunks - gone.n, words = words - gone.total
-                FROM (SELECT COUNT(*) AS n, COALESCE(SUM(t.length), 0) AS total FROM documents d
-                      JOIN chunks c ON c.document_id = d.id JOIN chunk_terms t ON t.chunk_id = c.id
-                      WHERE {where}) gone""",
-            args,
-        )
-
-    @staticmethod
-    def _write_search(cur: psycopg.Cursor, document: DocumentRecord, chunks: list[Chunk], vectors: np.ndarray) -> None:
-        label = document_label(document.name, document.title)
-        postings, terms = [], []
-        for chunk in chunks:
-            counts = word_counts(search_text(chunk, label))
-            length = sum(counts.values())
-            terms.append((chunk.id, length, list(counts), list(counts.values())))
-            postings.extend((word, chunk.id, count, length, document.id) for word, count in counts.items())
-        for table, rows in (("chunk_terms", terms), ("chunk_words", postings)):
-            with cur.copy(f"COPY {table} FROM STDIN") as copy:  # a chunk has ~100 postings: far faster than INSERTs
-                for row in rows:
-                    copy.write_row(row)
-        cur.execute(
-            "UPDATE search_totals SET chunks = chunks + %s, words = words + %s",
-            (len(terms), sum(length for _, length, *_ in terms)),
-        )
-        holding = Counter(word for word, *_ in postings)
-        cur.execute(
-            f"""INSERT INTO word_chunks SELECT * FROM unnest(%s::text[], %s::int[]) ORDER BY 1 {_ADD_WORD_CHUNKS}""",
-            (list(holding), list(holding.values())),
-        )
-        if len(vectors):
-            (centroid,) = chunk_centroids(np.zeros(len(vectors), dtype=np.int64), vectors, 1)
-            cur.execute("INSERT INTO document_centroids VALUES (%s, %s)", (document.id, centroid.astype(np.float32)))
+        return bool(self._db.rows("SELECT 1 FROM meta WHERE key = 'search' AND value = %s", (SEARCH_RECIPE,)))
 
     def search_totals(self) -> tuple[int, int]:
         """How many chunks the keyword search holds, and their summed length in words."""
-        row = self._rows("SELECT chunks AS n, words AS total FROM search_totals")[0]
+        row = self._db.rows("SELECT chunks AS n, words AS total FROM search_totals")[0]
         return int(row["n"]), int(row["total"])
 
     def document_frequencies(self, words: list[str]) -> dict[str, int]:
         """How many chunks hold each of `words` that some chunk holds."""
-        rows = self._rows(
+        rows = self._db.rows(
             "SELECT word, chunks AS n FROM word_chunks WHERE word = ANY(%s) AND chunks > 0", (list(set(words)),)
         )
         return {row["word"]: int(row["n"]) for row in rows}
@@ -244,7 +160,7 @@ class PostgresSearch(Connections):
         if where:
             # chunks only for a page range: a lookup per posting, half a search within a few documents' time
             joined = "JOIN documents d ON d.id = p.document_id"
-            joined += " JOIN chunks c ON c.id = p.chunk_id" if flt.pages is not None else ""
+            joined += " JOIN chunks c ON c.id = p.chunk_id" if flt is not None and flt.pages is not None else ""
             restrict, restrict_args = f"{joined} WHERE d.generation <= %s AND {where}", [generation, *args]
         else:
             restrict, restrict_args = "", []
@@ -274,7 +190,7 @@ class PostgresSearch(Connections):
                   CROSS JOIN LATERAL unnest(t.words, t.counts) AS w(word, count) WHERE t.chunk_id = ANY(%s)) p
             JOIN unnest(%s::text[], %s::float8[]) AS q(word, weight) ON q.word = p.word
             GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0"""
-        with self._connection(reading=True) as conn:
+        with self._db.connection(reading=True) as conn:
             found = conn.execute(query, (list(chunk_ids), list(weights), list(weights.values()))).fetchall()
         return {chunk_id: float(score) for chunk_id, score in found}
 
@@ -283,10 +199,10 @@ class PostgresSearch(Connections):
         weights: dict[str, float],
         scoring: KeywordScoring,
         *,
-        keys: tuple[str, list] = ("", []),
+        keys: tuple[str, list[Any]] = ("", []),
         match: str = "",
-        restrict: tuple[str, list] = ("", []),
-        order: tuple[str, list] = ("", []),
+        restrict: tuple[str, list[Any]] = ("", []),
+        order: tuple[str, list[Any]] = ("", []),
     ) -> list[tuple[str, float]]:
         """Chunk ids and BM25 scores: each weighted word's postings (one index scan per word, or per word and row of
         `keys` — a join of `k` — on the postings the `match` condition on `w` and `k` keeps), joined and filtered by
@@ -300,17 +216,17 @@ class PostgresSearch(Connections):
             ) p {restrict[0]}
             GROUP BY p.chunk_id HAVING SUM(q.weight * {term}) > 0 {order[0]}"""
         arguments = [list(weights), list(weights.values()), *keys[1], *restrict[1], *order[1]]
-        with self._connection(reading=True) as conn:
+        with self._db.connection(reading=True) as conn:
             return [(chunk_id, float(score)) for chunk_id, score in conn.execute(query, arguments).fetchall()]
 
     def documents_holding(self, word: str) -> set[str]:
         """The ids of the documents some chunk of which holds `word`: one step along the word's postings per document
         (they are keyed by word, then document), not a read of them all."""
-        return {row["document_id"] for row in self._rows(_DOCUMENTS_HOLDING, {"word": word})}
+        return {row["document_id"] for row in self._db.rows(_DOCUMENTS_HOLDING, {"word": word})}
 
     def similarities(self, chunk_ids: list[str], vector: np.ndarray) -> dict[str, float]:
         """The inner product of each chunk's vector with `vector` (cosine: both are normalised)."""
-        rows = self._rows(
+        rows = self._db.rows(
             "SELECT id, -(embedding <#> %s) AS similarity FROM chunks WHERE id = ANY(%s)",
             (vector.astype(np.float32), list(chunk_ids)),
         )
@@ -322,8 +238,55 @@ class PostgresSearch(Connections):
         yet, which the documents given may not ask for) averaged here."""
         if documents is not None or self.search_ready():
             where, args = ("WHERE document_id = ANY(%s)", (list(documents),)) if documents is not None else ("", ())
-            rows = self._rows(f"SELECT document_id, centroid FROM document_centroids {where}", args)
+            rows = self._db.rows(f"SELECT document_id, centroid FROM document_centroids {where}", args)
             return {row["document_id"]: row["centroid"].to_numpy() for row in rows}
-        rows = self._rows("SELECT document_id, AVG(embedding) AS centroid FROM chunks GROUP BY document_id")
+        rows = self._db.rows("SELECT document_id, AVG(embedding) AS centroid FROM chunks GROUP BY document_id")
         means = {row["document_id"]: row["centroid"].to_numpy() for row in rows}
         return {document_id: mean / max(float(np.linalg.norm(mean)), 1e-12) for document_id, mean in means.items()}
+
+
+def forget_words(cur: psycopg.Cursor[Any], where: str, args: tuple[str, ...]) -> None:
+    """Take the chunks of the documents `where` (a condition on documents `d`) out of the words' chunk counts and
+    the totals, before they are deleted. Called after the generation's bump, so commits take turns on the counts
+    too."""
+    cur.execute(
+        f"""INSERT INTO word_chunks SELECT w.word, -COUNT(*) FROM documents d
+            JOIN chunks c ON c.document_id = d.id JOIN chunk_words w ON w.chunk_id = c.id
+            WHERE {where} GROUP BY w.word ORDER BY w.word {_ADD_WORD_CHUNKS}""",
+        args,
+    )
+    cur.execute(
+        f"""UPDATE search_totals SET chunks = chunks - gone.n, words = words - gone.total
+            FROM (SELECT COUNT(*) AS n, COALESCE(SUM(t.length), 0) AS total FROM documents d
+                  JOIN chunks c ON c.document_id = d.id JOIN chunk_terms t ON t.chunk_id = c.id
+                  WHERE {where}) gone""",
+        args,
+    )
+
+
+def write_search(cur: psycopg.Cursor, document: DocumentRecord, chunks: list[Chunk], vectors: np.ndarray) -> None:
+    """Write a document's chunks into the search tables: their words, lengths and counts, and its centroid."""
+    label = document_label(document.name, document.title)
+    postings: list[tuple[str, str, int, int, str]] = []
+    terms: list[tuple[str, int, list[str], list[int]]] = []
+    for chunk in chunks:
+        counts = word_counts(search_text(chunk, label))
+        length = sum(counts.values())
+        terms.append((chunk.id, length, list(counts), list(counts.values())))
+        postings.extend((word, chunk.id, count, length, document.id) for word, count in counts.items())
+    for table, rows in (("chunk_terms", terms), ("chunk_words", postings)):
+        with cur.copy(f"COPY {table} FROM STDIN") as copy:  # a chunk has ~100 postings: far faster than INSERTs
+            for row in rows:
+                copy.write_row(row)
+    cur.execute(
+        "UPDATE search_totals SET chunks = chunks + %s, words = words + %s",
+        (len(terms), sum(length for _, length, *_ in terms)),
+    )
+    holding = Counter(word for word, *_ in postings)
+    cur.execute(
+        f"""INSERT INTO word_chunks SELECT * FROM unnest(%s::text[], %s::int[]) ORDER BY 1 {_ADD_WORD_CHUNKS}""",
+        (list(holding), list(holding.values())),
+    )
+    if len(vectors):
+        (centroid,) = chunk_centroids(np.zeros(len(vectors), dtype=np.int64), vectors, 1)
+        cur.execute("INSERT INTO document_centroids VALUES (%s, %s)", (document.id, centroid.astype(np.float32)))
