@@ -17,11 +17,39 @@ second reading (`Context.confidence.reread` off), as landed before it.
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
+from pathlib import Path
 from typing import Any
 
-from answer_runs import questions_by_id, run_arguments, run_rows
+REPO = Path(__file__).resolve().parents[1]
+DEV = REPO.parent / "shared" / "eval" / "mmlongbench" / "dev.jsonl"
+
+
+def run_arguments(description: str | None, highlights: int) -> argparse.ArgumentParser:
+    """The options: the index, the runs, the questions file, how many highlights."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--run", type=Path, action="append", required=True, help="an answer run's report")
+    parser.add_argument("--questions", type=Path, default=DEV)
+    parser.add_argument("--highlights", type=int, default=highlights, help="top highlight sentences the reads see")
+    parser.add_argument("--out", type=Path)
+    return parser
+
+
+def questions_by_id(path: Path) -> dict[str, Any]:
+    from pagegraph.eval.questions import load_questions
+
+    if not path.is_file():
+        raise SystemExit(f"{path}: not found (../shared is absent)")
+    return {q.id: q for q in load_questions(path)}
+
+
+def run_rows(path: Path, questions: dict[str, Any]) -> list[dict]:
+    """An answer run's rows, each with its question (scoring a long answer reads it; runs made before rows recorded
+    it lack it)."""
+    return [{"question": questions[r["id"]].question, **r} for r in json.loads(path.read_text())["per_question"]]
 
 
 def share(rows: list[dict], right) -> float | None:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 from pagegraph.version import __version__
 
 if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
     from langgraph.types import Checkpointer
 
+    from pagegraph.graphs.builder import CompiledGraph
     from pagegraph.services import Services
     from pagegraph.state.filters import RetrievalFilter
     from pagegraph.tools.retriever import PagegraphRetriever
@@ -31,7 +31,7 @@ class GraphSpec:
     summary: str
     retrieval_stage: str | None
 
-    def build(self, services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    def build(self, services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledGraph:
         """The compiled graph, on `services` (default: the ones every graph of this process shares)."""
         from pagegraph.services import default_services
 
@@ -80,7 +80,7 @@ GRAPH_NAMES: tuple[str, ...] = tuple(GRAPHS)
 
 def build_graph(
     name: str = "rag", *, services: Services | None = None, checkpointer: Checkpointer = None
-) -> CompiledStateGraph:
+) -> CompiledGraph:
     """The compiled question-answering graph `name` (auto picks extract for models marked small, else rag).
     Invoke it with {"question": ...} and, optionally,
     context=pagegraph.config.Context(...); pass services=Services(chat_model=...) to use a model object of yours."""

@@ -14,6 +14,7 @@ which is where `pagegraph serve` binds it.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from langgraph_sdk import Auth
 from starlette.authentication import BaseUser
@@ -100,22 +101,29 @@ async def owned(ctx: Auth.types.AuthContext, value: dict) -> dict:
     return _owned(ctx, value)
 
 
-@auth.on.crons.create
-@auth.on.crons.update
-async def scheduled(ctx: Auth.types.AuthContext, value: dict) -> dict:
+async def scheduled(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     """A cron is its creator's, and its runs start with no request: the server takes the user of each run from the
     cron's stored run config. Stamp the creator's name there, over anything the request sent (a forged user would
     run as someone else), and no rights: `caller_access` reads them from the users file at each run, so a revoked
     user's cron stops. An update that sends no config keeps the stamped one."""
     payload = value.get("payload") if isinstance(value, dict) else None
     if isinstance(payload, dict) and (ctx.action == "create" or "config" in payload):
-        config = payload["config"] = payload.get("config") if isinstance(payload.get("config"), dict) else {}
-        configurable = config["configurable"] = (
-            config.get("configurable") if isinstance(config.get("configurable"), dict) else {}
-        )
+        configurable = _dict_at(_dict_at(payload, "config"), "configurable")
         configurable[AUTH_USER_KEY] = {"identity": ctx.user.identity}
         configurable["langgraph_auth_permissions"] = []
     return _owned(ctx, value)
+
+
+auth.on.crons.create(scheduled)
+auth.on.crons.update(scheduled)
+
+
+def _dict_at(holder: dict[str, Any], key: str) -> dict[str, Any]:
+    """`holder[key]`, made an empty dict where it is none."""
+    found = holder.get(key)
+    if not isinstance(found, dict):
+        found = holder[key] = {}
+    return found
 
 
 @auth.on.store
@@ -126,7 +134,7 @@ async def store(ctx: Auth.types.AuthContext, value: dict) -> None:
         raise Auth.exceptions.HTTPException(status_code=403, detail="store namespaces start with your user name")
 
 
-def _owned(ctx: Auth.types.AuthContext, value: dict) -> dict:
+def _owned(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     """Stamp the owner into what is created (in place: the server keeps using the same metadata object) and
     filter everything else by it."""
     owner = {"owner": ctx.user.identity}
@@ -144,11 +152,13 @@ def _storable_user(run: dict) -> None:
     The server rebuilds a cron's user from the cron's stored config as its own wrapper object, which the runtime
     cannot write as JSON (every scheduled run failed); in place, it becomes a ServerUser with the same name and
     whatever rights it carried."""
-    kwargs = run.get("kwargs") if isinstance(run.get("kwargs"), dict) else {}
-    config = kwargs.get("config") if isinstance(kwargs.get("config"), dict) else {}
+    kwargs = run.get("kwargs")
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    config = kwargs.get("config")
+    config = config if isinstance(config, dict) else {}
     for holder in (config.get("configurable"), kwargs.get("context")):
         user = holder.get(AUTH_USER_KEY) if isinstance(holder, dict) else None
-        if user is None or isinstance(user, dict):
+        if not isinstance(holder, dict) or user is None or isinstance(user, dict):
             continue
         granted = user.get(ACCESS_KEY) if callable(getattr(user, "get", None)) else None
         holder[AUTH_USER_KEY] = ServerUser(identity=user.identity, **({ACCESS_KEY: granted} if granted else {}))

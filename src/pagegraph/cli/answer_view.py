@@ -22,7 +22,7 @@ from pagegraph.checks.confidence import doubts
 from pagegraph.cli.common import output_json
 from pagegraph.nodes.labels import ANSWER_NODES, STAGE_LABELS
 from pagegraph.prompts.languages import BAND_TEXTS
-from pagegraph.state.answering import Highlight, Pick, ValueCheck
+from pagegraph.state.answering import Band, Highlight, Pick, ValueCheck
 
 ABSTAINED_EVIDENCE = "The evidence above is what came closest; it does not answer the question."
 
@@ -51,7 +51,7 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
         if output.get("highlights"):
             console.print(f"[dim]{ABSTAINED_EVIDENCE}[/dim]")
         return
-    band = output.get("band") or "uncertain"
+    band: Band = output.get("band") or "uncertain"
     style = {"supported": "bold green", "quoted": "bold cyan"}.get(band, "bold yellow")
     label = output.get("band_label") or BAND_TEXTS["en"][band]  # a thread answered before labels were written
     # a quote's figure is how well the sentence matches the question, no confidence in an answer: not shown
@@ -78,7 +78,7 @@ def print_footer(console: Console, output: dict[str, Any]) -> None:
 
 
 def searched_as(console: Console, output: dict[str, Any]) -> None:
-    rewrite = next((r.details for r in output["trace"] if r.stage == "rewrite_followup"), {})
+    rewrite: dict[str, Any] = next((r.details for r in output["trace"] if r.stage == "rewrite_followup"), {})
     if "standalone" in rewrite and rewrite["standalone"] != rewrite["asked"]:
         console.print(f"[dim]searched as: {escape(rewrite['standalone'])}[/dim]", highlight=False)
 

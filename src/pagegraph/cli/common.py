@@ -46,10 +46,11 @@ class LazyCommands(TyperGroup):
     """The `pagegraph` group: a command's module (and what it imports: the ingest pipeline, the graphs, the eval
     code) is imported when that command runs or shows its help, not when any command starts."""
 
-    def list_commands(self, ctx: typer.Context) -> list[str]:
+    # `ctx` is a click Context and a command a click Command, of the click typer vendors (typer._click)
+    def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: typer.Context, name: str):  # noqa: ANN201 - click's Command
+    def get_command(self, ctx: Any, name: str) -> Any:
         if name not in self.commands and name in COMMANDS:
             importlib.import_module(COMMANDS[name])
             self.commands.update(typer.main.get_group(app).commands)

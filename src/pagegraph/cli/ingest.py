@@ -261,12 +261,14 @@ def _document_tags(
     """The tags the command gives; None when it gives none (documents already indexed keep theirs)."""
     if all(v is None for v in (project, source_type, confidentiality, date)) and not tag:
         return None
-    return DocumentTags(
-        project=project,
-        source_type=source_type,
-        confidentiality=confidentiality or "internal",
-        date=date.date() if date else None,
-        extra=_parse_tags(tag or []),
+    return DocumentTags.model_validate(  # the option's text, checked against the levels here
+        {
+            "project": project,
+            "source_type": source_type,
+            "confidentiality": confidentiality or "internal",
+            "date": date.date() if date else None,
+            "extra": _parse_tags(tag or []),
+        }
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.markup import escape
@@ -37,7 +37,7 @@ def summary_state(stored: StoredSummary | None, sections: list[NodeSummary]) -> 
     }
 
 
-def _summary_cell(state: dict[str, object]) -> str:
+def _summary_cell(state: dict[str, Any]) -> str:
     """How the document and its sections are summarised; what a model could still write is an option, not a debt."""
     document = "by model" if state["document"] == "model" else "extractive"
     by_model = int(state["sections_by_model"])
@@ -100,7 +100,7 @@ def inspect(
             stored = opened.summaries()
             ocr_pages = opened.ocr_page_counts()
             states = {doc.id: summary_state(stored.get(doc.id), opened.sections(doc.id)) for doc in documents}
-            info = {
+            info: dict[str, Any] = {
                 "index": opened.location,
                 "manifest": opened.manifest.model_dump(),
                 "documents": [_document_row(doc, states[doc.id], ocr_pages.get(doc.id, 0)) for doc in documents],
@@ -277,7 +277,8 @@ def _show_tree(doc: DocumentRecord, nodes: list[TreeNode], sections: list[NodeSu
     root = Tree(label(nodes[0]))
     branches = {nodes[0].id: root}
     for node in nodes[1:]:
-        branches[node.id] = branches[by_id[node.parent_id].id].add(label(node))
+        parent = by_id[node.parent_id].id if node.parent_id in by_id else nodes[0].id
+        branches[node.id] = branches[parent].add(label(node))
     written = sum(section.is_summary for section in sections)
     console.print(
         f"[bold]{escape(doc.name)}[/bold]: tree from {doc.outline_source}, {len(nodes)} nodes, "

@@ -65,7 +65,7 @@ def search(
     if as_json:
         console.print_json(output_json({"passages": found["retrieved"], "highlights": found["highlights"]}))
     else:
-        spelling = next((r.details["spelling"] for r in found["trace"] if "spelling" in r.details), {})
+        spelling: dict[str, str] = next((r.details["spelling"] for r in found["trace"] if "spelling" in r.details), {})
         print_passages(found["retrieved"], found["highlights"], spelling)
 
 

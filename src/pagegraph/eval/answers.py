@@ -8,13 +8,13 @@ import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from langgraph.graph.state import CompiledStateGraph
 
 from pagegraph.config import Context
 from pagegraph.errors import ModelUnavailableError
 from pagegraph.eval.calibration import calibration_metrics
 from pagegraph.eval.metrics import gold_for
 from pagegraph.eval.scoring import score_answer
+from pagegraph.graphs.builder import CompiledGraph
 from pagegraph.nodes.pick import compose
 from pagegraph.state.answering import Citation, Evidence, Pick, TraceRecord
 from pagegraph.state.evaluation import EvalQuestion
@@ -220,7 +220,7 @@ def answer_summary(rows: list[dict], graphs: list[str]) -> dict[str, dict]:
 Answerer = Callable[[EvalQuestion], dict | None]
 
 
-def retrieval_answerer(graph: CompiledStateGraph, context: Context, scope: str) -> Answerer:
+def retrieval_answerer(graph: CompiledGraph, context: Context, scope: str) -> Answerer:
     """A graph answering a row as users run it: from what it retrieves (within the row's documents in document
     scope)."""
 

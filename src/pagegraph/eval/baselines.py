@@ -83,5 +83,5 @@ class LangChainEnsemble:
             retrievers=[self._bm25_for(documents, k), self._vectorstore.as_retriever(search_kwargs=search_kwargs)],
             weights=[0.5, 0.5],
         )
-        ids = [doc.metadata.get("chunk_id") or doc.id for doc in ensemble.invoke(query)]
+        ids = [str(doc.metadata.get("chunk_id") or doc.id) for doc in ensemble.invoke(query)]
         return list(dict.fromkeys(ids))[:k]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pagegraph.config import Context
@@ -76,7 +77,7 @@ class GoldEvidenceReader:
         passages = gold_passages(question, self.index, self.page_counts)
         if not question.answerable or not passages:
             return None
-        config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+        config: RunnableConfig = {"configurable": {"thread_id": uuid.uuid4().hex}}
         values = {
             "question": question.question,
             "documents": question.documents,

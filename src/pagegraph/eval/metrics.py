@@ -69,7 +69,7 @@ def summarise(rows: list[dict[str, float | None]], latencies_ms: list[float], ks
     has any); `n` counts the rows scored, i.e. answerable rows with page or document evidence."""
     summary: dict[str, float | None] = {}
     for key in [*(f"{m}@{k}" for m in ("hit", "recall", "doc_hit") for k in ks), "mrr"]:
-        values = [row[key] for row in rows if row.get(key) is not None]
+        values = [value for row in rows if (value := row.get(key)) is not None]
         summary[key] = round(float(np.mean(values)), 4) if values else None
     summary["n"] = len(rows)
     summary["latency_ms_p50"] = round(float(np.percentile(latencies_ms, 50)), 2) if latencies_ms else 0.0

@@ -72,7 +72,6 @@ def interleave(first: list[RetrievedGroup], second: list[RetrievedGroup]) -> lis
 
 
 def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search]:
-    k = max(config.ks)
     catalog = index.catalog
 
     def chunks(ids: list[str]) -> list[RetrievedGroup]:
@@ -91,41 +90,47 @@ def make_searches(index: Index, config: RetrievalEvalConfig) -> dict[str, Search
             repairs=config.context.repair_attempts,
             chunk_search=first_landed_hybrid(index),
         )
-    searches: dict[str, Search] = {}
-    for name in config.retrievers:
-        if name == "bm25":
-            bm25 = BM25ChunkRetriever(index=index)
-            searches[name] = lambda q, f, r=bm25: chunks([h.chunk_id for h in r.search(q, k, f)])
-        elif name == "dense":
-            dense = DenseRetriever(index=index)
-            searches[name] = lambda q, f, r=dense: chunks([h.chunk_id for h in r.search(q, k, f)])
-        elif name == "hybrid":
-            hybrid = first_landed_hybrid(index, max_chunks=k)
-            searches[name] = lambda q, f, r=hybrid: chunks([h.chunk_id for h in r.fused(q, f)])
-        elif name == "hybrid+window":
-            windowed = first_landed_hybrid(index, max_chunks=k, window=config.window)
-            searches[name] = lambda q, f, r=windowed: [_covered(g, catalog) for g in _groups(r.search(q, f))]
-        elif name == "default":
-            product = HybridRetriever.for_context(index, config.context, max_chunks=k)
-            searches[name] = lambda q, f, r=product: [_covered(g, catalog) for g in _groups(r.search(q, f))]
-        elif name == "routing":
-            router = HybridRetriever.for_context(index, config.context)
-            searches[name] = lambda q, f, r=router: [
-                RetrievedGroup(d.name, frozenset()) for d in r.rank_documents(q, f)[:k]
-            ]
-        elif name == "ensemble":
-            ensemble = LangChainEnsemble(index)
-            searches[name] = lambda q, f, r=ensemble: chunks(r.search(q, f, k))
-        elif name == "tree":
-            searches[name] = lambda q, f, r=tree: _tree_groups(r.navigate(q, f))
-        elif name == "hybrid+tree":
-            fused = first_landed_hybrid(index, max_chunks=k)
-            searches[name] = lambda q, f, r=fused, t=tree: interleave(
-                chunks([h.chunk_id for h in r.fused(q, f)]), _tree_groups(t.navigate(q, f))
-            )[:k]
-        else:
-            raise ValueError(f"unknown retriever {name!r} (choose from {', '.join(RETRIEVERS)})")
-    return searches
+    return {name: _search(name, index, config, chunks, tree) for name in config.retrievers}
+
+
+def _search(
+    name: str,
+    index: Index,
+    config: RetrievalEvalConfig,
+    chunks: Callable[[list[str]], list[RetrievedGroup]],
+    tree: TreeRetriever | None,
+) -> Search:
+    """The search eval's retriever `name` runs; `chunks` groups chunk ids, `tree` is the tree retrievers' one."""
+    k, catalog = max(config.ks), index.catalog
+    if name == "bm25":
+        bm25 = BM25ChunkRetriever(index=index)
+        return lambda q, f: chunks([h.chunk_id for h in bm25.search(q, k, f)])
+    if name == "dense":
+        dense = DenseRetriever(index=index)
+        return lambda q, f: chunks([h.chunk_id for h in dense.search(q, k, f)])
+    if name == "hybrid":
+        hybrid = first_landed_hybrid(index, max_chunks=k)
+        return lambda q, f: chunks([h.chunk_id for h in hybrid.fused(q, f)])
+    if name == "hybrid+window":
+        windowed = first_landed_hybrid(index, max_chunks=k, window=config.window)
+        return lambda q, f: [_covered(g, catalog) for g in _groups(windowed.search(q, f))]
+    if name == "default":
+        product = HybridRetriever.for_context(index, config.context, max_chunks=k)
+        return lambda q, f: [_covered(g, catalog) for g in _groups(product.search(q, f))]
+    if name == "routing":
+        router = HybridRetriever.for_context(index, config.context)
+        return lambda q, f: [RetrievedGroup(d.name, frozenset()) for d in router.rank_documents(q, f)[:k]]
+    if name == "ensemble":
+        ensemble = LangChainEnsemble(index)
+        return lambda q, f: chunks(ensemble.search(q, f, k))
+    if name == "tree" and tree is not None:
+        return lambda q, f: _tree_groups(tree.navigate(q, f))
+    if name == "hybrid+tree" and tree is not None:
+        fused = first_landed_hybrid(index, max_chunks=k)
+        return lambda q, f: interleave(
+            chunks([h.chunk_id for h in fused.fused(q, f)]), _tree_groups(tree.navigate(q, f))
+        )[:k]
+    raise ValueError(f"unknown retriever {name!r} (choose from {', '.join(RETRIEVERS)})")
 
 
 def run_retrieval_eval(

@@ -23,10 +23,9 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from pagegraph.config import get_settings
-from pagegraph.errors import ModelError
 from pagegraph.llm.calls import EMBEDDED_LLM_TYPE, message_text
 from pagegraph.llm.model_process import Endpoint, ModelProcessError, ServerShape, endpoint_for
 from pagegraph.llm.structured import structured_runnable
@@ -85,8 +84,6 @@ class LlamaCppChatModel(BaseChatModel):
         """LangChain's structured output for the local model (it has no tool calling): the schema, a pydantic
         model, becomes a llama.cpp grammar and the reply is read by pagegraph's forgiving parser, with one repair
         call."""
-        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-            raise ModelError(f"the local model's structured output takes a pydantic model class, not {schema!r}")
         return structured_runnable(self, schema, include_raw)
 
     def get_num_tokens(self, text: str) -> int:

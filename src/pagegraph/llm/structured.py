@@ -173,7 +173,7 @@ def structured_call(
     return StructuredResult(value=value, ok=True, attempts=attempts, reply=reply)
 
 
-def structured_runnable(model: BaseChatModel, schema: type[BaseModel], include_raw: bool) -> Runnable:
+def structured_runnable(model: BaseChatModel, schema: dict[str, Any] | type, include_raw: bool) -> Runnable:
     """LangChain's `with_structured_output` through `structured_call`: constrained decoding, the forgiving parser
     and one repair call. Raises OutputParserException when nothing validates (unless `include_raw`)."""
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):

@@ -26,7 +26,7 @@ def expand_tree(state: RagState, runtime: Runtime[Context], services: Services) 
         return {"trace": [timer.record("off (use_tree is false)")]}
     index = services.index(context)
     base = readable_filter(state.get("filters")) or RetrievalFilter()
-    routed = state["route"].names if state.get("route") else None
+    routed = route.names if (route := state.get("route")) else None
     retriever = TreeRetriever(
         index=index,
         judge=services.chat_model(context, temperature=0.0),

@@ -118,9 +118,9 @@ def ingest_documents(state: IngestState, runtime: Runtime[Context], services: Se
                 refusal = f"{access.user} may not remove documents: role {access.role} (it needs editor or admin)"
                 audit("ingest_refused", who=access.user, route="graph ingest", reason=refusal)
                 raise PagegraphError(refusal)
-            if (items or state.get("prune")) and (refusal := access.refuse_tags(tags)):
-                audit("ingest_refused", who=access.user, route="graph ingest", reason=refusal)
-                raise PagegraphError(refusal)
+            if (items or state.get("prune")) and (beyond := access.refuse_tags(tags)):
+                audit("ingest_refused", who=access.user, route="graph ingest", reason=beyond)
+                raise PagegraphError(beyond)
             if state.get("declassify") and access.role != "admin":
                 refusal = f"{access.user} may not declassify documents (declassify needs the admin role)"
                 audit("declassify_refused", who=access.user, route="graph ingest", reason=refusal)

@@ -31,7 +31,7 @@ from pagegraph.retrievers.tree_nodes import (
     section_evidence,
 )
 from pagegraph.services import Services
-from pagegraph.state.answering import RoutedDocument, RouteDecision
+from pagegraph.state.answering import RoutedDocument, RouteDecision, RouteMethod
 from pagegraph.state.graph import FileTask, RagState
 
 NO_FILES = "no relevant files found"
@@ -46,6 +46,7 @@ def find_files(state: RagState, runtime: Runtime[Context], services: Services) -
         return empty
     index = services.index(context)
     known = [doc.name for doc in visible_documents(index, filters)]
+    method: RouteMethod
     if requested := state.get("documents"):
         names, ranked, method = match_document_names(requested, known), [], "given"
     else:

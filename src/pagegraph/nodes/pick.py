@@ -44,7 +44,7 @@ _REPLY_OVERHEAD_TOKENS = 16  # the JSON around the values
 def choice_schema(values: list[str], several: bool) -> type[BaseModel]:
     """The reply's schema: `{"pick": "350 cd/m²"}`, or for several things `{"pick": ["32 mpg", "52 mpg"]}`; "none"
     among the values."""
-    option = Literal[tuple([*values, NONE])]  # type: ignore[valid-type]
+    option: Any = Literal[tuple([*values, NONE])]  # a type made at run time, from the candidates
     if several:
         return create_model("Choice", pick=(list[option], Field(min_length=1, max_length=MOST_PICKS)))
     return create_model("Choice", pick=(option, ...))
@@ -175,7 +175,8 @@ def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     if not result.ok:
         summary = f"no valid pick ({result.error}): the answer is written instead"
         return {"pick": None, "candidates": [], "trace": [timer.record(summary, calls=calls, attempts=result.attempts)]}
-    written = result.value.pick if isinstance(result.value.pick, list) else [result.value.pick]
+    picked = result.value.model_dump()["pick"]
+    written = picked if isinstance(picked, list) else [picked]
     chosen = read_pick(written, result.reply, candidates, knobs)
     source = "log-probabilities" if chosen.from_logprobs else "the written choice"
     second = chosen.second()

@@ -29,7 +29,7 @@ def plan(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     timer = StageTimer("plan")
     context = context_of(runtime)
     question = state["question"]
-    documents = state["route"].names if state.get("route") else []
+    documents = route.names if (route := state.get("route")) else []
     kind = question_kind(question)
     if kind == "enumeration":
         step = PlanStep(query=f"{question} {ENUMERATION_QUERY_SUFFIX}", expected_output="every item the documents list")

@@ -63,9 +63,15 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     """First read: the best sentences of the top passages with their neighbours. Second read (when the first fell
     short): the passages whole, as many as the evidence budget holds."""
     context = context_of(runtime)
-    focused = (state.get("readings") or [None])[-1]
+    readings = state.get("readings") or []
+    focused = readings[-1] if readings else None
     wide = focused is not None
-    confirming = wide and context.reading.confirm_answers and not fell_short(focused, context)
+    # the focused answer this wide read confirms, where it did not fall short
+    confirmed = (
+        focused
+        if focused is not None and context.reading.confirm_answers and not fell_short(focused, context)
+        else None
+    )
     timer = StageTimer("read")
     model = services.chat_model(context)
     ranked = readable_evidence(services.index(context), state.get("retrieved") or [], state)  # in (step, rank) order
@@ -101,12 +107,12 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
         "refused" if reading.refused else f"support {reading.support:.2f} in excerpt {reading.source}"
     )
     record = timer.record(summary, ids=[e.label() for e in kept], calls=[call])
-    if confirming and reading.refused:
+    if confirmed is not None and reading.refused:
         # the whole passages hid what the excerpts showed: the focused answer, its excerpts and its draft stand
-        kept_focused = focused.model_copy(update={"widen": False})
+        kept_focused = confirmed.model_copy(update={"widen": False})
         record = record.model_copy(update={"summary": f"{summary}; the focused answer stands"})
         return {"readings": [kept_focused], "trace": [record]}
-    if confirming and not answers_agree(focused.draft, reading.draft, state["question"]):
+    if confirmed is not None and not answers_agree(confirmed.draft, reading.draft, state["question"]):
         reading = reading.model_copy(update={"disagrees": True})
         record = record.model_copy(update={"summary": f"{summary}; it differs from the focused answer"})
     return {

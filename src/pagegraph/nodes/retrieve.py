@@ -24,7 +24,7 @@ from pagegraph.services import Services
 from pagegraph.state.answering import GAP_MARK, Evidence, Presearch
 from pagegraph.state.documents import Chunk
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.state.graph import RagState, StepTask
+from pagegraph.state.graph import RagState, StepTask, required
 from pagegraph.store.index import Index
 
 
@@ -41,13 +41,13 @@ def passages(index: Index, hits: list[ScoredChunk], step: int, min_support: floa
     evidence = []
     for rank, (hit_id, members) in enumerate(groups.items()):
         members.sort(key=lambda c: c.position)
-        hit = chunks[hit_id]
+        found = chunks[hit_id]
         evidence.append(
             Evidence(
                 id=hit_id,
                 chunk_ids=[c.id for c in members],
-                source=hit.source,
-                section=hit.section_path[-1] if hit.section_path else "",
+                source=found.source,
+                section=found.section_path[-1] if found.section_path else "",
                 start_page=min(c.start_page for c in members),
                 end_page=max(c.end_page for c in members),
                 start_time=members[0].start_time,
@@ -183,7 +183,7 @@ def search_keywords(state: RagState, runtime: Runtime[Context], services: Servic
     timer = StageTimer("search")
     context = context_of(runtime)
     index = services.index(context)
-    plan = state["search_plan"]
+    plan = required(state.get("search_plan"), "the search plan")
     filters = readable_filter(state.get("filters"))
     known = [doc.name for doc in visible_documents(index, filters)]
     requested = match_document_names(state.get("documents") or [], known)

@@ -89,7 +89,7 @@ def unknown_names(state: RagState, services: Services, context: Context, filters
         ("source type", (asked.source_types if asked else None) or [], {doc.tags.source_type for doc in readable}),
     ):
         names = sorted(name for name in known if name)
-        if problem := _unknown(what, requested, names, lambda name, names=names: name in names):
+        if problem := _unknown(what, requested, names, names.__contains__):
             return problem
     documents = sorted(doc.name for doc in visible_documents(index, filters))
     return _unknown(

@@ -33,7 +33,7 @@ from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.answer import FORMAT_INSTRUCTIONS, MISSING_SECTION
 from pagegraph.retrievers.highlights import Location
 from pagegraph.services import Services
-from pagegraph.state.answering import Evidence, EvidenceSentence, ValueCheck
+from pagegraph.state.answering import Evidence, EvidenceSentence, ValueCheck, ValueStatus
 from pagegraph.state.graph import RagState
 
 _HEADING = re.compile(r"^(#+)[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -79,9 +79,9 @@ def value_check(
         if holding is None:
             return None, None
         passage = passages[holding.passage - 1]
-        readable = index is not None and bool(readable_evidence(index, [passage], state))
         support = context.retrieval.page_rules.printed_offset_support
-        where = sentence_locator(index, support)(holding.sentence, passage) if readable else None
+        readable = index is not None and bool(readable_evidence(index, [passage], state))
+        where = sentence_locator(index, support)(holding.sentence, passage) if index is not None and readable else None
         if where is None:
             return EvidenceSentence(sentence=holding.sentence, label=passage.label(), chunk_ids=passage.chunk_ids), None
         place = {"start_page": where.page, "end_page": where.page, "section": where.section or passage.section}
@@ -111,7 +111,7 @@ def value_check(
         )
         others = stated_for_another_year(finding.values, state["question"], finding.sentence.sentence, heading_year)
     doubted = bool(finding.missing or others or outside.values)
-    status = "no_values" if not finding.values else "unsupported" if doubted else "supported"
+    status: ValueStatus = "no_values" if not finding.values else "unsupported" if doubted else "supported"
     check = ValueCheck(
         status=status,
         values=[v.text for v in finding.values],
@@ -171,9 +171,13 @@ def verify(state: RagState, runtime: Runtime[Context], services: Services) -> di
     same_language = not supporting or question_language(supporting, context.reading) == language
     overlap_share = round(overlap(content_tokens(text), supporting), 3) if same_language else None
     short = (state.get("output_type") or context.output_type) == "answer"
-    if short and (reason := misstated(checked)):
-        details = {"value_check": checked.model_dump(mode="json"), "withheld": text}
-        return {"abstain_reason": reason, "answer_doubted": True, "trace": [timer.record(reason, details=details)]}
+    if short and (misstatement := misstated(checked)):
+        details: dict[str, object] = {"value_check": checked.model_dump(mode="json"), "withheld": text}
+        return {
+            "abstain_reason": misstatement,
+            "answer_doubted": True,
+            "trace": [timer.record(misstatement, details=details)],
+        }
     if refuses_in_words(strip_citations(text), checked):
         reason = REFUSED_IN_WORDS
         details = {"overlap": overlap_share, "withheld": text}

@@ -146,7 +146,8 @@ def owned_cron(payload: Any, user: str) -> bytes | None:
     not find or delete their own cron."""
     if not isinstance(payload, dict):
         return None
-    metadata = payload.get("metadata") if isinstance(payload.get("metadata"), dict) else {}
+    metadata = payload.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     return json.dumps({**payload, "metadata": {**metadata, "owner": user}}).encode()
 
 

@@ -29,7 +29,7 @@ def checkpoint_path(settings: Settings) -> Path:
     return (settings.server.checkpoint_db or settings.index / THREADS_FILE).expanduser().resolve()
 
 
-class DeferredDeletes:
+class DeferredDeletes(BaseCheckpointSaver[str]):
     """A checkpointer whose thread deletion returns without yielding to the event loop and deletes in a task.
 
     langgraph-runtime-inmem (0.31.4; 0.36.7 alike) finds a thread's position in its list, awaits the checkpointer's
@@ -72,8 +72,8 @@ def create_threads_schema(schema: str) -> sql.Composed:
 async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
     settings = get_settings()
     if settings.runtime_database_url():
-        async with _database_threads(settings) as saver:
-            yield saver
+        async with _database_threads(settings) as database_saver:
+            yield database_saver
         return
     path = checkpoint_path(settings)
     path.parent.mkdir(parents=True, exist_ok=True)

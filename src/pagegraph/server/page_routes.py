@@ -11,7 +11,7 @@ import os
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePath
-from typing import get_args
+from typing import Any, get_args
 
 from langgraph_sdk import Auth
 from starlette.datastructures import UploadFile
@@ -229,8 +229,10 @@ async def view(request: Request, access: Access) -> Response:
 
     def shown() -> dict:
         index = readable_index()
+        if index is None:
+            raise Refusal(404, NOT_FOUND)
         chunk_ids = query.getlist("chunk")
-        chunks = list(index.chunks_by_id(chunk_ids).values()) if index and chunk_ids else []
+        chunks = list(index.chunks_by_id(chunk_ids).values()) if chunk_ids else []
         if len(chunks) != len(set(chunk_ids)) or len({c.document_id for c in chunks}) > 1:
             raise Refusal(404, NOT_FOUND)
         document = readable_document(index, chunks[0].document_id if chunks else query.get("document", ""), access)
@@ -251,7 +253,7 @@ async def view(request: Request, access: Access) -> Response:
             )
         if mark is not None and mark[0] >= mark[1]:
             mark = None
-        shown = {
+        shown: dict[str, Any] = {
             "document": {"id": document.id, "name": document.name, "title": document.title, "pages": len(pages)},
             "page": number,
             "text": text,

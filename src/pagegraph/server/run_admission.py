@@ -62,8 +62,8 @@ class RunAdmission:
                 await self.app(with_body(scope, owned), replayer(owned), send)
             return
         runs = batch_size(payload) if path.endswith("/batch") else 1
-        if refusal := self.runs.admit(user, runs, crons=await self._crons_of(scope)):
-            await refuse(send, 429, refusal[0], retry_after=refusal[1])
+        if over := self.runs.admit(user, runs, crons=await self._crons_of(scope)):
+            await refuse(send, 429, over[0], retry_after=over[1])
             return
         if path.endswith(("/wait", "/stream")):  # the answer comes when the run ends
             try:

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def prepare_database(database_url: str, threads_schema_name: str) -> None:
         # polled, not waited for in one statement: the checkpointer's CREATE INDEX CONCURRENTLY waits for every
         # open statement, a waiting pg_advisory_lock among them (a deadlock). Released when the connection closes.
         lock = "SELECT pg_try_advisory_lock(hashtext(%s)) AS held"
-        while not conn.execute(lock, (SETUP_LOCK,)).fetchone()["held"]:
+        while not (conn.execute(lock, (SETUP_LOCK,)).fetchone() or {}).get("held"):
             time.sleep(SETUP_LOCK_POLL_S)
         upgrade_head(database_url)
         PostgresSaver(conn).setup()
@@ -63,7 +64,7 @@ def prepare_database(database_url: str, threads_schema_name: str) -> None:
         PostgresSaver(conn).setup()
 
 
-def runtime_environment(config: dict[str, Any], database_url: str, redis_url: str, jobs: int) -> dict[str, str]:
+def runtime_environment(config: Mapping[str, Any], database_url: str, redis_url: str, jobs: int) -> dict[str, str]:
     """The environment langgraph-api's production entry (`langgraph_api.server:app`) reads its configuration from
     at import: the graphs, auth, HTTP app and checkpointer of langgraph.json, the PostgreSQL runtime's database and
     Redis, the jobs per worker. No development-only setting: no in-memory runtime (and so none of its `/internal`
@@ -123,7 +124,7 @@ def serve(config_path: Path, host: str, port: int, jobs: int, workers: int) -> N
     prepare_database(database_url, threads_schema(settings))
     os.environ.update(runtime_environment(config, database_url, settings.server.redis_url, jobs))
     os.environ["LANGGRAPH_API_URL"] = f"http://{host}:{port}"  # the API calls itself here (e.g. the MCP route)
-    env_file = config_path.parent / config["env"] if isinstance(config.get("env"), str) else None
+    env_file = config_path.parent / env if isinstance(env := config.get("env"), str) else None
     uvicorn.run(
         "langgraph_api.server:app",
         host=host,

@@ -39,9 +39,12 @@ class RoutedDocument(BaseModel):
     reason: str = ""
 
 
+RouteMethod = Literal["given", "all", "model", "ranking"]
+
+
 class RouteDecision(BaseModel):
     documents: list[RoutedDocument]
-    method: Literal["given", "all", "model", "ranking"] = Field(
+    method: RouteMethod = Field(
         description="given: the question named its documents; all: the index holds no more than top_k_files; "
         "model: chosen by the model from the summaries; ranking: retrieval-based ranking after the model failed"
     )
@@ -191,11 +194,14 @@ class Citation(BaseModel):
     )
 
 
+ValueStatus = Literal["supported", "unsupported", "no_values"]
+
+
 class ValueCheck(BaseModel):
     """Whether the values a short answer states (numbers, amounts, percentages, dates, names) are in the sentences
     it cites, checked without a model."""
 
-    status: Literal["supported", "unsupported", "no_values"] = Field(
+    status: ValueStatus = Field(
         description="supported: a cited sentence states each value; unsupported: some value is in no cited sentence "
         "about it, or is a table row's value for another period or column than the one asked; no_values: the answer "
         "states none the question does not already hold"

@@ -125,12 +125,13 @@ class OutputState(HandBack):
     """What a run gives back: the above, the usage of its model calls, and `messages`, the thread as a chat: each
     question and its answer."""
 
-    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]  # as in InputState, which a run's state joins
+    messages: Annotated[list[AnyMessage], add_messages]
     usage: UsageSummary
     llm_calls: int
 
 
-class RagState(InputState, OutputState, total=False):
+# a caller may leave out `messages`, a run always gives them back: both schemas are LangGraph's to read
+class RagState(InputState, OutputState, total=False):  # type: ignore[misc]
     presearch: Presearch | None  # set by auto's highlight, read by the graph it hands over to; cleared at a run's start
     history: Annotated[list[Turn], extend_or_reset]
     route: RouteDecision | None

@@ -8,9 +8,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
 from pagegraph import GRAPH_NAMES, GRAPHS
@@ -19,6 +19,7 @@ from pagegraph.access.runs import AUTH_USER_KEY, run_user
 from pagegraph.checks.confidence import doubts
 from pagegraph.config import Context
 from pagegraph.errors import PagegraphError
+from pagegraph.graphs.builder import CompiledGraph
 from pagegraph.graphs.ingest import build_ingest_graph
 from pagegraph.graphs.search import build_search_graph
 from pagegraph.nodes.labels import STAGE_LABELS
@@ -210,10 +211,10 @@ class DocumentTools:
     def __init__(self, services: Services, context: Context | None = None) -> None:
         self.services = services
         self.context = context or Context()
-        self._graphs: dict[str, CompiledStateGraph] = {}
+        self._graphs: dict[str, CompiledGraph] = {}
         self._lock = threading.Lock()
 
-    def graph(self, name: str) -> CompiledStateGraph:
+    def graph(self, name: str) -> CompiledGraph:
         with self._lock:
             if name not in self._graphs:
                 builders = {"search": build_search_graph, "ingest": build_ingest_graph}
@@ -221,7 +222,7 @@ class DocumentTools:
                 self._graphs[name] = build(self.services)
             return self._graphs[name]
 
-    def config(self, access: Access | None) -> dict[str, Any]:
+    def config(self, access: Access | None) -> RunnableConfig:
         """The run config that makes `access` the user of a graph run (none: the owner)."""
         return {"configurable": {AUTH_USER_KEY: run_user(access)}} if access is not None else {}
 
@@ -234,7 +235,7 @@ class DocumentTools:
 
     async def _run_telling(
         self,
-        graph: CompiledStateGraph,
+        graph: CompiledGraph,
         inputs: dict[str, Any],
         access: Access | None,
         on_stage: Callable[[str], Awaitable[None]] | None,
@@ -247,10 +248,11 @@ class DocumentTools:
             inputs, self.config(access), context=self.context, stream_mode=["updates", "values"], subgraphs=True
         )
         async for namespace, mode, data in parts:
+            chunk = cast(dict[str, Any], data)  # a state (values) or its updates by node (updates)
             if mode == "values":
-                final = data if not namespace else final
+                final = chunk if not namespace else final
                 continue
-            for node, update in data.items():
+            for node, update in chunk.items():
                 said = stage_said(node, update or {})
                 if said and said not in told:
                     told.add(said)
