@@ -80,7 +80,7 @@ def value_check(
             return None, None
         passage = passages[holding.passage - 1]
         support = context.retrieval.page_rules.printed_offset_support
-        readable = index is not None and bool(readable_evidence(index, [passage], state))
+        readable = index is not None and readable_evidence(index, [passage], state)
         where = sentence_locator(index, support)(holding.sentence, passage) if index is not None and readable else None
         if where is None:
             return EvidenceSentence(sentence=holding.sentence, label=passage.label(), chunk_ids=passage.chunk_ids), None
