@@ -177,10 +177,11 @@ def test_killed_write_leaves_no_orphan_vectors(settings: Settings, embedder: Emb
         assert [d.name for d in index.store.documents()] == ["commissioning-guide.md"]
 
 
-def test_chunk_header_is_embedded_and_searched_but_not_stored(settings: Settings, embedder: Embedder) -> None:
-    """Vectors (normalised, kept in the store) and BM25 see each chunk under its document and section header; the
-    stored text is the chunk's own, and header plus text fit the embedder's window."""
-    with writable_index(settings, embedder) as index:
+def test_chunk_header_is_embedded_and_searched_but_not_stored(backend_settings: Settings, embedder: Embedder) -> None:
+    """Vectors (normalised, kept in the store) and keyword search see each chunk under its document and section
+    header, in a folder and in a database: a chunk is found by its document's title and by its section's, where its
+    text names neither. The stored text is the chunk's own, and header plus text fit the embedder's window."""
+    with writable_index(backend_settings, embedder) as index:
         Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
         doc = index.store.documents()[0]
         label = document_label(doc.name, doc.title)
@@ -197,6 +198,22 @@ def test_chunk_header_is_embedded_and_searched_but_not_stored(settings: Settings
         assert only_in_header, "the sample should have chunks that never name it"
         found = {chunk_id for chunk_id, _ in index.keyword_search("commissioning guide", 1000)}
         assert {c.id for c in only_in_header} <= found
+
+
+def test_a_chunk_is_found_by_its_section_s_title_where_its_text_does_not_name_it(
+    backend_settings: Settings, embedder: Embedder, tmp_path: Path
+) -> None:
+    """A long section's later chunks (which do not hold its heading) are found by the section's title: the section
+    path is in what keyword search reads of them, in a folder and in a database."""
+    body = " ".join(f"Step {n}: tighten bolt {n} of the housing to the torque the table gives." for n in range(1, 80))
+    path = tmp_path / "zephyr-handbook.md"
+    path.write_text(f"# Zephyr Handbook\n\n## Quarterly maintenance\n\n{body}\n\n## Warranty\n\nTwo years.\n")
+    with writable_index(backend_settings, embedder) as index:
+        Ingestor(index).run([path])
+        later = [c for c in index.store.chunks() if "quarterly" not in c.text.lower() and "Step" in c.text]
+        assert later and all(c.section_path[-1] == "Quarterly maintenance" for c in later)
+        found = {chunk_id for chunk_id, _ in index.keyword_search("quarterly", 1000)}
+        assert {c.id for c in later} <= found
 
 
 def test_index_of_headerless_chunks_is_refused_until_recreated(
