@@ -1,8 +1,8 @@
 """Whether a change of code moves any answer, without the embedded model: each row of a lookups set answered by the
-`extract` and `rag` graphs over an index, with a scripted model whose every reply is a function of what it is shown
-(the first line of its request that holds a number, cited as [1]; the judge says Yes), and each answer's text,
-citations, band, confidence, abstention and highlights written to a file; then two such files compared. The same
-file from two code versions on one index: the graphs searched, read and checked alike.
+`extract` and `rag` graphs over an index, with the stand-in model of `search_once.py` (its every reply, the judge's
+too, a function of all it was shown), and each answer's text, citations, band, confidence, abstention and highlights
+written to a file; then two such files compared. The same file from two code versions on one index: the graphs
+searched, read and checked alike.
 
     PYTHONPATH=OLD/src .venv/bin/python bench/scripted_answers.py --index IDX --set bench/lookups.jsonl --out old.json
     .venv/bin/python bench/scripted_answers.py --index IDX --set bench/lookups.jsonl --out new.json
@@ -13,25 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import sys
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import BaseMessage
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.fakes
+from search_once import ShownModel
 
 GRAPHS = ("extract", "rag")
-
-
-def scripted_reply(messages: list[BaseMessage]) -> str:
-    """The first line of the request's last message that holds a number and reads as text, cited; else a refusal."""
-    for line in str(messages[-1].content).splitlines():
-        line = line.strip()
-        if len(line) > 20 and re.search(r"\d", line) and not line.startswith(("[", "{", "#")):
-            return f"{line[:200]} [1]"
-    return "NOT FOUND"
 
 
 def shown(output: dict[str, Any]) -> dict[str, Any]:
@@ -52,14 +39,12 @@ def dump(index_path: Path, set_path: Path, out: Path) -> None:
     from pagegraph.config import Context, Settings
     from pagegraph.services import Services
     from pagegraph.store.index import open_index
-    from tests.fakes import ScriptedChatModel
 
     rows = [json.loads(line) for line in set_path.read_text().splitlines() if line.strip()]
     answers: dict[str, dict[str, Any]] = {}
     with open_index(index_path, Settings()) as index:
         for name in GRAPHS:
-            model = ScriptedChatModel.replying(*[scripted_reply] * 100 * len(rows))
-            graph = build_graph(name, services=Services(Settings(), chat_model=model, index=index))
+            graph = build_graph(name, services=Services(Settings(), chat_model=ShownModel(), index=index))
             for row in rows:
                 inputs = {"question": row["question"], "documents": row.get("documents") or []}
                 output = graph.invoke(inputs, context=Context(index=str(index_path)))

@@ -253,9 +253,6 @@ class FolderIndex(StoredReads[SqliteStore]):
         return [(self.catalog.ids[rows[i]], float(similarities[i])) for i in best]
 
     def successor(self) -> FolderIndex:
-        """This index opened again at what is committed now, read-only, with the embedder this one loaded (the
-        first question after a commit pays for reading the index, not for loading the model); this one stays as it
-        is for the runs still reading it."""
         return FolderIndex(self.folder, self.settings, embedder=self.embedder)
 
     def commit_document(self, document: DocumentWrite, replaces: str | None) -> bool:
@@ -296,11 +293,9 @@ class FolderIndex(StoredReads[SqliteStore]):
 
     @property
     def location(self) -> str:
-        """Where the index is, for people: its folder, or its schema in a database."""
         return str(self.folder)
 
     def exists(self) -> bool:
-        """Whether the index is still there (not deleted since it was opened)."""
         return (self.folder / MANIFEST_FILE).exists()
 
     def rebuild_derived(self) -> int:
