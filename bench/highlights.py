@@ -67,7 +67,7 @@ def in_process(args: argparse.Namespace, rows: list) -> dict:
             inputs = {"question": row.question, "documents": row.documents}
             began = time.perf_counter()
             highlights = None
-            for update in graph.stream(inputs, context=context, stream_mode="updates"):
+            for _namespace, update in graph.stream(inputs, context=context, stream_mode="updates", subgraphs=True):
                 if "highlight" in update:
                     highlights = update["highlight"]["highlights"]
                     break

@@ -32,7 +32,15 @@ class GraphSpec:
     retrieval_stage: str | None
 
     def build(self, services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledGraph:
-        """The compiled graph, on `services` (default: the ones every graph of this process shares)."""
+        """The compiled graph a caller runs, on `services` (default: the ones every graph of this process shares):
+        a chat thread that runs the graph as its subgraph, each run in a fresh state (`graphs.builder.threaded`)."""
+        from pagegraph.graphs.builder import threaded
+
+        return threaded(self.build_run(services), checkpointer)
+
+    def build_run(self, services: Services | None = None, checkpointer: Checkpointer = None) -> CompiledGraph:
+        """One run of the graph, in its own state, without the thread around it (eval's reader ceiling sets that
+        state as if the run's retrieval stage had returned the gold pages)."""
         from pagegraph.services import default_services
 
         return getattr(importlib.import_module(self.module), self.builder)(services or default_services(), checkpointer)

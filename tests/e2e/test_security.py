@@ -263,15 +263,16 @@ def test_runs_per_user_are_limited_at_once_and_per_minute(site: dict) -> None:
 
 
 def test_a_reader_editing_their_thread_state_reads_nothing_beyond_their_rights(site: dict) -> None:
-    """The attack of an interrupt and a state edit as `start` that drops the filters, over HTTP: the confidential
-    sentence is in no streamed event and not in the thread's state."""
+    """The attack of an interrupt before the run and a state edit that drops the filters, over HTTP: the
+    confidential sentence is in no streamed event and not in the thread's state (the run's `start` narrows them
+    again; its later stages are out of reach: the run is the thread's subgraph, fresh each time)."""
     server, rita = site["server"], site["keys"]["rita"]
     question = "At what price per share does the merger with Northwind close?"
     with httpx.Client(base_url=server.url, headers={"x-api-key": rita}, timeout=60) as http:
         thread = http.post("/threads", json={}).json()["thread_id"]
-        first = {"assistant_id": "extract", "input": {"question": "hello"}, "interrupt_before": ["search"]}
+        first = {"assistant_id": "extract", "input": {"question": "hello"}, "interrupt_before": ["extract"]}
         assert http.post(f"/threads/{thread}/runs/wait", json=first).status_code == 200
-        edit = {"values": {"question": question, "filters": None, "documents": ["merger-plan.md"]}, "as_node": "start"}
+        edit = {"values": {"question": question, "filters": None, "documents": ["merger-plan.md"]}}
         edited = http.post(f"/threads/{thread}/state", json=edit)
         assert edited.status_code == 200, edited.text
         resume = {

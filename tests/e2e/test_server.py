@@ -136,10 +136,11 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
             input={"question": "What is the usable capacity of the SB-40?", "documents": [MANUAL]},
             context=CONTEXT,
             stream_mode=["updates", "messages-tuple"],
+            stream_subgraphs=True,
         ):
-            if part.event == "updates":
+            if part.event.startswith("updates|rag:"):  # the run: the thread's subgraph
                 stages.extend(part.data)
-            elif part.event == "messages":
+            elif part.event.startswith("messages|"):
                 chunk, metadata = part.data
                 if metadata.get("langgraph_node") == "answer" and chunk.get("content"):
                     tokens.append(chunk["content"])
@@ -148,7 +149,7 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
             stages[:4] == ["start", "rewrite_followup", "highlight", "route"]
             and "answer" in stages
             and "verify" in stages
-        )
+        ), stages
         assert len(tokens) > 3, "the answer arrives token by token"
         state = await sdk.threads.get_state(thread["thread_id"])
         assert "capacity" in state["values"]["question"] and state["values"]["answer"]
@@ -186,10 +187,8 @@ def test_auto_runs_the_graph_it_chose_as_a_subgraph(server: Server) -> None:
             stream_mode="updates",
             stream_subgraphs=True,
         ):
-            if part.event == "updates":
-                outer.extend(part.data)
-            elif part.event.startswith("updates|extract:"):
-                inner.extend(part.data)
+            if part.event.startswith("updates|auto:"):
+                (inner if "|extract:" in part.event else outer).extend(part.data)
         return outer, inner, (await sdk.threads.get_state(thread["thread_id"]))["values"]
 
     outer, inner, values = run(ask())

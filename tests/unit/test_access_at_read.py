@@ -1,7 +1,8 @@
-"""Access is enforced where the index is read: a server user who edits their thread's state between steps (an
-interrupt and `update_state`, a `Command` that jumps past `start`, a fork of an earlier checkpoint) gets nothing
-beyond their rights, in the answer or in any streamed event. The model echoes what it was shown, so a passage read
-for the run anywhere would reach the output."""
+"""Access is enforced where the index is read: a server user who edits their thread's state before a run (an
+interrupt and `update_state`, a `Command`, a fork of an earlier checkpoint) gets nothing beyond their rights, in the
+answer or in any streamed event. A run's own stages are out of a client's reach: the run is the thread's subgraph,
+which starts afresh at `start` (a `Command` aimed at one of its stages, or an interrupt after `start`, reaches
+nothing). The model echoes what it was shown, so a passage read for the run anywhere would reach the output."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from pagegraph import GRAPH_NAMES, build_graph
+from pagegraph import GRAPH_NAMES, GRAPHS, build_graph
 from pagegraph.access.runs import ACCESS_KEY, AUTH_USER_KEY
 from pagegraph.config import Context, Settings
 from pagegraph.ingest.pipeline import Ingestor
@@ -82,28 +83,32 @@ def everything(compiled, payload: Any, run_config: dict) -> str:
     return "\n".join(seen)
 
 
-def edited_after_start(compiled, user: dict | None, thread: str) -> str:
-    """Interrupt after `start`, point the question at the confidential document and drop the filters, go on."""
+def edited_before_the_run(compiled, user: dict | None, thread: str) -> str:
+    """Interrupt before the run, point the question at the confidential document and drop the filters, go on."""
     run_config = config(thread, user)
-    compiled.invoke({"question": "When does the visitor centre open?"}, run_config, interrupt_after=["start"])
-    compiled.update_state(
-        run_config, {"question": QUESTION, "filters": None, "documents": ["zeus.md"]}, as_node="start"
-    )
+    first = {"question": "When does the visitor centre open?"}
+    compiled.invoke(first, run_config, interrupt_before=[compiled.get_name()], interrupt_after=["start"])
+    compiled.update_state(run_config, {"question": QUESTION, "filters": None, "documents": ["zeus.md"]})
     return everything(compiled, None, run_config)
 
 
 @pytest.mark.parametrize("name", GRAPH_NAMES)
 def test_an_edited_state_reads_nothing_beyond_the_user_s_rights(library, cache_dir, embedder, name) -> None:
     compiled = graph(library, cache_dir, embedder, name)
-    assert SECRET not in edited_after_start(compiled, READER, f"edit-{name}")
+    assert SECRET not in edited_before_the_run(compiled, READER, f"edit-{name}")
 
 
 @pytest.mark.parametrize("name", GRAPH_NAMES)
-def test_a_command_jumping_past_start_reads_nothing_beyond_the_user_s_rights(library, cache_dir, embedder, name):
+@pytest.mark.parametrize("target", ["the run", "the stage after start"])
+def test_a_command_reads_nothing_beyond_the_user_s_rights(library, cache_dir, embedder, name, target) -> None:
     compiled = graph(library, cache_dir, embedder, name)
-    target = next(end for start, end in compiled.builder.edges if start == "rewrite_followup")
+    if target == "the run":
+        goto = name
+    else:
+        run = GRAPHS[name].build_run(Services(Settings(cache_dir=cache_dir), chat_model=EchoChatModel()))
+        goto = next(end for start, end in run.builder.edges if start == "rewrite_followup")
     update = {"question": QUESTION, "filters": None, "documents": ["zeus.md"]}
-    assert SECRET not in everything(compiled, Command(update=update, goto=target), config(f"goto-{name}"))
+    assert SECRET not in everything(compiled, Command(update=update, goto=goto), config(f"goto-{name}-{goto}"))
 
 
 @pytest.mark.parametrize("name", GRAPH_NAMES)
@@ -111,8 +116,8 @@ def test_a_forked_checkpoint_reads_nothing_beyond_the_user_s_rights(library, cac
     compiled = graph(library, cache_dir, embedder, name)
     run_config = config(f"fork-{name}")
     compiled.invoke({"question": "When does the visitor centre open?"}, run_config)
-    after_start = next(s for s in compiled.get_state_history(run_config) if s.metadata and s.metadata.get("step") == 1)
-    forked = compiled.update_state(after_start.config, {"question": QUESTION, "filters": None}, as_node="start")
+    before_run = next(s for s in compiled.get_state_history(run_config) if s.next == (name,))
+    forked = compiled.update_state(before_run.config, {"question": QUESTION, "filters": None})
     # the server runs a fork as the user who asks for it, as every run
     as_user = {"configurable": {**forked["configurable"], AUTH_USER_KEY: READER}}
     assert SECRET not in everything(compiled, None, as_user)
@@ -122,4 +127,4 @@ def test_the_replay_finds_the_document_when_the_caller_may_read_it(library, cach
     """The same edit outside the server (no user: the caller owns the index) reads the document: the tests above
     would see a leak."""
     compiled = graph(library, cache_dir, embedder, "extract")
-    assert SECRET in edited_after_start(compiled, None, "owner")
+    assert SECRET in edited_before_the_run(compiled, None, "owner")

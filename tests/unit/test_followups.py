@@ -72,6 +72,22 @@ def test_a_follow_up_is_searched_and_answered_as_a_standalone_question(chat) -> 
     assert {e.source for e in second["evidence"]} >= {"sb40-user-manual.pdf"}
 
 
+def test_each_run_on_a_thread_starts_from_a_fresh_state(chat) -> None:
+    """A run's working state (its failure, passages, plan) is its own: the run is the thread's subgraph, which
+    LangGraph starts afresh, and the thread keeps only the question, the chat, the turns and the last answer."""
+    hot = citing("limits power until it cools", "The unit limits power until it cools [{n}].")
+    turn, _ = chat("rag", RuntimeError("planner exploded"), hot, FIRST, WEIGHS)
+    first = turn("Why does the unit reduce its power when it is hot?")
+    failed = [record.stage for record in first["trace"] if record.error]
+    assert failed == ["plan"] and "cools" in first["answer"], "the planner failed: basic answered"
+    second = turn(FIRST)
+    assert not any(record.error for record in second["trace"]) and "98 kg" in second["answer"]
+    assert stages(second)[:4] == ["rewrite_followup", "highlight", "route", "plan"], "no fallback: rag answered"
+    assert stages(second).count("plan") == 1 and "gate" in stages(second)
+    assert {e.id for e in second["evidence"]}.isdisjoint({e.id for e in first["evidence"]}) or second["evidence"]
+    assert [m.type for m in second["messages"]] == ["human", "ai", "human", "ai"]
+
+
 def test_auto_rewrites_once_before_handing_the_question_on(chat) -> None:
     turn, model = chat(
         "auto",

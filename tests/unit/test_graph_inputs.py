@@ -41,12 +41,14 @@ def test_a_run_whose_context_does_not_fit_is_named(graph_inputs) -> None:
 def test_a_state_update_is_checked_key_by_key(graph_inputs) -> None:
     basic = graph_inputs.served_graph("basic")
     assert graph_inputs.update_problem(basic, {"question": "When?", "filters": None, "documents": ["a.md"]}) is None
-    assert "'retrieved' holds records" in graph_inputs.update_problem(basic, {"retrieved": [{"id": 3}]})
-    assert graph_inputs.update_problem(basic, {"retrieved": None, "verdict": None}) is None
+    assert "'evidence' holds records" in graph_inputs.update_problem(basic, {"evidence": [{"id": 3}]})
+    assert graph_inputs.update_problem(basic, {"evidence": None, "pick": None}) is None
     assert "'usage' holds records" in graph_inputs.update_problem(basic, {"usage": {"calls": 1}}), "a bare record"
     assert "'nonesuch' is not part of the basic state" in graph_inputs.update_problem(basic, {"nonesuch": 1})
-    through_command = {"input": None, "command": {"update": {"retrieved": 5}}}
-    assert "'retrieved' holds records" in graph_inputs.run_problem(basic, through_command)
+    # a run's own working state is not the thread's: it starts afresh each run, out of an edit's reach
+    assert "'retrieved' is not part of the basic state" in graph_inputs.update_problem(basic, {"retrieved": []})
+    through_command = {"input": None, "command": {"update": {"evidence": 5}}}
+    assert "'evidence' holds records" in graph_inputs.run_problem(basic, through_command)
     assert "'question' does not fit" in graph_inputs.update_problem(basic, {"question": 5})
 
 

@@ -20,7 +20,7 @@ from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
 from pagegraph.store.index import open_index
 from pagegraph.text.sentences import sentences
-from tests.fakes import Reply, ScriptedChatModel, citing
+from tests.fakes import EchoChatModel, Reply, ScriptedChatModel, citing
 from tests.terminal import screen_of, terminal_console
 
 
@@ -150,21 +150,25 @@ def _graph(sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str, 
 def test_highlights_come_before_any_model_call_with_offsets_into_page_text(
     sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str
 ) -> None:
-    compiled, model, index = _graph(sample_index, cache_dir, embedder, graph)
+    index = open_index(sample_index, Settings(cache_dir=cache_dir), embedder=embedder)
+    services = Services(Settings(cache_dir=cache_dir), chat_model=EchoChatModel(), index=index)
+    compiled = build_graph(graph, services=services)
     try:
-        calls_at_highlight = []
-        for _namespace, update in compiled.stream(
+        shown = []
+        for namespace, mode, data in compiled.stream(
             {"question": "How much does the SB-40 weigh?"},
             context=Context(tree={"use": False}),
-            stream_mode="updates",
+            stream_mode=["updates", "values"],
             subgraphs=True,
         ):
-            if "highlight" in update:
-                calls_at_highlight.append(len(model.requests))
-                highlights = update["highlight"]["highlights"]
-                record = update["highlight"]["trace"][0]
-                break
-        assert calls_at_highlight == [0] and not record.calls
+            if mode == "updates" and "highlight" in data:
+                shown.append(data["highlight"])
+            elif mode == "values" and not namespace:
+                trace = data.get("trace") or []
+        # the run is the thread's subgraph, whose stages go on while the stream is read: the order is the trace's
+        highlights, record = shown[0]["highlights"], shown[0]["trace"][0]
+        first_call = next(i for i, r in enumerate(trace) if r.calls)
+        assert not record.calls and "highlight" in [r.stage for r in trace[:first_call]]
         assert highlights and any("98" in h.sentence for h in highlights), highlights
         for h in highlights:
             (document,) = [d for d in index.store.documents() if d.name == h.source]

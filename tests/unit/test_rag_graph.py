@@ -18,10 +18,16 @@ from pagegraph.prompts.answer import MISSING_SECTION, REFUSAL
 from pagegraph.services import Services
 from pagegraph.state.graph import (
     STATE_RECORD_TYPES,
+    AutoState,
     ChunkTask,
+    ExtractState,
     FileTask,
+    FindState,
+    PageindexState,
     RagState,
+    SmallModelState,
     StepTask,
+    ThreadState,
     checkpoint_serializer,
 )
 from pagegraph.state.ingest import IngestState
@@ -290,11 +296,13 @@ def test_a_fallback_streams_the_basic_graphs_own_stages(sample_index: Path, cach
         )
     finally:
         index.close()
-    inside = [node for namespace, update in updates if namespace for node in update]
-    assert {namespace[0].split(":")[0] for namespace, _ in updates if namespace} == {"basic"}
+    graphs = {tuple(part.split(":")[0] for part in namespace) for namespace, _ in updates}
+    assert graphs == {(), ("rag",), ("rag", "basic")}  # the thread, its run, the run's fallback
+    inside = [node for namespace, update in updates if len(namespace) == 2 for node in update]
     assert inside == ["start", "rewrite_followup", "search", "highlight", "gate", "answer", "judge", "verify"]
-    outside = [node for namespace, update in updates if not namespace for node in update]
-    assert outside[-4:] == ["plan", "hand_over", "basic", "take_back"]
+    run = [node for namespace, update in updates if len(namespace) == 1 for node in update]
+    assert run[-4:] == ["plan", "hand_over", "basic", "take_back"]
+    assert [node for namespace, update in updates if not namespace for node in update] == ["rag"]
 
 
 def test_every_record_a_state_holds_is_restored_from_a_checkpoint() -> None:
@@ -309,7 +317,8 @@ def test_every_record_a_state_holds_is_restored_from_a_checkpoint() -> None:
         for argument in get_args(annotation):
             collect(argument)
 
-    for state in (RagState, ChunkTask, FileTask, StepTask, IngestState):
+    states = (ThreadState, RagState, ExtractState, SmallModelState, PageindexState, AutoState, FindState, IngestState)
+    for state in (*states, ChunkTask, FileTask, StepTask):
         for annotation in get_type_hints(state).values():
             collect(annotation)
     ours = {record for record in held if record.__module__.startswith("pagegraph.")}

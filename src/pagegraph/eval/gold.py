@@ -68,7 +68,7 @@ class GoldEvidenceReader:
         # `auto` reads with the graph it would pick for the run's model
         self.name = graph_for_model(context, services.settings)[0] if graph == "auto" else graph
         self.spec = GRAPHS[self.name]
-        self.graph = self.spec.build(services, InMemorySaver(serde=checkpoint_serializer()))
+        self.graph = self.spec.build_run(services, InMemorySaver(serde=checkpoint_serializer()))
         self.index = index
         self.context = context.with_changes(tree={"use": False})  # the tree would add sections beside the gold
         self.page_counts = page_counts

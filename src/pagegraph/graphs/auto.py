@@ -16,10 +16,11 @@ from pagegraph.nodes.choose import choose_graph
 from pagegraph.nodes.handover import take_back
 from pagegraph.nodes.highlight import highlight
 from pagegraph.services import Services
+from pagegraph.state.graph import AutoState
 
 
 def build_auto_graph(services: Services, checkpointer: Checkpointer = None, *, nested: bool = False) -> CompiledGraph:
-    builder = question_graph(services, nested=nested, then="highlight")
+    builder = question_graph(services, AutoState, nested=nested, then="highlight")
     builder.add_node("highlight", partial(highlight, services=services, search=True))
     builder.add_node("choose", partial(choose_graph, services=services))
     builder.add_node("rag", build_rag_graph(services, nested=True))

@@ -19,10 +19,11 @@ from pagegraph.nodes.judge import judge
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.nodes.verify import verify
 from pagegraph.services import Services
+from pagegraph.state.graph import BasicState
 
 
 def build_basic_graph(services: Services, checkpointer: Checkpointer = None, *, nested: bool = False) -> CompiledGraph:
-    builder = question_graph(services, nested=nested, then="search")
+    builder = question_graph(services, BasicState, nested=nested, then="search")
     builder.add_node("highlight", partial(highlight, services=services, search=False))
     builder.add_node("search", partial(search_question, services=services))
     builder.add_node("gate", partial(gate, services=services))

@@ -1,6 +1,8 @@
-"""The frame every question-answering graph is built in: the state, with the schemas of a whole run or, when
-another graph runs it as a subgraph (`nested`), those of a hand-over (state.graph.HandOver, HandBack); and the
-stages every graph opens and ends with."""
+"""The frame every question-answering graph is built in: a run of the graph, in a state of its own (RagState,
+ExtractState, ...) with the schemas of a run on a thread or, when another graph runs it as a subgraph (`nested`),
+those of a hand-over (state.graph.HandOver, HandBack); the stages every run opens and ends with; and the thread
+graph a caller runs, which keeps the chat between runs and runs the graph as its subgraph, so that each run starts
+from a fresh state and nothing of an earlier run's work is read again."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
 
 from pagegraph.config import Context
 from pagegraph.graphs.edges import ABSTAIN, proceed
@@ -19,7 +22,16 @@ from pagegraph.nodes.followup import rewrite_followup
 from pagegraph.nodes.start import start
 from pagegraph.nodes.stoppable import StoppableStage, stage_input_schema
 from pagegraph.services import Services
-from pagegraph.state.graph import HandBack, HandOver, InputState, OutputState, RagState
+from pagegraph.state.graph import (
+    HandBack,
+    HandOver,
+    InputState,
+    OutputState,
+    RunInput,
+    RunOutput,
+    RunState,
+    ThreadState,
+)
 
 CompiledGraph = CompiledStateGraph[Any, Context, Any, Any]  # a compiled graph of this package's, run with a Context
 
@@ -37,15 +49,16 @@ class StageGraph(StateGraph[Any, Context, Any, Any]):
         return super().add_node(node, action, **kwargs)
 
 
-def question_graph(services: Services, *, nested: bool, then: str) -> StageGraph:
-    """`start` → `rewrite_followup` → `then`, and `abstain` → the end; the graph adds `then` and what follows."""
+def question_graph(services: Services, state: type[RunState], *, nested: bool, then: str) -> StageGraph:
+    """A run in `state`: `start` → `rewrite_followup` → `then`, and `abstain` → the end; the graph adds `then` and
+    what follows."""
     builder = StageGraph(
-        RagState,
+        state,
         context_schema=Context,
-        input_schema=HandOver if nested else InputState,
-        output_schema=HandBack if nested else OutputState,
+        input_schema=HandOver if nested else RunInput,
+        output_schema=HandBack if nested else RunOutput,
     )
-    builder.add_node("start", partial(start, services=services, nested=nested))
+    builder.add_node("start", partial(start, services=services))
     builder.add_node("rewrite_followup", partial(rewrite_followup, services=services))
     builder.add_node(ABSTAIN, abstain)
     builder.add_edge(START, "start")
@@ -53,3 +66,22 @@ def question_graph(services: Services, *, nested: bool, then: str) -> StageGraph
     builder.add_edge("rewrite_followup", then)
     builder.add_edge(ABSTAIN, END)
     return builder
+
+
+def threaded(
+    run: CompiledGraph,
+    checkpointer: Checkpointer = None,
+    *,
+    thread: type[Any] = ThreadState,
+    input_schema: type[Any] = InputState,
+    output_schema: type[Any] = OutputState,
+) -> CompiledGraph:
+    """The graph a caller runs, named as `run`: what a thread keeps between runs (`thread`; by default the question,
+    the chat, the last answer and the turns) and `run` as its one stage, a subgraph whose state LangGraph starts
+    afresh each time."""
+    name = run.get_name()
+    builder = StateGraph(thread, context_schema=Context, input_schema=input_schema, output_schema=output_schema)
+    builder.add_node(name, run)
+    builder.add_edge(START, name)
+    builder.add_edge(name, END)
+    return builder.compile(checkpointer=checkpointer, name=name)

@@ -6,15 +6,26 @@ returns the name of the node it leads to and carries the list of those nodes, so
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from langgraph.types import Send
 
-from pagegraph.state.graph import ChunkTask, FileTask, RagState, StepTask, required
+from pagegraph.state.graph import (
+    BasicState,
+    ChunkTask,
+    ExtractState,
+    FileTask,
+    PageindexState,
+    RagState,
+    RunState,
+    SmallModelState,
+    StepTask,
+    required,
+)
 
 FALL_BACK, ABSTAIN = "hand_over", "abstain"
 
-Path = Callable[[RagState], str | list[Send]]
+Path = Callable[[Any], str | list[Send]]  # reads the keys of its parameter's state type (all, where Any)
 
 
 class Edge(NamedTuple):
@@ -24,11 +35,11 @@ class Edge(NamedTuple):
     targets: list[str]
 
 
-def failed(state: RagState) -> bool:
+def failed(state: RunState) -> bool:
     return state.get("failure") is not None
 
 
-def _stopped(state: RagState, abstains: bool, falls_back: bool) -> str | None:
+def _stopped(state: RunState, abstains: bool, falls_back: bool) -> str | None:
     if falls_back and failed(state):
         return FALL_BACK
     if abstains and state.get("abstain_reason"):
@@ -43,16 +54,18 @@ def _targets(nodes: list[str], abstains: bool, falls_back: bool) -> list[str]:
 def proceed(to: str, *, abstains: bool = True, falls_back: bool = True) -> Edge:
     """To `to`, unless the stage failed (`falls_back`) or abstained (`abstains`)."""
 
-    def path(state: RagState) -> str:
+    def path(state: RunState) -> str:
         return _stopped(state, abstains, falls_back) or to
 
     return Edge(path, _targets([to], abstains, falls_back))
 
 
-def fan_out(to: str, tasks: Callable[[RagState], Sequence[object]], *, abstains: bool = True) -> Edge:
+def fan_out(to: str, tasks: Callable[[Any], Sequence[object]], *, abstains: bool = True) -> Edge:
     """One `to` task per item of `tasks(state)`, run in parallel, unless the stage failed or abstained."""
 
-    def path(state: RagState) -> str | list[Send]:
+    # typed Any: LangGraph hands a path only the keys of the state type it is annotated with, and `tasks` reads
+    # the graph's own (the plan, the route, the passages)
+    def path(state: Any) -> str | list[Send]:
         return _stopped(state, abstains, True) or [Send(to, task) for task in tasks(state)]
 
     return Edge(path, _targets([to], abstains, True))
@@ -61,7 +74,7 @@ def fan_out(to: str, tasks: Callable[[RagState], Sequence[object]], *, abstains:
 def reading(again: str, then: str) -> Edge:
     """Back to `again` when the last reading asks to widen, else to `then` (a failure falls back)."""
 
-    def path(state: RagState) -> str:
+    def path(state: ExtractState) -> str:
         if failed(state):
             return FALL_BACK
         return again if state["readings"][-1].widen else then
@@ -72,7 +85,7 @@ def reading(again: str, then: str) -> Edge:
 def offered(to: str, otherwise: str) -> Edge:
     """To `to` (the pick) when the candidates stage found some, else to `otherwise` (the written answer)."""
 
-    def path(state: RagState) -> str:
+    def path(state: ExtractState) -> str:
         return _stopped(state, False, True) or (to if state.get("candidates") else otherwise)
 
     return Edge(path, _targets([to, otherwise], False, True))
@@ -83,7 +96,7 @@ def picked(to: str, otherwise: str) -> Edge:
     number), to `otherwise` (the written answer) when it composed none (no valid pick, none of the candidates for an
     answer that may be in words, an unsure pick); a failure falls back."""
 
-    def path(state: RagState) -> str:
+    def path(state: BasicState) -> str:
         return _stopped(state, True, True) or (to if state.get("draft") else otherwise)
 
     return Edge(path, _targets([to, otherwise], True, True))
@@ -113,12 +126,12 @@ def plan_steps(state: RagState) -> list[StepTask]:
     return tasks
 
 
-def chunk_tasks(state: RagState) -> list[ChunkTask]:
+def chunk_tasks(state: SmallModelState) -> list[ChunkTask]:
     """One map task per retrieved chunk."""
     return [ChunkTask(question=state["question"], evidence=e) for e in state.get("retrieved") or []]
 
 
-def file_tasks(state: RagState) -> list[FileTask]:
+def file_tasks(state: PageindexState) -> list[FileTask]:
     """One section-selection task per routed file."""
     route = required(state.get("route"), "the routing decision")
     return [FileTask(question=state["question"], document=n, step=i) for i, n in enumerate(route.names)]

@@ -25,12 +25,13 @@ from pagegraph.nodes.pick import pick
 from pagegraph.nodes.read import read, weigh_answer
 from pagegraph.nodes.retrieve import search_question
 from pagegraph.services import Services
+from pagegraph.state.graph import ExtractState
 
 
 def build_extract_graph(
     services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledGraph:
-    builder = question_graph(services, nested=nested, then="search")
+    builder = question_graph(services, ExtractState, nested=nested, then="search")
     builder.add_node("search", guarded("search", partial(search_question, services=services)))
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=False)))
     builder.add_node("gate", partial(gate, services=services))

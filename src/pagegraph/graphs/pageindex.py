@@ -17,12 +17,13 @@ from pagegraph.nodes.guard import guarded
 from pagegraph.nodes.highlight import highlight
 from pagegraph.nodes.pageindex import collect_sections, find_files, select_sections
 from pagegraph.services import Services
+from pagegraph.state.graph import PageindexState
 
 
 def build_pageindex_graph(
     services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledGraph:
-    builder = question_graph(services, nested=nested, then="highlight")
+    builder = question_graph(services, PageindexState, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("find_files", guarded("find_files", partial(find_files, services=services)))
     builder.add_node("select", guarded("select", partial(select_sections, services=services)))

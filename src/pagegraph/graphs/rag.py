@@ -20,10 +20,11 @@ from pagegraph.nodes.plan import plan
 from pagegraph.nodes.retrieve import retrieve
 from pagegraph.nodes.route import route
 from pagegraph.services import Services
+from pagegraph.state.graph import RagState
 
 
 def build_rag_graph(services: Services, checkpointer: Checkpointer = None, *, nested: bool = False) -> CompiledGraph:
-    builder = question_graph(services, nested=nested, then="highlight")
+    builder = question_graph(services, RagState, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("route", guarded("route", partial(route, services=services)))
     builder.add_node("plan", guarded("plan", partial(plan, services=services)))

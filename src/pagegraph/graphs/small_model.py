@@ -20,12 +20,13 @@ from pagegraph.nodes.plan_search import plan_search
 from pagegraph.nodes.reduce import reduce
 from pagegraph.nodes.retrieve import search_keywords
 from pagegraph.services import Services
+from pagegraph.state.graph import SmallModelState
 
 
 def build_small_model_graph(
     services: Services, checkpointer: Checkpointer = None, *, nested: bool = False
 ) -> CompiledGraph:
-    builder = question_graph(services, nested=nested, then="highlight")
+    builder = question_graph(services, SmallModelState, nested=nested, then="highlight")
     builder.add_node("highlight", guarded("highlight", partial(highlight, services=services, search=True)))
     builder.add_node("plan_search", guarded("plan_search", partial(plan_search, services=services)))
     builder.add_node("search", guarded("search", partial(search_keywords, services=services)))

@@ -14,10 +14,10 @@ from pagegraph.nodes.common import StageTimer, context_of, finished_turn, names_
 from pagegraph.nodes.language import band_label, question_language
 from pagegraph.prompts.abstain import ABSTAIN_TEXTS
 from pagegraph.state.answering import Citation, EvidenceSentence, Highlight
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import BasicState
 
 
-def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+def abstain(state: BasicState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Abstain, naming the documents read, in the question's language; or quote (see the module). A search the user
     did not point at documents chose them itself, and may have missed the one that holds the answer: the user is
     told how to name it."""
@@ -60,7 +60,7 @@ def abstain(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
     }
 
 
-def quoted(state: RagState, quote: Highlight, language: str, summary: str, timer: StageTimer) -> dict[str, Any]:
+def quoted(state: BasicState, quote: Highlight, language: str, summary: str, timer: StageTimer) -> dict[str, Any]:
     """The answer that quotes `quote`: its sentence and label in the question's language's words, cited to its
     passage and marked on its page; its confidence is the sentence's highlight score (at most 1)."""
     sentence = " ".join(quote.sentence.split())

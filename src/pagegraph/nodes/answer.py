@@ -16,7 +16,7 @@ from pagegraph.prompts.answer import ANSWER_REQUEST, ANSWER_SYSTEM, FORMAT_INSTR
 from pagegraph.retrievers.highlights import asked_columns
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import BasicState
 from pagegraph.text.tables import ColumnChoice, table_readings
 
 
@@ -27,7 +27,7 @@ def render_evidence(number: int, evidence: Evidence, columns: ColumnChoice | Non
     return f"[{number}] {evidence.label()}\n{readable if rows else evidence.text}"
 
 
-def answer(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def answer(state: BasicState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("answer")
     context = context_of(runtime)
     output_type = state.get("output_type") or context.output_type

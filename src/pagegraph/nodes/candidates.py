@@ -13,13 +13,13 @@ from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of, readable_evidence
 from pagegraph.retrievers.highlights import answer_shape
 from pagegraph.services import Services
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import ExtractState
 
 # a yes or no is no value of the passages: such questions are answered in words (`nodes.read`)
 WRITTEN_SHAPES = frozenset({"yes_no"})
 
 
-def offer_candidates(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def offer_candidates(state: ExtractState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("candidates")
     context = context_of(runtime)
     question = state["question"]

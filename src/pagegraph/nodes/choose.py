@@ -11,7 +11,7 @@ from pagegraph.config import Context, Settings
 from pagegraph.llm.factory import resolve_spec
 from pagegraph.nodes.common import StageTimer, context_of
 from pagegraph.services import Services
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import AutoState
 
 
 def graph_for_model(context: Context, settings: Settings) -> tuple[str, str]:
@@ -20,7 +20,7 @@ def graph_for_model(context: Context, settings: Settings) -> tuple[str, str]:
     return ("extract" if spec in settings.models.small_models else "rag"), spec
 
 
-def choose_graph(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def choose_graph(state: AutoState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("auto")
     context = context_of(runtime)
     choice, spec = graph_for_model(context, services.settings)

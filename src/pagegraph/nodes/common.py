@@ -16,7 +16,7 @@ from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, TraceRecord, Turn
 from pagegraph.state.documents import DocumentRecord
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import RunState, SearchInput
 from pagegraph.state.usage import Attempt, ModelCall, UsageSummary
 from pagegraph.store.index import Index
 
@@ -29,24 +29,24 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     return Context.model_validate(context or {})
 
 
-def recent_turns(state: RagState, context: Context) -> list[Turn]:
+def recent_turns(state: RunState, context: Context) -> list[Turn]:
     """The chat turns before this question that the model is shown (`history_turns` of them, newest last)."""
     return (state.get("history") or [])[-context.history_turns :] if context.history_turns else []
 
 
-def pending_question(state: RagState) -> str | None:
+def pending_question(state: RunState) -> str | None:
     """The question a chat client sent as the thread's last message (Agent Chat UI, `useStream`), not yet answered."""
     messages = state.get("messages") or []
     return messages[-1].text.strip() if messages and isinstance(messages[-1], HumanMessage) else None
 
 
-def finished_turn(state: RagState, answer: str) -> dict[str, Any]:
+def finished_turn(state: SearchInput, answer: str) -> dict[str, Any]:
     """What a finished run adds to its thread: the turn that follow-ups read, and the answer as a chat message (the
     question's message was added when the run started)."""
     return {"history": [Turn(question=state.get("question", ""), answer=answer)], "messages": [AIMessage(answer)]}
 
 
-def names_documents(state: RagState) -> bool:
+def names_documents(state: SearchInput) -> bool:
     """Whether the user pointed the search at documents (by name or by filter), rather than leaving the router to
     choose them."""
     filters = state.get("filters")
@@ -126,7 +126,7 @@ def usage_update(records: Sequence[TraceRecord]) -> dict[str, Any]:
     return {"usage": UsageSummary.from_calls(calls), "llm_calls": len(calls)}
 
 
-def readable_evidence(index: Index, passages: Sequence[Evidence], state: RagState) -> list[Evidence]:
+def readable_evidence(index: Index, passages: Sequence[Evidence], state: SearchInput) -> list[Evidence]:
     """The passages a stage may look up in the index: all of them outside the server; for a server user, those all
     of whose chunks belong to the document they name, one the user may read. Passages are state a client can edit
     between steps, so a stage that reads pages or documents for them asks here first."""

@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 
 from pagegraph.config import Context
 from pagegraph.nodes.common import StageTimer, context_of
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import SmallModelState
 from pagegraph.text.words import tokenize
 
 NO_FACTS = "No relevant information found."
@@ -34,7 +34,7 @@ def is_grounded(fact: str, passage_words: set[str], min_share: float) -> bool:
     return not plain or sum(w in passage_words for w in plain) >= min_share * len(plain)
 
 
-def filter_facts(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+def filter_facts(state: SmallModelState, runtime: Runtime[Context]) -> dict[str, Any]:
     timer = StageTimer("filter_facts")
     min_share = context_of(runtime).small_model.fact_grounding
     mapped = sorted(state.get("mapped") or [], key=lambda m: m.evidence.rank)

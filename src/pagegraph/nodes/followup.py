@@ -17,12 +17,12 @@ from pagegraph.nodes.common import StageTimer, context_of, recent_turns
 from pagegraph.prompts.answer import TURN
 from pagegraph.prompts.followup import FOLLOWUP_EXAMPLES, FOLLOWUP_REQUEST, FOLLOWUP_SYSTEM
 from pagegraph.services import Services
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import RunState
 
 QUESTION_MARKS = ("?", "？")
 
 
-def rewrite_followup(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def rewrite_followup(state: RunState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     context = context_of(runtime)
     turns = recent_turns(state, context)
     if not turns or not context.rewrite_followups:

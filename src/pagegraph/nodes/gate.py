@@ -13,10 +13,10 @@ from pagegraph.nodes.common import StageTimer, context_of, names_documents, read
 from pagegraph.retrievers.key_terms import unmentioned_in_evidence
 from pagegraph.retrievers.named_pages import absent_from_documents
 from pagegraph.services import Services
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import SearchState
 
 
-def gate(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def gate(state: SearchState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("gate")
     context = context_of(runtime)
     threshold = context.gate.abstain_threshold

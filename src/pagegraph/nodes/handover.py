@@ -8,15 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 from pagegraph.nodes.common import finished_turn, usage_update
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import RunState, SearchState
 
 
-def hand_over(state: RagState) -> dict[str, Any]:
+def hand_over(state: SearchState) -> dict[str, Any]:
     route = state.get("route")
     if route is not None and not state.get("documents"):
         return {"documents": route.names}
     return {}
 
 
-def take_back(state: RagState) -> dict[str, Any]:
+def take_back(state: RunState) -> dict[str, Any]:
     return {**usage_update(state.get("trace") or []), **finished_turn(state, state["answer"])}

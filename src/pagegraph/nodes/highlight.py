@@ -18,11 +18,11 @@ from pagegraph.retrievers.highlights import Location, answer_shape, locate_in_ch
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Presearch
 from pagegraph.state.documents import Chunk, Page
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import SearchState
 from pagegraph.store.index import Index
 
 
-def highlight(state: RagState, runtime: Runtime[Context], services: Services, search: bool) -> dict[str, Any]:
+def highlight(state: SearchState, runtime: Runtime[Context], services: Services, search: bool) -> dict[str, Any]:
     """Highlights from the passages the graph retrieved, or with `search` (wired before a graph's own retrieval)
     from a model-free search of the question, kept as the run's `presearch` for the graph it hands the question
     to. Passages that are a handed-over search's keep that search's highlights."""

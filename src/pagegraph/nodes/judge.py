@@ -34,7 +34,7 @@ from pagegraph.prompts.judge import (
 )
 from pagegraph.services import Services
 from pagegraph.state.answering import Verdict
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import BasicState
 from pagegraph.state.usage import ModelCall
 
 
@@ -81,7 +81,7 @@ def reread(model: BaseChatModel, question: str, sentences: list[str], context: C
     return " ".join(strip_citations(message_text(reply)).split()), call
 
 
-def judge(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def judge(state: BasicState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("judge")
     context = context_of(runtime)
     output_type = state.get("output_type") or context.output_type

@@ -32,12 +32,12 @@ from pagegraph.retrievers.tree_nodes import (
 )
 from pagegraph.services import Services
 from pagegraph.state.answering import RoutedDocument, RouteDecision, RouteMethod
-from pagegraph.state.graph import FileTask, RagState
+from pagegraph.state.graph import FileTask, PageindexState
 
 NO_FILES = "no relevant files found"
 
 
-def find_files(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def find_files(state: PageindexState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     """The question's documents when it names them, else the top_k_files documents by retrieval scores."""
     timer = StageTimer("find_files")
     context = context_of(runtime)
@@ -129,7 +129,7 @@ def select_sections(task: FileTask, runtime: Runtime[Context], services: Service
     }
 
 
-def collect_sections(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+def collect_sections(state: PageindexState, runtime: Runtime[Context]) -> dict[str, Any]:
     """After every file: abstain when no section could be read (every tree failed to load, or none was chosen)."""
     timer = StageTimer("collect")
     retrieved = state.get("retrieved") or []

@@ -33,7 +33,7 @@ from pagegraph.prompts.pick import ONE, PICK_REQUEST, PICK_SYSTEM, SEVERAL
 from pagegraph.retrievers.highlights import answer_shape
 from pagegraph.services import Services
 from pagegraph.state.answering import Candidate, Pick, Verdict
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import ExtractState
 
 NONE = "none"
 MOST_PICKS = 3
@@ -148,7 +148,7 @@ def compose(candidate: Candidate) -> str:
     return f"{candidate.value} {cite}"
 
 
-def pick(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def pick(state: ExtractState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("pick")
     context = context_of(runtime)
     knobs = context.picking

@@ -15,7 +15,7 @@ from pagegraph.nodes.common import StageTimer, context_of, empty_index_update
 from pagegraph.prompts.small_model import PLAN_SEARCH_REQUEST, PLAN_SEARCH_SYSTEM
 from pagegraph.services import Services
 from pagegraph.state.answering import SearchPlan
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import SmallModelState
 from pagegraph.text.words import tokenize
 
 _FILE_KIND_WORDS = {
@@ -51,7 +51,7 @@ def grounded(plan: SearchPlan, question: str) -> tuple[SearchPlan, list[str]]:
     return plan.model_copy(update={"file_filter": file_filter, "source_hint": source_hint}), dropped
 
 
-def plan_search(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def plan_search(state: SmallModelState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("plan_search")
     context = context_of(runtime)
     if (empty := empty_index_update(services, context, readable_filter(state.get("filters")), timer)) is not None:

@@ -27,7 +27,7 @@ from pagegraph.retrievers.highlights import (
 )
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Reading
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import ExtractState
 from pagegraph.text.dates import period_heading_above
 
 
@@ -36,7 +36,9 @@ def fell_short(reading: Reading, context: Context) -> bool:
     return reading.refused or reading.support < context.reading.widen_below
 
 
-def focused_evidence(state: RagState, context: Context, services: Services, passages: list[Evidence]) -> list[Evidence]:
+def focused_evidence(
+    state: ExtractState, context: Context, services: Services, passages: list[Evidence]
+) -> list[Evidence]:
     index = services.index(context)
     passages, _ = with_table_readings(passages, state["question"], context.reading)
     scored = score_sentences(state["question"], passages, index.embedder, context.reading)
@@ -59,7 +61,7 @@ def focused_evidence(state: RagState, context: Context, services: Services, pass
     )
 
 
-def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def read(state: ExtractState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     """First read: the best sentences of the top passages with their neighbours. Second read (when the first fell
     short): the passages whole, as many as the evidence budget holds."""
     context = context_of(runtime)
@@ -123,7 +125,7 @@ def read(state: RagState, runtime: Runtime[Context], services: Services) -> dict
     }
 
 
-def weigh_answer(state: RagState, runtime: Runtime[Context]) -> dict[str, Any]:
+def weigh_answer(state: ExtractState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Abstain unless the final reading's combined confidence reaches `answer_threshold`."""
     timer = StageTimer("weigh")
     context = context_of(runtime)

@@ -14,10 +14,10 @@ from pagegraph.nodes.language import answer_language_instruction
 from pagegraph.prompts.answer import FORMAT_INSTRUCTIONS, REFUSAL
 from pagegraph.prompts.small_model import REDUCE_REQUEST, REDUCE_SYSTEM
 from pagegraph.services import Services
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import SmallModelState
 
 
-def reduce(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def reduce(state: SmallModelState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("reduce")
     context = context_of(runtime)
     output_type = state.get("output_type") or context.output_type

@@ -24,7 +24,7 @@ from pagegraph.services import Services
 from pagegraph.state.answering import GAP_MARK, Evidence, Presearch
 from pagegraph.state.documents import Chunk
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.state.graph import RagState, StepTask, required
+from pagegraph.state.graph import SearchState, StepTask, required
 from pagegraph.store.index import Index
 
 
@@ -119,13 +119,13 @@ def retrieve(task: StepTask, runtime: Runtime[Context], services: Services) -> d
     }
 
 
-def searched_for(state: RagState) -> tuple[str, list[str], dict[str, Any] | None]:
+def searched_for(state: SearchState) -> tuple[str, list[str], dict[str, Any] | None]:
     """What a search of the question searches: the question, the documents asked for, the filter (as JSON)."""
     filters = state.get("filters")
     return state["question"], list(state.get("documents") or []), filters.model_dump(mode="json") if filters else None
 
 
-def handed_search(state: RagState) -> Presearch | None:
+def handed_search(state: SearchState) -> Presearch | None:
     """The search of this very question (same documents, same filter, no router's pick) that the graph handing the
     question over already ran, if it did."""
     presearch = state.get("presearch")
@@ -135,7 +135,7 @@ def handed_search(state: RagState) -> Presearch | None:
     return presearch if same else None
 
 
-def search_question(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def search_question(state: SearchState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     """The basic graph's retrieval: the question itself over the routed (or requested, or all) documents. Requested
     names are matched as a router matches them (a part of a file name will do); none matching finds nothing. A
     search the caller handed over is taken as it is (its passages checked as every passage from the state is)."""
@@ -177,7 +177,7 @@ def file_filter_documents(known: list[str], file_filter: str | None, source_hint
     ]
 
 
-def search_keywords(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def search_keywords(state: SearchState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     """The small_model graph's retrieval: question and keywords, pre-filtered by the planner's hints, at most
     `map_chunks` single chunks (no windows: the map stage reads one chunk per call)."""
     timer = StageTimer("search")

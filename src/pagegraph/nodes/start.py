@@ -1,7 +1,6 @@
-"""First stage of every run: clear what a previous turn on the same thread left, settle the output type, narrow the
-filters to what a LangGraph server user may read, and refuse a question too long to answer before any model call
-(keeping only a short prefix of it, so that no state, trace or reply echoes the rest), or one asked of a document
-the index does not hold."""
+"""First stage of every run: settle the output type, narrow the filters to what a LangGraph server user may read,
+and refuse a question too long to answer before any model call (keeping only a short prefix of it, so that no
+state, trace or reply echoes the rest), or one asked of a document the index does not hold."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from pagegraph.llm.calls import estimate_tokens
 from pagegraph.nodes.common import context_of, match_document_names, pending_question, visible_documents
 from pagegraph.services import Services
 from pagegraph.state.filters import RetrievalFilter
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import FindState, RunState, SearchInput, unanswered
 
 
 def length_refusal(question: str, settings: Settings, what: str = "question") -> str | None:
@@ -53,7 +52,7 @@ def question_refusal(question: str, services: Services, context: Context) -> str
 SHOWN_NAMES = 8
 
 
-def named_documents(state: RagState, filters: RetrievalFilter | None) -> list[str]:
+def named_documents(state: SearchInput, filters: RetrievalFilter | None) -> list[str]:
     """The documents a run names: its `documents`, and those of its filter (as MCP and the tools send them)."""
     return [*(state.get("documents") or []), *(filters.documents if filters and filters.documents else [])]
 
@@ -72,7 +71,9 @@ def _unknown(what: str, requested: list[str], known: list[str], matches: Callabl
     return f"no {what} in the index is called {missing!r}: {holds}"
 
 
-def unknown_names(state: RagState, services: Services, context: Context, filters: RetrievalFilter | None) -> str | None:
+def unknown_names(
+    state: SearchInput, services: Services, context: Context, filters: RetrievalFilter | None
+) -> str | None:
     """Why a run that names its documents, projects or source types is not run: a name that matches none the user
     may read (a document name matched as everywhere: exactly, ignoring case or the extension, or a unique part of a
     name). A user who mistyped one would otherwise read "nothing found" as the documents' answer. A document the
@@ -100,7 +101,7 @@ def unknown_names(state: RagState, services: Services, context: Context, filters
     )
 
 
-def asked_question(state: RagState) -> tuple[str, bool]:
+def asked_question(state: RunState) -> tuple[str, bool]:
     """This run's question, and whether a chat client sent it as the thread's last message. `question` holds the
     previous run's question until a caller sends a new one; a question already on the thread is that stale one."""
     question = state.get("question", "").strip()
@@ -113,9 +114,9 @@ def asked_question(state: RagState) -> tuple[str, bool]:
     return (pending, True) if stale else (question, False)
 
 
-def start(state: RagState, runtime: Runtime[Context], services: Services, nested: bool = False) -> dict[str, Any]:
-    """Check the question, narrow the filters to what the user may read, and clear what an earlier run on the thread
-    left. A graph run as another's subgraph (`nested`) keeps the search its caller handed over."""
+def start(state: RunState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    """Check the question, narrow the filters to what the user may read, and set the answer of a run that has not
+    answered yet (the run's state is fresh: nothing of an earlier run is in it)."""
     context = context_of(runtime)
     question, from_messages = asked_question(state)
     filters = readable_filter(state.get("filters"))
@@ -128,39 +129,13 @@ def start(state: RagState, runtime: Runtime[Context], services: Services, nested
         "filters": filters,
         "question": question,
         "output_type": state.get("output_type") or context.output_type,
-        "route": None,
-        "search_plan": None,
-        "mapped": None,
-        "readings": None,
-        "plan": None,
-        "retrieved": None,
-        "highlights": [],
-        "relevance": None,
-        "presearch": state.get("presearch") if nested else None,
-        "evidence": [],
-        "trace": None,
-        "failure": None,
-        "draft": "",
-        "answer_doubted": False,
-        "answer": "",
-        "citations": [],
-        "abstained": False,
-        "abstain_reason": refusal,
-        "confidence": 0.0,
-        "band": "not_found",
-        "band_label": "",
-        "value_check": None,
-        "second_reading": None,
-        "verdict": None,
-        "candidates": [],
-        "pick": None,
-        "low_confidence": False,
+        **unanswered(refusal),
     }
 
 
-def start_search(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
-    """First stage of a search: refuse an empty or overlong query (the run fails, naming why), narrow the filters
-    to what a server user may read, and clear what a previous search on the same thread left."""
+def start_search(state: FindState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+    """First stage of a search: refuse an empty or overlong query (the run fails, naming why), and narrow the
+    filters to what a server user may read."""
     question = state.get("question", "").strip()
     filters = readable_filter(state.get("filters"))
     refusal = length_refusal(question, services.settings, "search") or unknown_names(
@@ -168,12 +143,4 @@ def start_search(state: RagState, runtime: Runtime[Context], services: Services)
     )
     if refusal:
         raise PagegraphError(refusal)
-    return {
-        "question": question,
-        "filters": filters,
-        "route": None,
-        "retrieved": None,
-        "relevance": None,
-        "highlights": [],
-        "trace": None,
-    }
+    return {"question": question, "filters": filters}

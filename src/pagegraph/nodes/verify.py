@@ -34,7 +34,7 @@ from pagegraph.prompts.answer import FORMAT_INSTRUCTIONS, MISSING_SECTION
 from pagegraph.retrievers.highlights import Location
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, EvidenceSentence, ValueCheck, ValueStatus
-from pagegraph.state.graph import RagState
+from pagegraph.state.graph import BasicState
 
 _HEADING = re.compile(r"^(#+)[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # the sections each structured document is asked for, as its instructions write them
@@ -55,7 +55,7 @@ def with_sections(text: str, output_type: str) -> tuple[str, list[str]]:
 
 
 def value_check(
-    state: RagState, text: str, evidence: list[Evidence], cited: list[int], services: Services, context: Context
+    state: BasicState, text: str, evidence: list[Evidence], cited: list[int], services: Services, context: Context
 ) -> tuple[ValueCheck, EvidenceSentence | None, int | None]:
     """The value check of an answer, and the sentence that states its values (with the number of the passage
     holding it), located on its page. The answer's values are looked up in the passages it cites, and, when some are
@@ -149,7 +149,7 @@ def misstated(checked: ValueCheck) -> str | None:
     return None
 
 
-def verify(state: RagState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
+def verify(state: BasicState, runtime: Runtime[Context], services: Services) -> dict[str, Any]:
     timer = StageTimer("verify")
     context = context_of(runtime)
     evidence = state.get("evidence") or []

@@ -1,8 +1,9 @@
 """The graphs' state: what a caller sends (input), what it gets back (output), and what the stages share.
 
 `typing_extensions.TypedDict`, not `typing.TypedDict`: the latter breaks LangGraph server's schema endpoint on
-Python 3.11. Lists that several stages (or parallel plan steps) add to have reducers; passing None to them
-clears them, which the first stage of a run does so that a chat thread's earlier turns do not leak in.
+Python 3.11. A chat thread keeps only the question, the chat and the last answer (`ThreadState`); each run of a
+graph works in a state of its own (`RagState`, `ExtractState`, ...), fresh every time, as the thread's subgraph.
+Lists that several stages (or parallel plan steps) add to have reducers.
 """
 
 from __future__ import annotations
@@ -50,17 +51,14 @@ def required(value: T | None, what: str) -> T:
     return value
 
 
-def extend_or_reset(current: list[T] | None, update: list[T] | None) -> list[T]:
-    if update is None:
-        return []
-    return [*(current or []), *update]
+def extend(current: list[T] | None, update: list[T] | None) -> list[T]:
+    """`update` added to `current`; None adds nothing (a thread's list a state edit cleared, handed to a run)."""
+    return [*(current or []), *(update or [])]
 
 
-def merge_evidence(current: list[Evidence] | None, update: list[Evidence] | None) -> list[Evidence]:
+def merge_evidence(current: list[Evidence] | None, update: list[Evidence]) -> list[Evidence]:
     """Evidence from parallel plan steps, without repeats, in (step, rank) order. Passages stored as plain JSON (by
     a state edit from before edits of records were refused) are read as records, so such a thread reads again."""
-    if update is None:
-        return []
     merged: dict[str, Evidence] = {}
     for item in [*(current or []), *update]:
         record = Evidence.model_validate(item) if isinstance(item, dict) else item
@@ -69,19 +67,33 @@ def merge_evidence(current: list[Evidence] | None, update: list[Evidence] | None
 
 
 def first_failure(current: Failure | None, update: Failure | None) -> Failure | None:
-    """The first stage failure of a step wins (parallel tasks may fail together); None clears it."""
-    if update is None:
-        return None
+    """The first stage failure of a step wins (parallel tasks may fail together)."""
     return current or update
 
 
-class Question(TypedDict, total=False):
-    """A question and what narrows its search."""
+class SearchInput(TypedDict, total=False):
+    """A question or a search query, and what narrows its search (document names, dates, tags): what the `search`
+    graph takes."""
 
     question: str
     documents: list[str]
     filters: RetrievalFilter
+
+
+class Question(SearchInput, total=False):
+    """A question, what narrows its search, and the kind of answer asked for."""
+
     output_type: OutputType
+
+
+class Chat(TypedDict, total=False):
+    """A chat thread's messages: each question and its answer (LangChain's Agent Chat UI, `useStream`)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class InputState(Question, Chat, total=False):
+    """What a caller sends: `question`, or a chat client's `messages` ending in the question."""
 
 
 class HandOver(Question, total=False):
@@ -91,18 +103,11 @@ class HandOver(Question, total=False):
     presearch: Presearch | None
 
 
-class InputState(Question, total=False):
-    """`question`, or a chat client's `messages` ending in the question (LangChain's Agent Chat UI, `useStream`)."""
-
-    messages: Annotated[list[AnyMessage], add_messages]
-
-
-class HandBack(TypedDict):
-    """What a graph run as another's subgraph gives back: the answer with its evidence, and its trace records (the
-        caller adds usage and the turn). `highlights` are the sentences picked before any answer-model call (shown
-        first); `evidence` is what the answer model read; `trace` has one record per stage. `second_reading` is what
-        the answer model read from the judge's sentences when asked the question again, where it read other values than
-        the answer states (the answer is then uncertain); None otherwise. `pick` is the candidate(s) the reader picked
+class Answer(TypedDict):
+    """The fields every answering graph returns: the answer with its evidence. `highlights` are the sentences picked
+    before any answer-model call (shown first); `evidence` is what the answer model read. `second_reading` is what
+    the answer model read from the judge's sentences when asked the question again, where it read other values than
+    the answer states (the answer is then uncertain); None otherwise. `pick` is the candidate(s) the reader picked
     among those taken from the evidence, with the runner-up, where it answered by picking."""
 
     highlights: list[Highlight]
@@ -118,45 +123,122 @@ class HandBack(TypedDict):
     pick: Pick | None
     low_confidence: bool
     evidence: list[Evidence]
-    trace: Annotated[list[TraceRecord], extend_or_reset]
 
 
-class OutputState(HandBack):
-    """What a run gives back: the above, the usage of its model calls, and `messages`, the thread as a chat: each
-    question and its answer."""
+def unanswered(reason: str | None) -> Answer:
+    """The answer of a run that has not answered yet (or never will, for `reason`)."""
+    return Answer(
+        highlights=[],
+        answer="",
+        citations=[],
+        abstained=False,
+        abstain_reason=reason,
+        confidence=0.0,
+        band="not_found",
+        band_label="",
+        value_check=None,
+        second_reading=None,
+        pick=None,
+        low_confidence=False,
+        evidence=[],
+    )
 
-    messages: Annotated[list[AnyMessage], add_messages]
+
+class HandBack(Answer):
+    """What a graph run as another's subgraph gives back: the answer and its trace, one record per stage (the caller
+    adds usage and the turn)."""
+
+    trace: Annotated[list[TraceRecord], extend]
+
+
+class OutputState(Answer, Chat):
+    """What a run gives back: the answer, its trace, the usage of its model calls, and the thread as a chat."""
+
+    trace: list[TraceRecord]
     usage: UsageSummary
     llm_calls: int
 
 
-# a caller may leave out `messages`, a run always gives them back: both schemas are LangGraph's to read
-class RagState(InputState, OutputState, total=False):  # type: ignore[misc]
-    presearch: Presearch | None  # set by auto's highlight, read by the graph it hands over to; cleared at a run's start
-    history: Annotated[list[Turn], extend_or_reset]
-    route: RouteDecision | None
-    plan: RetrievalPlan | None
-    retrieved: Annotated[list[Evidence], merge_evidence]
-    relevance: Annotated[list[float], extend_or_reset]
+class ThreadState(InputState, OutputState, total=False):
+    """What a chat thread keeps between runs (the graph a caller runs: `graphs.builder.threaded`): the last
+    question and answer, the chat, and the turns a follow-up is read against. Each run works in a state of its own,
+    fresh every time, and hands this back."""
+
+    history: list[Turn]
+
+
+class Turns(TypedDict, total=False):
+    """The thread's earlier turns, which a follow-up question is read against; a finished run adds its own."""
+
+    history: Annotated[list[Turn], extend]
+
+
+class RunInput(InputState, Turns, total=False):
+    """What a run takes from its thread: the question, the chat and the earlier turns."""
+
+
+class RunOutput(HandBack, Question, Chat, Turns):
+    """What a run hands back to its thread: the answer, the question it answered, the chat and the turns with this
+    one, and the usage of its model calls."""
+
+    usage: UsageSummary
+    llm_calls: int
+
+
+class RunState(RunInput, RunOutput, total=False):
+    """What every answering graph's run holds: its input and output, a search handed over to it, and the first
+    stage failure (which sends the run to its fallback)."""
+
+    presearch: Presearch | None
     failure: Annotated[Failure | None, first_failure]
-    draft: str
-    answer_doubted: (
-        bool  # the run abstains on the answer model's reply (a refusal, a failed check): a quote may stand in
-    )
-    verdict: Verdict | None
-    candidates: list[Candidate]
-    graph_choice: str
+
+
+class SearchState(RunState, total=False):
+    """A run that searches: the documents a router chose (`route`), a planned keyword search (`search_plan`), the
+    passages found (best first, by plan step) and their similarity to the question."""
+
+    route: RouteDecision | None
     search_plan: SearchPlan | None
-    mapped: Annotated[list[MappedChunk], extend_or_reset]
-    readings: Annotated[list[Reading], extend_or_reset]
+    retrieved: Annotated[list[Evidence], merge_evidence]
+    relevance: Annotated[list[float], extend]
 
 
-class SearchInput(TypedDict, total=False):
-    """What the `search` graph takes: a query, narrowed as a question is (document names, dates, tags)."""
+class BasicState(SearchState, total=False):
+    """`basic`'s run, and the part of every graph that answers from passages and checks the answer: the model's
+    draft, whether the run abstains on it (a refusal, a failed check: a quote may stand in), the judge's verdict."""
 
-    question: str
-    documents: list[str]
-    filters: RetrievalFilter
+    draft: str
+    answer_doubted: bool
+    verdict: Verdict | None
+
+
+class RagState(BasicState, total=False):
+    """`rag`'s run: the retrieval plan (one parallel search per step)."""
+
+    plan: RetrievalPlan | None
+
+
+class ExtractState(BasicState, total=False):
+    """`extract`'s run: the answer candidates taken from the passages, and each reading of them."""
+
+    candidates: list[Candidate]
+    readings: Annotated[list[Reading], extend]
+
+
+class SmallModelState(BasicState, total=False):
+    """`small_model`'s run: the facts each passage's own model call found."""
+
+    mapped: Annotated[list[MappedChunk], extend]
+
+
+class PageindexState(BasicState, total=False):
+    """`pageindex`'s run: `route` holds the files it reads, `retrieved` the sections the model picked in them."""
+
+
+class AutoState(SearchState, total=False):
+    """`auto`'s run: the graph it chose, which answers as its subgraph."""
+
+    graph_choice: str
 
 
 class SearchOutput(TypedDict):
@@ -165,7 +247,28 @@ class SearchOutput(TypedDict):
 
     retrieved: list[Evidence]
     highlights: list[Highlight]
-    trace: Annotated[list[TraceRecord], extend_or_reset]
+    trace: list[TraceRecord]
+
+
+class SearchThread(SearchInput, SearchOutput, total=False):
+    """What a thread of searches keeps between them: the last query and what it found."""
+
+
+class FindOutput(TypedDict):
+    """What one search hands back to its thread (the passages and trace as its stages added them up)."""
+
+    retrieved: Annotated[list[Evidence], merge_evidence]
+    highlights: list[Highlight]
+    trace: Annotated[list[TraceRecord], extend]
+
+
+class FindState(SearchInput, FindOutput, total=False):
+    """One search's run: its query, the documents a router chose, and what it found."""
+
+    presearch: Presearch | None
+    route: RouteDecision | None
+    search_plan: SearchPlan | None
+    relevance: Annotated[list[float], extend]
 
 
 class ChunkTask(TypedDict):
