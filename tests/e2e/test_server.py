@@ -154,7 +154,7 @@ def test_answer_stream_state_history_and_a_restart(server: Server) -> None:
         state = await sdk.threads.get_state(thread["thread_id"])
         assert "capacity" in state["values"]["question"] and state["values"]["answer"]
         history = await sdk.threads.get_history(thread["thread_id"], limit=100)
-        assert len(history) > 10
+        assert len(history) >= 6, "three checkpoints a run on the thread: its input, its start, its end"
         assert {h["values"].get("question") for h in history} >= {QUESTION}
         return thread["thread_id"], state["values"]
 
