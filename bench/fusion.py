@@ -33,10 +33,12 @@ def measure(
     scopes: tuple[str, ...],
     candidates: dict[str, Context],
     documents: set[str] | None = None,
+    baselines: tuple[str, ...] = ("bm25", "dense", "hybrid+window", "routing", "ensemble"),
 ) -> dict[str, dict[str, float]]:
     """Per retriever and scope: hit@5 and doc_hit@5 over the answerable questions (those on `documents` alone, when
-    given); the candidates are the graphs' retriever under each context, beside BM25 alone, dense alone, the
-    landed rank fusion, LangChain's EnsembleRetriever and the document router (its doc_hit@5 alone)."""
+    given); the candidates are the graphs' retriever under each context, beside the `baselines`: by default BM25
+    alone, dense alone, the landed rank fusion, LangChain's EnsembleRetriever and the document router (its doc_hit@5
+    alone)."""
     from pagegraph.config import Settings
     from pagegraph.eval.metrics import gold_for, question_metrics, summarise
     from pagegraph.eval.questions import load_questions
@@ -52,9 +54,7 @@ def measure(
             for q in load_questions(questions_file)
             if q.answerable and (documents is None or set(q.documents) <= documents)
         ]
-        searches = make_searches(
-            index, RetrievalEvalConfig(retrievers=["bm25", "dense", "hybrid+window", "routing", "ensemble"])
-        )
+        searches = make_searches(index, RetrievalEvalConfig(retrievers=list(baselines)))
         for name, context in candidates.items():
             config = RetrievalEvalConfig(retrievers=["default"], context=context)
             searches[name] = make_searches(index, config)["default"]
