@@ -108,7 +108,11 @@ def verdict(figures: dict[str, dict[str, dict[str, float]]], rule: str) -> dict[
     """What `default` gains over the rule switched off, per half and figure, and whether the rule helps each half
     (its objective higher with it) without lowering any of its figures by more than a question's worth."""
     gains = {
-        part: {key: round(figures[part]["default"][key] - value, 4) for key, value in figures[part][rule].items()}
+        part: {
+            key: round(figures[part]["default"][key] - value, 4)
+            for key, value in figures[part][rule].items()
+            if value is not None  # sec10q's evidence is by document: no page hit@5
+        }
         for part in figures
     }
     helps = {
@@ -142,7 +146,10 @@ def report(figures: dict, verdicts: dict, choices: dict) -> None:
     for part in parts:
         print(f"\n{part}: " + ", ".join(keys))
         for name, values in figures[part].items():
-            print(f"  {name:>{width}}  " + "  ".join(f"{values[key]:.3f}" for key in keys))
+            print(
+                f"  {name:>{width}}  "
+                + "  ".join("  –  " if values[key] is None else f"{values[key]:.3f}" for key in keys)
+            )
     print("\nrules (default minus the rule off; helps = a higher objective with the rule):")
     for rule, found in verdicts.items():
         print(f"  {rule:>{width}}  helps {found['helps']}  gains {found['gains']}")
