@@ -15,13 +15,12 @@ chosen power has the best sum of the tuning half's two figures (ties: the smalle
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import sys
 from pathlib import Path
 
 from fusion import measure
+from tune_check import parse_halves
 
 POWERS = (0.0, 0.5, 1.0, 2.0, 4.0)
 
@@ -36,16 +35,7 @@ def document_halves(questions_file: Path, seed: int) -> tuple[set[str], set[str]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--questions", type=Path, required=True)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    for questions in [args.questions] + ([args.check[1]] if args.check else []):
-        if not questions.exists():
-            sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
+    args = parse_halves(__doc__)
     from pagegraph.config import Context
 
     candidates = {f"routed_share {power}": Context(retrieval={"routed_share": power}) for power in POWERS}

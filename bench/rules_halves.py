@@ -10,14 +10,12 @@ reported on the other, both ways round. Each rule is printed with whether it hel
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from fusion import measure
 from route_share import document_halves
+from tune_check import parse_halves
 
 SCOPES = ("document", "corpus")
 # each rule off, or each parameter where it does nothing (the retrieval knobs of `Context`)
@@ -65,16 +63,7 @@ def objective(figures: dict[str, float]) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--questions", type=Path, required=True)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    for questions in [args.questions] + ([args.check[1]] if args.check else []):
-        if not questions.exists():
-            sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
+    args = parse_halves(__doc__)
     from pagegraph.config import Context
 
     candidates = {"default": Context()}

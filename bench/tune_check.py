@@ -1,4 +1,5 @@
-"""The command line of the benches that choose parameters on one question set and check them on another."""
+"""The command line of the benches that choose parameters on one question set (or one half of its documents) and
+check them on another."""
 
 from __future__ import annotations
 
@@ -15,6 +16,22 @@ def parse_tune_check(description: str) -> argparse.Namespace:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     for _, questions in (args.tune, args.check):
+        if not questions.exists():
+            sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
+    return args
+
+
+def parse_halves(description: str) -> argparse.Namespace:
+    """--index INDEX and --questions QUESTIONS (split in halves of their documents by --seed), an optional --check
+    INDEX QUESTIONS and --out FILE; exits when a question file is missing."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--questions", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    for questions in [args.questions] + ([args.check[1]] if args.check else []):
         if not questions.exists():
             sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
     return args
