@@ -161,7 +161,7 @@ def test_unreachable_model_stops_with_a_partial_report_that_resumes(
     assert partial["config"]["stopped"].startswith("model unavailable") and partial["config"]["rows_done"] == 2
     assert [r["id"] for r in partial["per_question"]] == ["weight", "bread"]
     use_model(monkeypatch, ScriptedChatModel.replying(*[reads_the_passages] * 50))
-    code, out = run(*args, "--resume", str(report), "--out", str(report))
+    code, out = run(*args, "--resume", str(report))  # the resumed report is written back
     assert code == 0, out
     finished = json.loads(report.read_text())
     assert finished["id"] == partial["id"] and finished["config"]["stopped"] is None

@@ -105,13 +105,15 @@ def evaluate(
     ] = None,
     out: Annotated[
         Optional[Path],
-        typer.Option(help="write the run as JSON [--mode answer default: INDEX/eval-runs/ID.json, for --resume]"),
+        typer.Option(
+            help="write the run as JSON [--mode answer default: the --resume report, else INDEX/eval-runs/ID.json]"
+        ),
     ] = None,
     plot: Annotated[Optional[Path], typer.Option(help="write a PNG comparing the retrievers or graphs")] = None,
     resume: Annotated[
         Optional[Path],
         typer.Option(
-            help="--mode answer: continue the run in this JSON report (same questions; --graph may add graphs)"
+            help="--mode answer: continue the run in this JSON report and write it back (same questions; --graph may add graphs)"
         ),
     ] = None,
     list_runs: Annotated[bool, typer.Option("--list", help="list the runs stored in the index")] = False,
@@ -234,7 +236,7 @@ def _answer_run(
         "questions": len(rows),
         "index": str(folder),
     }
-    report = out or folder / "eval-runs" / f"{plan.run_id}.json"
+    report = out or resume or folder / "eval-runs" / f"{plan.run_id}.json"
     _ingest_docs(folder, settings, docs)
     with open_index(folder, settings) as opened:
         answering = AnswerRun(plan, opened, settings, rows, config, report)
