@@ -9,8 +9,14 @@ groups together) onto MiniLM's by least squares. It is fitted on the questions o
 even ones: the share of answerable questions kept, and of off-topic ones refused, at the abstention threshold, by
 MiniLM and by the other model through the line.
 
+With --mmlongbench, the same over whole documents too: each answerable mmlongbench dev question against its own
+document and against another dev document of another type (the off-topic pairs of bench/abstain_threshold.py). A
+long document's best chunk is the best of many, which lifts a compressed scale's off-topic cosines more than
+MiniLM's: the figures are printed for each set apart, through the scale in use (`SIMILARITY_SCALE`), the line
+fitted on xquad and the line fitted on both sets together.
+
     .venv/bin/python bench/similarity_scale.py --minilm .pagegraph/eval-xquad --other .pagegraph/eval-xquad-e5 \
-        [--out bench/results/similarity-scale-e5.json]
+        [--mmlongbench MMLB MMLB_E5] [--out bench/results/similarity-scale-e5.json]
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 XQUAD = REPO.parent / "shared" / "eval" / "xquad"
+MMLONGBENCH = REPO.parent / "shared" / "eval" / "mmlongbench"
 OFF_TOPIC = 2
 ARTICLE_SPAN = 20  # paragraphs this far apart in the set's order come from other articles
 
@@ -52,18 +59,9 @@ def fit(minilm: np.ndarray, other: np.ndarray) -> tuple[float, float]:
     return -intercept / slope, (1 - intercept) / slope
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--minilm", type=Path, required=True, help="an index of the xquad documents built with MiniLM")
-    parser.add_argument("--other", type=Path, required=True, help="the same documents in an index of the other model")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    if not (XQUAD / "questions.jsonl").exists():
-        sys.exit(f"evaluation data not found at {XQUAD} (../shared is absent)")
-
-    from pagegraph.config import GateKnobs
-
-    threshold = GateKnobs().abstain_threshold
+def xquad_pairs() -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """(question, paragraph) pairs of the English xquad rows, whether each is the question's own, and each row's
+    half (its position's parity)."""
     rows = [row for line in (XQUAD / "questions.jsonl").open() if (row := json.loads(line))["language"] == "en"]
     paragraphs = sorted(path.name for path in (XQUAD / "documents" / "en").glob("*.txt"))
     rng = random.Random(7)
@@ -76,28 +74,84 @@ def main() -> int:
             pairs.append((row["question"], document))
             answerable.append(document == own)
             half.append(position % 2)
-    answerable_rows, half_rows = np.array(answerable), np.array(half)
-    minilm, other = best_similarities(args.minilm, pairs), best_similarities(args.other, pairs)
-    floor, ceiling = fit(minilm[half_rows == 1], other[half_rows == 1])
-    mapped = (other - floor) / (ceiling - floor)
+    return pairs, np.array(answerable), np.array(half)
 
-    check = half_rows == 0
-    figures = {"floor": round(float(floor), 4), "ceiling": round(float(ceiling), 4), "threshold": threshold}
-    for name, values in (("minilm", minilm), ("other raw", other), ("other mapped", mapped)):
-        kept = float(np.mean(values[check & answerable_rows] >= threshold))
-        refused = float(np.mean(values[check & ~answerable_rows] < threshold))
-        medians = [float(np.median(values[check & group])) for group in (answerable_rows, ~answerable_rows)]
-        figures[name] = {
-            "answerable_kept": round(kept, 3),
-            "off_topic_refused": round(refused, 3),
-            "median_answerable": round(medians[0], 3),
-            "median_off_topic": round(medians[1], 3),
-        }
-        print(
-            f"{name:>13}: answerable kept {kept:.2f}, off-topic refused {refused:.2f} at {threshold}; medians "
-            f"{medians[0]:.2f} / {medians[1]:.2f} (checked on {int(check.sum())} pairs)"
-        )
-    print(f"SIMILARITY_SCALE entry: ({floor:.4f}, {ceiling:.4f}), fitted on {int((~check).sum())} pairs")
+
+def mmlongbench_pairs() -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """The same for the answerable mmlongbench dev questions of one document: its own, and another dev document of
+    another type (as bench/abstain_threshold.py draws them)."""
+    from pagegraph.eval.questions import load_questions
+
+    rows = [row for row in load_questions(MMLONGBENCH / "dev.jsonl") if row.answerable and len(row.documents) == 1]
+    doc_type = {d: r.doc_type for r in rows for d in r.documents}
+    rng = random.Random(7)
+    pairs, answerable, half = [], [], []
+    for position, row in enumerate(rows):
+        others = [d for d, t in doc_type.items() if t != row.doc_type and d not in row.documents]
+        for document, own in ((row.documents[0], True), (rng.choice(others), False)):
+            pairs.append((row.question, document))
+            answerable.append(own)
+            half.append(position % 2)
+    return pairs, np.array(answerable), np.array(half)
+
+
+def gate_figures(values: np.ndarray, answerable: np.ndarray, threshold: float) -> dict[str, float]:
+    """Answerable pairs kept and off-topic ones refused at `threshold`, and each group's median."""
+    return {
+        "answerable_kept": round(float(np.mean(values[answerable] >= threshold)), 3),
+        "off_topic_refused": round(float(np.mean(values[~answerable] < threshold)), 3),
+        "median_answerable": round(float(np.median(values[answerable])), 3),
+        "median_off_topic": round(float(np.median(values[~answerable])), 3),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minilm", type=Path, required=True, help="an index of the xquad documents built with MiniLM")
+    parser.add_argument("--other", type=Path, required=True, help="the same documents in an index of the other model")
+    parser.add_argument(
+        "--mmlongbench", type=Path, nargs=2, metavar=("MINILM", "OTHER"), help="indexes of the mmlongbench documents"
+    )
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if not (XQUAD / "questions.jsonl").exists():
+        sys.exit(f"evaluation data not found at {XQUAD} (../shared is absent)")
+
+    from pagegraph.config import GateKnobs
+    from pagegraph.llm.embedder import SIMILARITY_SCALE
+    from pagegraph.store.manifest import read_manifest
+
+    threshold = GateKnobs().abstain_threshold
+    sets = {"xquad": (args.minilm, args.other, *xquad_pairs())}
+    if args.mmlongbench:
+        sets["mmlongbench"] = (*args.mmlongbench, *mmlongbench_pairs())
+    measured = {}
+    for name, (minilm_index, other_index, pairs, answerable, half) in sets.items():
+        minilm, other = best_similarities(minilm_index, pairs), best_similarities(other_index, pairs)
+        measured[name] = (minilm, other, answerable, half)
+    lines = {"in use": SIMILARITY_SCALE[read_manifest(args.other).params.embedding_model]}
+    fitted_on = {name: (minilm[half == 1], other[half == 1]) for name, (minilm, other, _, half) in measured.items()}
+    lines["xquad"] = fit(*fitted_on["xquad"])
+    if len(measured) > 1:
+        lines["both"] = fit(*(np.concatenate(values) for values in zip(*fitted_on.values(), strict=True)))
+    figures: dict = {
+        "threshold": threshold,
+        "lines": {k: [round(float(v), 4) for v in line] for k, line in lines.items()},
+    }
+    for name, (minilm, other, answerable, half) in measured.items():
+        check = half == 0
+        figures[name] = {"minilm": gate_figures(minilm[check], answerable[check], threshold)}
+        for line_name, (floor, ceiling) in lines.items():
+            mapped = (other[check] - floor) / (ceiling - floor)
+            figures[name][f"other, {line_name} line"] = gate_figures(mapped, answerable[check], threshold)
+        for row_name, row in figures[name].items():
+            print(
+                f"{name:>11} {row_name:>18}: answerable kept {row['answerable_kept']:.2f}, off-topic refused "
+                f"{row['off_topic_refused']:.2f} at {threshold}; medians {row['median_answerable']:.2f} / "
+                f"{row['median_off_topic']:.2f} (checked on {int(check.sum())} pairs)"
+            )
+    for line_name, (floor, ceiling) in lines.items():
+        print(f"SIMILARITY_SCALE entry, {line_name}: ({floor:.4f}, {ceiling:.4f})")
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
