@@ -13,7 +13,7 @@ With --mmlongbench, the same over whole documents too: each answerable mmlongben
 document and against another dev document of another type (the off-topic pairs of bench/abstain_threshold.py). A
 long document's best chunk is the best of many, which lifts a compressed scale's off-topic cosines more than
 MiniLM's: the figures are printed for each set apart, through the scale in use (`SIMILARITY_SCALE`), the line
-fitted on xquad and the line fitted on both sets together.
+fitted on each set and the line fitted on both together.
 
     .venv/bin/python bench/similarity_scale.py --minilm .pagegraph/eval-xquad --other .pagegraph/eval-xquad-e5 \
         [--mmlongbench MMLB MMLB_E5] [--out bench/results/similarity-scale-e5.json]
@@ -131,7 +131,7 @@ def main() -> int:
         measured[name] = (minilm, other, answerable, half)
     lines = {"in use": SIMILARITY_SCALE[read_manifest(args.other).params.embedding_model]}
     fitted_on = {name: (minilm[half == 1], other[half == 1]) for name, (minilm, other, _, half) in measured.items()}
-    lines["xquad"] = fit(*fitted_on["xquad"])
+    lines.update({name: fit(*values) for name, values in fitted_on.items()})
     if len(measured) > 1:
         lines["both"] = fit(*(np.concatenate(values) for values in zip(*fitted_on.values(), strict=True)))
     figures: dict = {
