@@ -15,9 +15,7 @@ def parse_tune_check(description: str) -> argparse.Namespace:
     parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"), required=True)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    for _, questions in (args.tune, args.check):
-        if not questions.exists():
-            sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
+    _exit_unless_found([args.tune[1], args.check[1]])
     return args
 
 
@@ -31,7 +29,11 @@ def parse_halves(description: str) -> argparse.Namespace:
     parser.add_argument("--check", nargs=2, type=Path, metavar=("INDEX", "QUESTIONS"))
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    for questions in [args.questions] + ([args.check[1]] if args.check else []):
+    _exit_unless_found([args.questions] + ([args.check[1]] if args.check else []))
+    return args
+
+
+def _exit_unless_found(question_files: list[Path]) -> None:
+    for questions in question_files:
         if not questions.exists():
             sys.exit(f"evaluation data not found: {questions} (../shared is absent)")
-    return args
