@@ -26,6 +26,18 @@ REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO.parent / "shared" / "eval" / "mmlongbench"
 
 
+def off_topic_documents(rows: list) -> list[str | None]:
+    """For each answerable question (`EvalQuestion`), a dev document of another type than its own, drawn in order
+    with a fixed seed: its off-topic pair; None for an unanswerable one. bench/similarity_scale.py draws the same."""
+    doc_type = {d: r.doc_type for r in rows for d in r.documents}
+    rng = random.Random(7)
+    drawn: list[str | None] = []
+    for row in rows:
+        others = [d for d, t in doc_type.items() if t != row.doc_type and d not in row.documents]
+        drawn.append(rng.choice(others) if row.answerable else None)
+    return drawn
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--index", type=Path, required=True, help="an index holding the mmlongbench documents")
@@ -42,8 +54,6 @@ def main() -> int:
     from pagegraph.store.index import open_index
 
     rows = load_questions(EVAL / "dev.jsonl")
-    doc_type = {d: r.doc_type for r in rows for d in r.documents}
-    rng = random.Random(7)
     groups: dict[str, list[float]] = {"answerable": [], "off-topic": [], "unanswerable": []}
     with open_index(args.index, Settings()) as index:
         hybrid = first_landed_hybrid(index)
@@ -51,13 +61,12 @@ def main() -> int:
         def relevance(question: str, documents: list[str]) -> float:
             return hybrid.search_with_relevance(question, RetrievalFilter(documents=documents))[1]
 
-        for row in rows:
-            if not row.answerable:
+        for row, other in zip(rows, off_topic_documents(rows), strict=True):
+            if other is None:
                 groups["unanswerable"].append(relevance(row.question, row.documents))
                 continue
             groups["answerable"].append(relevance(row.question, row.documents))
-            others = [d for d, t in doc_type.items() if t != row.doc_type and d not in row.documents]
-            groups["off-topic"].append(relevance(row.question, [rng.choice(others)]))
+            groups["off-topic"].append(relevance(row.question, [other]))
 
     def share_below(values: list[float], threshold: float) -> float:
         return sum(v < threshold for v in values) / len(values)

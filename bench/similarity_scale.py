@@ -9,8 +9,8 @@ groups together) onto MiniLM's by least squares. It is fitted on the questions o
 even ones: the share of answerable questions kept, and of off-topic ones refused, at the abstention threshold, by
 MiniLM and by the other model through the line.
 
-With --mmlongbench, the same over whole documents too: each answerable mmlongbench dev question against its own
-document and against another dev document of another type (the off-topic pairs of bench/abstain_threshold.py). A
+With --mmlongbench, the same over whole documents too: each answerable mmlongbench dev question of one document
+against it and against another dev document of another type (bench/abstain_threshold.py's off-topic pairs). A
 long document's best chunk is the best of many, which lifts a compressed scale's off-topic cosines more than
 MiniLM's: the figures are printed for each set apart, through the scale in use (`SIMILARITY_SCALE`), the line
 fitted on each set and the line fitted on both together.
@@ -78,17 +78,17 @@ def xquad_pairs() -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
 
 
 def mmlongbench_pairs() -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
-    """The same for the answerable mmlongbench dev questions of one document: its own, and another dev document of
-    another type (as bench/abstain_threshold.py draws them)."""
+    """The same for the answerable mmlongbench dev questions of one document: its own, and the document of another
+    type that bench/abstain_threshold.py pairs it with."""
+    from abstain_threshold import off_topic_documents
+
     from pagegraph.eval.questions import load_questions
 
-    rows = [row for row in load_questions(MMLONGBENCH / "dev.jsonl") if row.answerable and len(row.documents) == 1]
-    doc_type = {d: r.doc_type for r in rows for d in r.documents}
-    rng = random.Random(7)
+    rows = load_questions(MMLONGBENCH / "dev.jsonl")
+    drawn = [(row, other) for row, other in zip(rows, off_topic_documents(rows), strict=True) if other]
     pairs, answerable, half = [], [], []
-    for position, row in enumerate(rows):
-        others = [d for d, t in doc_type.items() if t != row.doc_type and d not in row.documents]
-        for document, own in ((row.documents[0], True), (rng.choice(others), False)):
+    for position, (row, other) in enumerate(pair for pair in drawn if len(pair[0].documents) == 1):
+        for document, own in ((row.documents[0], True), (other, False)):
             pairs.append((row.question, document))
             answerable.append(own)
             half.append(position % 2)
