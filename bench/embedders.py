@@ -8,6 +8,9 @@ embedder costs at ingest is bench/ingest.py's figure (`--also-embedder multiling
     .venv/bin/python bench/embedders.py --mmlongbench MMLB --sec10q SEC --xquad XQUAD --out minilm.json
     .venv/bin/python bench/embedders.py --mmlongbench MMLB_E5 --sec10q SEC_E5 --xquad XQUAD_E5 --out e5.json
     .venv/bin/python bench/embedders.py --compare minilm.json e5.json
+
+With --rules-off, `default` is measured beside itself with each of bench/rules_halves.py's rules switched off in
+turn (no routing, page ranking off, ...): which stage costs where `default` trails dense search alone.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 
 from fusion import measure
 from route_share import document_halves
+from rules_halves import RULES_OFF
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 BASELINES = ("bm25", "dense", "routing", "ensemble")
@@ -29,6 +33,8 @@ def figures(args: argparse.Namespace) -> dict[str, dict[str, dict[str, float]]]:
     from pagegraph.config import Context
 
     default = {"default": Context()}
+    if args.rules_off:
+        default |= {name: Context(retrieval=off) for name, off in RULES_OFF.items()}
     found: dict[str, dict[str, dict[str, float]]] = {}
     if args.mmlongbench:
         questions = EVAL / "mmlongbench" / "dev.jsonl"
@@ -76,6 +82,9 @@ def main() -> int:
     parser.add_argument("--sec10q", type=Path, help="an index of ../shared/eval/sec10q/documents")
     parser.add_argument("--xquad", type=Path, help="an index of ../shared/eval/xquad/documents")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--rules-off", action="store_true", help="beside `default`, each rule of bench/rules_halves.py switched off"
+    )
     parser.add_argument("--out", type=Path)
     parser.add_argument("--compare", type=Path, nargs="+", help="print two or more --out files side by side")
     args = parser.parse_args()
