@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.config import Context, RoutingWeights
+from pagegraph.config import Context, RetrievalKnobs, RoutingWeights
 from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.documents import RankedDocument, shared_by_routing, term_scores
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -76,7 +76,8 @@ def test_a_large_library_is_routed_without_a_keyword_search_over_all_of_it(
         return keyword_search(index, query, k, flt)
 
     monkeypatch.setattr(type(reports), "keyword_search", spy)
-    large = Context(retrieval={"route_keywords_up_to": 1, "route_documents": 1})  # three documents count as large
+    # three documents count as large, and their one or two chunks each as long enough to route
+    large = Context(retrieval={"route_keywords_up_to": 1, "route_documents": 1, "route_from_chunks": 0})
     retriever = HybridRetriever.for_context(reports, large)
     question = "How much did Globex services revenue grow in 2023?"
     ranked = retriever.rank_documents(question)
@@ -86,6 +87,24 @@ def test_a_large_library_is_routed_without_a_keyword_search_over_all_of_it(
     assert searched and all(flt is not None and flt.documents for flt in searched), "the routed documents alone"
     catalog = reports.catalog
     assert catalog.sources[catalog.row_of[hits[0].chunk_id]] == "globex-2023.md"
+
+
+def test_a_library_of_documents_no_longer_than_a_few_chunks_is_searched_whole(reports: Index) -> None:
+    """Ranking documents of a chunk or two adds nothing to ranking their passages: such a library is not routed,
+    unless `route_from_chunks` is under its documents' length."""
+    question = "How much did Globex services revenue grow in 2023?"
+    assert reports.profiles.chunks_per_document < RetrievalKnobs().route_from_chunks
+    whole = HybridRetriever.for_context(reports, Context(retrieval={"route_documents": 1}))
+    assert not whole.routes(RetrievalFilter())
+    assert {reports.catalog.sources[reports.catalog.row_of[h.chunk_id]] for h in whole.search(question)} == set(
+        REPORTS
+    ), "every document's passages"
+    short = Context(retrieval={"route_documents": 1, "route_from_chunks": 0})
+    routed = HybridRetriever.for_context(reports, short)
+    assert routed.routes(RetrievalFilter()) and not routed.routes(RetrievalFilter(documents=["acme-2023.md"]))
+    assert {reports.catalog.sources[reports.catalog.row_of[h.chunk_id]] for h in routed.search(question)} == {
+        "globex-2023.md"
+    }
 
 
 def _service_notes(company: str) -> str:

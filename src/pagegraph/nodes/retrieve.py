@@ -198,7 +198,7 @@ def search_keywords(state: SearchState, runtime: Runtime[Context], services: Ser
     hits, relevance = retriever.search_with_relevance(query, flt)
     found = passages(index, hits, 0, context.retrieval.page_rules.printed_offset_support)
     where = f"{len(flt.documents or known)} documents"
-    if not flt.documents and 0 < context.retrieval.route_documents < len(known):
+    if retriever.routes(flt):
         where = f"the best-ranked of {len(known)} documents"
     spelling = retriever.spelling_corrections(query)
     summary = f"{len(found)} chunks in {where}; best similarity {relevance:.2f}{note}{spelling_note(spelling)}"

@@ -137,13 +137,20 @@ class HybridRetriever(BaseRetriever):
         keywords = len(self.index.catalog) <= self.knobs.route_keywords_up_to
         return self._candidates(query, vector, flt, keywords=keywords)
 
-    def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
-        vector = self.index.embedder.embed_queries([query])[0]
-        routes = (
+    def routes(self, flt: RetrievalFilter) -> bool:
+        """Whether a search under `flt` ranks documents first: one naming no documents, in a library of more than
+        `route_documents` documents longer than `route_from_chunks` chunks on average."""
+        profiles = self.index.profiles
+        return bool(
             self.knobs.route_documents
             and flt.documents is None
-            and len(self.index.profiles) > self.knobs.route_documents
+            and len(profiles) > self.knobs.route_documents
+            and profiles.chunks_per_document > self.knobs.route_from_chunks
         )
+
+    def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
+        vector = self.index.embedder.embed_queries([query])[0]
+        routes = self.routes(flt)
         hits, dense = (self._routing_candidates if routes else self._candidates)(query, vector, flt)
         first = None
         if routes:

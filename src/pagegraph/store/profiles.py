@@ -69,6 +69,10 @@ class DocumentProfiles:
             self._bm25 = bm25s.BM25()
             self._bm25.index([self.words[doc_id] for doc_id in self.ids], show_progress=False)
         self.chunk_rows = self._rows_of(chunk_document_ids)
+        counts = np.bincount(self.chunk_rows[self.chunk_rows >= 0], minlength=len(self.ids)).astype(np.float64)
+        # the chunks of the document a chunk lies in, on average: a few long reports among many short notes count
+        # as long, the library's questions being about its text
+        self.chunks_per_document = float((counts**2).sum() / counts.sum()) if counts.sum() else 0.0
         self.centroids = np.zeros((len(self.ids), 0), dtype=np.float32)
         self._allowed = lru_cache(maxsize=64)(self._compute_allowed)
 
