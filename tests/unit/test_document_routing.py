@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pagegraph.config import Context, RetrievalKnobs, RoutingWeights
+from pagegraph.config import Context, RoutingWeights
 from pagegraph.llm.embedder import Embedder
 from pagegraph.retrievers.documents import RankedDocument, shared_by_routing, term_scores
 from pagegraph.retrievers.hybrid import HybridRetriever
@@ -76,8 +76,7 @@ def test_a_large_library_is_routed_without_a_keyword_search_over_all_of_it(
         return keyword_search(index, query, k, flt)
 
     monkeypatch.setattr(type(reports), "keyword_search", spy)
-    # three documents count as large, and their one or two chunks each as long enough to route
-    large = Context(retrieval={"route_keywords_up_to": 1, "route_documents": 1, "route_from_chunks": 0})
+    large = Context(retrieval={"route_keywords_up_to": 1, "route_documents": 1})  # three documents count as large
     retriever = HybridRetriever.for_context(reports, large)
     question = "How much did Globex services revenue grow in 2023?"
     ranked = retriever.rank_documents(question)
@@ -87,24 +86,6 @@ def test_a_large_library_is_routed_without_a_keyword_search_over_all_of_it(
     assert searched and all(flt is not None and flt.documents for flt in searched), "the routed documents alone"
     catalog = reports.catalog
     assert catalog.sources[catalog.row_of[hits[0].chunk_id]] == "globex-2023.md"
-
-
-def test_a_library_of_documents_no_longer_than_a_few_chunks_is_searched_whole(reports: Index) -> None:
-    """Ranking documents of a chunk or two adds nothing to ranking their passages: such a library is not routed,
-    unless `route_from_chunks` is under its documents' length."""
-    question = "How much did Globex services revenue grow in 2023?"
-    assert reports.profiles.chunks_per_document < RetrievalKnobs().route_from_chunks
-    whole = HybridRetriever.for_context(reports, Context(retrieval={"route_documents": 1}))
-    assert not whole.routes(RetrievalFilter())
-    assert {reports.catalog.sources[reports.catalog.row_of[h.chunk_id]] for h in whole.search(question)} == set(
-        REPORTS
-    ), "every document's passages"
-    short = Context(retrieval={"route_documents": 1, "route_from_chunks": 0})
-    routed = HybridRetriever.for_context(reports, short)
-    assert routed.routes(RetrievalFilter()) and not routed.routes(RetrievalFilter(documents=["acme-2023.md"]))
-    assert {reports.catalog.sources[reports.catalog.row_of[h.chunk_id]] for h in routed.search(question)} == {
-        "globex-2023.md"
-    }
 
 
 def _service_notes(company: str) -> str:
@@ -130,6 +111,23 @@ LIBRARY = {
 def library(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, embedder: Embedder):
     with markdown_library(tmp_path_factory.mktemp("library"), LIBRARY, cache_dir, embedder) as index:
         yield index
+
+
+def test_a_document_too_short_to_fill_the_search_is_not_searched_alone(library: Index) -> None:
+    """Routing settles on one document alone only where its passages can fill the search; a document of a chunk or
+    two is searched with the next routed ones."""
+    question = "How did Globex services spending change?"
+    catalog = library.catalog
+
+    def searched(max_chunks: int) -> set[str]:
+        knobs = {"route_documents": 2, "route_alone": 1.0, "max_chunks": max_chunks, "window": 0}
+        retriever = HybridRetriever.for_context(library, Context(retrieval=knobs))
+        return {catalog.sources[catalog.row_of[h.chunk_id]] for h in retriever.search(question)}
+
+    first = HybridRetriever.for_context(library, Context()).rank_documents(question)[0].name
+    assert first == "globex-services.md" and library.profiles.chunks_of(first) == 2
+    assert len(searched(15)) == 2, "the two routed documents together"
+    assert searched(1) == {first}, "one passage asked for: the first document fills it alone"
 
 
 def test_a_routed_document_whose_passages_lose_on_score_still_reaches_the_top_five(library: Index) -> None:

@@ -177,7 +177,9 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         question = "What is the inventory turnover ratio of Acme?"
 
         def first_pages(flt: RetrievalFilter | None, **context: object) -> list[int]:
-            search = HybridRetriever.for_context(index, Context(retrieval={"window": 0, **context})).search
+            # three hits, fewer than the report's pages: routing can settle on the report alone
+            knobs = {"window": 0, "max_chunks": 3, **context}
+            search = HybridRetriever.for_context(index, Context(retrieval=knobs)).search
             return [index.catalog.location(h.chunk_id)[1] for h in search(question, flt)][:2]
 
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"])) == [3, 4]
@@ -188,12 +190,11 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         assert not Ingestor(index).run(others).failed
         ranked = HybridRetriever.for_context(index, Context(retrieval={"route_documents": 2})).rank_documents(question)
         assert ranked[0].name == "acme-10k.pdf" and ranked[1].score < 0.6 * ranked[0].score
-        # the router clearly leads with the report: searched as if the question had named it (four documents of a
-        # few pages each count as long enough to route)
-        assert first_pages(None, route_documents=2, route_from_chunks=0) == [3, 4]
-        assert first_pages(None, route_documents=2, route_from_chunks=0, route_alone=0.0)[0] == 5
+        # the router clearly leads with the report: searched as if the question had named it
+        assert first_pages(None, route_documents=2) == [3, 4]
+        assert first_pages(None, route_documents=2, route_alone=0.0)[0] == 5
         lead = ranked[1].score / ranked[0].score
-        assert first_pages(None, route_documents=2, route_from_chunks=0, route_alone=lead / 2)[0] == 5
+        assert first_pages(None, route_documents=2, route_alone=lead / 2)[0] == 5
 
 
 def test_printed_numbers_are_the_labels_else_the_printed_offset() -> None:

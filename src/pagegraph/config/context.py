@@ -111,13 +111,6 @@ class RetrievalKnobs(BaseModel):
         description="a search over the whole library searches only this many documents, ranked without a model "
         "(0: every document)",
     )
-    route_from_chunks: int = Field(
-        default=15,
-        ge=0,
-        description="a search over the whole library routes only when its documents hold more than this many chunks "
-        "on average (weighted by their chunks): where each document is a paragraph or two, ranking documents adds "
-        "nothing to ranking their passages, and costs some of them (0: route libraries of any length)",
-    )
     route_keywords_up_to: int = Field(
         default=50_000,
         ge=0,
@@ -130,7 +123,8 @@ class RetrievalKnobs(BaseModel):
         ge=0.0,
         le=1.0,
         description="a search over the whole library searches only the best-ranked document, as if the question "
-        "named it, when the second scores under this share of its routing score (0: never)",
+        "named it, when the second scores under this share of its routing score and the first holds more chunks "
+        "than max_chunks, so that its passages alone can fill the search (0: never)",
     )
     routed_share: float = Field(
         default=0.0,

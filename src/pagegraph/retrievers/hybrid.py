@@ -139,13 +139,11 @@ class HybridRetriever(BaseRetriever):
 
     def routes(self, flt: RetrievalFilter) -> bool:
         """Whether a search under `flt` ranks documents first: one naming no documents, in a library of more than
-        `route_documents` documents longer than `route_from_chunks` chunks on average."""
-        profiles = self.index.profiles
+        `route_documents`."""
         return bool(
             self.knobs.route_documents
             and flt.documents is None
-            and len(profiles) > self.knobs.route_documents
-            and profiles.chunks_per_document > self.knobs.route_from_chunks
+            and len(self.index.profiles) > self.knobs.route_documents
         )
 
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:
@@ -157,7 +155,13 @@ class HybridRetriever(BaseRetriever):
             ranked = rank_documents(
                 self.index, query, vector, hits, flt, self.knobs.routing, limit=max(2, self.knobs.route_documents)
             )
-            alone = len(ranked) > 1 and ranked[1].score < self.knobs.route_alone * ranked[0].score
+            # one document alone only where it can fill the search: the passages of a note or a paragraph alone
+            # would leave places empty that the next documents' passages could hold
+            alone = (
+                len(ranked) > 1
+                and ranked[1].score < self.knobs.route_alone * ranked[0].score
+                and self.index.profiles.chunks_of(ranked[0].name) > self.knobs.max_chunks
+            )
             chosen = ranked[:1] if alone else ranked[: self.knobs.route_documents]
             routed = flt.model_copy(update={"documents": [d.name for d in chosen]})
             hits, dense = self._candidates(query, vector, routed)

@@ -69,10 +69,7 @@ class DocumentProfiles:
             self._bm25 = bm25s.BM25()
             self._bm25.index([self.words[doc_id] for doc_id in self.ids], show_progress=False)
         self.chunk_rows = self._rows_of(chunk_document_ids)
-        counts = np.bincount(self.chunk_rows[self.chunk_rows >= 0], minlength=len(self.ids)).astype(np.float64)
-        # the chunks of the document a chunk lies in, on average: a few long reports among many short notes count
-        # as long, the library's questions being about its text
-        self.chunks_per_document = float((counts**2).sum() / counts.sum()) if counts.sum() else 0.0
+        self._chunk_counts = np.bincount(self.chunk_rows[self.chunk_rows >= 0], minlength=len(self.ids))
         self.centroids = np.zeros((len(self.ids), 0), dtype=np.float32)
         self._allowed = lru_cache(maxsize=64)(self._compute_allowed)
 
@@ -84,6 +81,11 @@ class DocumentProfiles:
         starts = np.flatnonzero(np.r_[True, document_ids[1:] != document_ids[:-1]])
         rows = np.array([self.row_of.get(document_ids[start], -1) for start in starts], dtype=np.int64)
         return np.repeat(rows, np.diff(np.r_[starts, len(document_ids)]))
+
+    def chunks_of(self, name: str) -> int:
+        """How many chunks the document named `name` holds (0: none profiled)."""
+        row = self.row_named.get(name)
+        return 0 if row is None else int(self._chunk_counts[row])
 
     def set_centroids(self, centroids: np.ndarray) -> None:
         """Each document's centroid, in `ids` order."""
