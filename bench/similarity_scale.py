@@ -118,7 +118,7 @@ def main() -> int:
         sys.exit(f"evaluation data not found at {XQUAD} (../shared is absent)")
 
     from pagegraph.config import GateKnobs
-    from pagegraph.llm.embedder import SIMILARITY_SCALE
+    from pagegraph.llm.embedder import SIMILARITY_SCALE, on_minilm_scale
     from pagegraph.store.manifest import read_manifest
 
     threshold = GateKnobs().abstain_threshold
@@ -141,8 +141,8 @@ def main() -> int:
     for name, (minilm, other, answerable, half) in measured.items():
         check = half == 0
         figures[name] = {"minilm": gate_figures(minilm[check], answerable[check], threshold)}
-        for line_name, (floor, ceiling) in lines.items():
-            mapped = (other[check] - floor) / (ceiling - floor)
+        for line_name, line in lines.items():
+            mapped = on_minilm_scale(other[check], line)
             figures[name][f"other, {line_name} line"] = gate_figures(mapped, answerable[check], threshold)
         for row_name, row in figures[name].items():
             print(

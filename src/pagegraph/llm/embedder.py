@@ -57,6 +57,21 @@ MAX_TOKENS_OF = {MODEL_NAME: MAX_TOKENS, MULTILINGUAL_MODEL: 512}
 SIMILARITY_SCALE = {MODEL_NAME: (0.0, 1.0), MULTILINGUAL_MODEL: (0.7576, 0.9639)}
 
 
+@overload
+def on_minilm_scale(cosine: float, line: tuple[float, float]) -> float: ...
+
+
+@overload
+def on_minilm_scale(cosine: np.ndarray, line: tuple[float, float]) -> np.ndarray: ...
+
+
+def on_minilm_scale(cosine: float | np.ndarray, line: tuple[float, float]) -> float | np.ndarray:
+    """Cosines of a model on MiniLM's scale, within [-1, 1], through `line` (the model's cosines that map to 0 and
+    1: its `SIMILARITY_SCALE` entry, or one a benchmark fits)."""
+    floor, ceiling = line
+    return np.clip((cosine - floor) / (ceiling - floor), -1.0, 1.0)
+
+
 _LETTER = regex.compile(r"\p{L}")
 _LATIN = regex.compile(r"\p{Latin}")
 _SCRIPT_SAMPLE_CHARS = 20_000
@@ -152,8 +167,7 @@ class Embedder(LangChainEmbeddings):
     def comparable(self, cosine: float | np.ndarray) -> float | np.ndarray:
         """A cosine of this model on MiniLM's scale (`SIMILARITY_SCALE`), within [-1, 1]: thresholds and weights
         calibrated on MiniLM's similarities hold for every index."""
-        floor, ceiling = SIMILARITY_SCALE[self.model]
-        return np.clip((cosine - floor) / (ceiling - floor), -1.0, 1.0)
+        return on_minilm_scale(cosine, SIMILARITY_SCALE[self.model])
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.embed(texts).tolist()
