@@ -1,15 +1,19 @@
-"""The embedder of an index: names `ingest --embedder` takes, which scripts each model reads, and similarities on
-MiniLM's scale."""
+"""The embedder of an index: names `ingest --embedder` takes, which scripts each model reads (a question in a script
+it does not read is searched by keywords alone), and similarities on MiniLM's scale."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pagegraph.config import Settings
+from pagegraph.config import RetrievalKnobs, Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.llm.embedder import MULTILINGUAL_MODEL, SIMILARITY_SCALE, Embedder, embedding_model
 from pagegraph.llm.minilm import MODEL_NAME
+from pagegraph.retrievers.hybrid import HybridRetriever
+from tests.conftest import markdown_library
 
 
 def test_embedder_names_stand_for_their_models_and_others_are_refused() -> None:
@@ -35,3 +39,28 @@ def test_similarities_are_put_on_minilm_scale() -> None:
     assert np.array_equal(english.comparable(cosines), cosines), "MiniLM's own scale is left as it is"
     floor, ceiling = SIMILARITY_SCALE[MULTILINGUAL_MODEL]
     assert 0.0 < floor < ceiling <= 1.0, "e5's cosines of unrelated texts sit well above 0"
+
+
+FERRIES = {
+    "ferry-greek.md": "# Δρομολόγια\n\nΤο πλοίο για τη Νάξο αναχωρεί στις έξι το πρωί από τον Πειραιά.\n",
+    "ferry-greek-fares.md": "# Εισιτήρια\n\nΤο εισιτήριο για τη Νάξο κοστίζει σαράντα ευρώ.\n",
+    "ferry-english.md": "# Timetable\n\nThe ferry to Naxos leaves Piraeus at six in the morning.\n",
+}
+
+
+def test_a_question_the_embedder_cannot_read_is_searched_by_keywords_alone(
+    tmp_path: Path, cache_dir: Path, embedder: Embedder
+) -> None:
+    with markdown_library(tmp_path, FERRIES, cache_dir, embedder) as index:
+
+        def fused(question: str, **knobs: float) -> list[tuple[str, float]]:
+            return [
+                (h.chunk_id, round(h.score, 6))
+                for h in HybridRetriever(index=index, knobs=RetrievalKnobs(**knobs)).fused(question)
+            ]
+
+        greek = "Πότε αναχωρεί το πλοίο για τη Νάξο;"
+        assert not embedder.reads(greek)
+        assert fused(greek) == fused(greek, alpha=1.0), "BM25's scores alone"
+        english = "When does the ferry to Naxos leave?"
+        assert fused(english) != fused(english, alpha=1.0), "a question it reads: cosines weigh in"

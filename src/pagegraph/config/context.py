@@ -80,7 +80,8 @@ class RetrievalKnobs(BaseModel):
         default=0.4,
         ge=0.0,
         le=1.0,
-        description="BM25 weight in the fusion of normalised BM25 and cosine scores (chosen with bench/fusion.py)",
+        description="BM25 weight in the fusion of normalised BM25 and cosine scores (chosen with bench/fusion.py); "
+        "a question in a script the index's embedder does not read is searched by BM25's scores alone",
     )
     window: int = Field(default=1, ge=0, le=5, description="neighbouring chunks added on each side of a hit")
     page_ranking: bool = Field(
