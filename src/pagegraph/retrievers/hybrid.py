@@ -141,7 +141,7 @@ class HybridRetriever(BaseRetriever):
 
     def routes(self, flt: RetrievalFilter) -> bool:
         """Whether a search under `flt` ranks documents first: one naming no documents, in a library of more than
-        `route_documents`."""
+        `route_documents` documents."""
         return bool(
             self.knobs.route_documents
             and flt.documents is None

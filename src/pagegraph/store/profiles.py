@@ -69,7 +69,6 @@ class DocumentProfiles:
             self._bm25 = bm25s.BM25()
             self._bm25.index([self.words[doc_id] for doc_id in self.ids], show_progress=False)
         self.chunk_rows = self._rows_of(chunk_document_ids)
-        self._chunk_counts = np.bincount(self.chunk_rows[self.chunk_rows >= 0], minlength=len(self.ids))
         self.centroids = np.zeros((len(self.ids), 0), dtype=np.float32)
         self._allowed = lru_cache(maxsize=64)(self._compute_allowed)
 
@@ -85,7 +84,7 @@ class DocumentProfiles:
     def chunks_of(self, name: str) -> int:
         """How many chunks the document named `name` holds (0: none profiled)."""
         row = self.row_named.get(name)
-        return 0 if row is None else int(self._chunk_counts[row])
+        return 0 if row is None else self.documents[row].n_chunks
 
     def set_centroids(self, centroids: np.ndarray) -> None:
         """Each document's centroid, in `ids` order."""
