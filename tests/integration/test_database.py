@@ -305,6 +305,26 @@ def test_search_tables_of_an_older_tokenizer_are_refilled_by_the_next_writer(
         assert reader.unsearchable == [] and reader.keyword_search("渡轮几点出发", 3)
 
 
+def test_search_tables_from_before_stems_are_searched_as_they_are_until_the_next_writer(
+    tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = database_settings(tmp_path, cache_dir, database_url, "stems")
+    with open_index(settings.index, settings, write=True, embedder=embedder) as index:
+        Ingestor(index).run([SAMPLES / "commissioning-guide.md"])
+        before = index.keyword_search("AC breaker rated", 5)
+    recipe = "bm25-words-4/nfkc-casefold-words-unspaced-bigrams-v2"  # as the pagegraph before stems left it
+    with psycopg.connect(database_url) as conn:
+        conn.execute(f"UPDATE {index_schema(settings.index)}.meta SET value = %s WHERE key = 'search'", (recipe,))
+    with open_index(settings.index, settings, embedder=embedder) as reader:
+        assert reader.unsearchable == [] and not reader.keyword_search_is_current()
+        assert "holds no stems" in caplog.text
+        assert reader.keyword_search("AC breaker rated", 5) == before, "searched as it is"
+    with open_index(settings.index, settings, write=True, embedder=embedder):
+        pass
+    with open_index(settings.index, settings, embedder=embedder) as reader:
+        assert reader.keyword_search_is_current() and reader.keyword_search("AC breaker rated", 5) == before
+
+
 def test_from_index_copies_a_folder_index_without_re_embedding(
     tmp_path: Path, cache_dir: Path, database_url: str, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

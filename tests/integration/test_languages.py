@@ -1,5 +1,5 @@
 """Documents in other languages: a Chinese and a Thai note beside the English samples, found by a question in their
-own language, on both backends; a folder index whose BM25 an older tokenizer built is rebuilt by the next writer; and
+own language, and a Russian one by a question whose words it holds only in other inflections, on both backends; a folder index whose BM25 an older tokenizer built is rebuilt by the next writer; and
 an index of the multilingual embedder."""
 
 from __future__ import annotations
@@ -28,6 +28,13 @@ NOTES = {
     "ferry-th.md": "# เรือข้ามฟาก\n\nเรือข้ามฟากออกจากท่าเรือทุกวันเวลาหกโมงเช้า ซื้อตั๋วได้ที่ช่องขายตั๋วบนท่าเรือ\n",
 }
 QUESTIONS = {"ferry-zh.md": "渡轮早上几点出发？", "ferry-th.md": "เรือข้ามฟากออกกี่โมง"}
+# A Russian note that holds the question's words only in other inflections ("гаваней", "гавани"), and one that
+# holds two of its words as written but is about something else.
+INFLECTED = {
+    "ferry-ru.md": "# Паром\n\nПаром отправляется из северной гавани каждое утро, билет продаётся в кассе на причале.\n",
+    "museum-ru.md": "# Музей\n\nКогда открывается музей? Музей открывается в десять часов утра, из-за ремонта позже.\n",
+}
+INFLECTED_QUESTION = "Когда отправляются паромы из гаваней и где продаются билеты?"
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -37,7 +44,7 @@ def index(
     root = tmp_path_factory.mktemp("languages")
     docs = root / "docs"
     shutil.copytree(SAMPLES, docs)
-    for name, text in NOTES.items():
+    for name, text in (NOTES | INFLECTED).items():
         (docs / name).write_text(text)
     settings = on_backend(Settings(index=root / "index", cache_dir=cache_dir), request.param, request)
     with open_index(settings.index, settings, write=True, embedder=embedder) as opened:
@@ -51,6 +58,13 @@ def test_a_note_is_found_by_a_question_in_its_language(index, name: str) -> None
     assert index.catalog.location(best)[0] == name, "by keyword"
     hits = HybridRetriever.for_context(index, Context()).search(QUESTIONS[name])
     assert index.catalog.location(hits[0].chunk_id)[0] == name, "by the graphs' search"
+
+
+def test_a_question_finds_a_note_that_holds_its_words_in_other_inflections(index) -> None:
+    best = index.keyword_search(INFLECTED_QUESTION, 1)[0][0]
+    assert index.catalog.location(best)[0] == "ferry-ru.md", "by the stems of its words"
+    hits = HybridRetriever.for_context(index, Context()).search(INFLECTED_QUESTION)
+    assert index.catalog.location(hits[0].chunk_id)[0] == "ferry-ru.md", "by the graphs' search"
 
 
 def test_a_bm25_an_older_tokenizer_built_is_rebuilt_by_the_next_writer(

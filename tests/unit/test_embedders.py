@@ -1,5 +1,5 @@
-"""The embedder of an index: names `ingest --embedder` takes, which scripts each model reads (a question in a script
-it does not read is searched by keywords alone), and similarities on MiniLM's scale."""
+"""The embedder of an index: names `ingest --embedder` takes, which scripts each model reads and which languages it
+was trained on (a question in another is searched by keywords alone), and similarities on MiniLM's scale."""
 
 from __future__ import annotations
 
@@ -33,6 +33,16 @@ def test_the_english_embedder_says_which_texts_it_cannot_read(tmp_path) -> None:
     assert english.reads("Паром (ferry) отправляется в шесть утра, the ferry leaves at six in the morning daily.")
 
 
+def test_the_english_embedder_says_which_questions_are_in_a_language_it_was_not_trained_on(tmp_path) -> None:
+    settings = Settings(cache_dir=tmp_path)
+    english, multilingual = Embedder(settings), Embedder(settings, "multilingual-e5")
+    assert english.understands("When does the ferry to Naxos leave in the morning?")
+    assert english.understands("SB-40 weight?"), "a question no language is likely for is taken as English"
+    others = ["¿A qué hora sale el transbordador hacia Naxos?", "Wann fährt die Fähre nach Naxos ab?", "渡轮几点出发？"]
+    assert not any(english.understands(question) for question in others)
+    assert all(multilingual.understands(question) for question in others)
+
+
 def test_similarities_are_put_on_minilm_scale() -> None:
     english = Embedder(Settings())
     cosines = np.array([-0.1, 0.19, 0.73])
@@ -48,7 +58,7 @@ FERRIES = {
 }
 
 
-def test_a_question_the_embedder_cannot_read_is_searched_by_keywords_alone(
+def test_a_question_the_embedder_cannot_read_or_was_not_taught_is_searched_by_keywords_alone(
     tmp_path: Path, cache_dir: Path, embedder: Embedder
 ) -> None:
     with markdown_library(tmp_path, FERRIES, cache_dir, embedder) as index:
@@ -62,5 +72,7 @@ def test_a_question_the_embedder_cannot_read_is_searched_by_keywords_alone(
         greek = "Πότε αναχωρεί το πλοίο για τη Νάξο;"
         assert not embedder.reads(greek)
         assert fused(greek) == fused(greek, alpha=1.0), "BM25's scores alone"
+        spanish = "¿A qué hora sale el barco hacia Naxos?"
+        assert embedder.reads(spanish) and fused(spanish) == fused(spanish, alpha=1.0), "nor one it was not taught"
         english = "When does the ferry to Naxos leave?"
         assert fused(english) != fused(english, alpha=1.0), "a question it reads: cosines weigh in"

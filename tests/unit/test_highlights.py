@@ -14,7 +14,7 @@ from pagegraph.cli.answer_view import JsonLinesView, StreamedAnswer
 from pagegraph.cli.ask import _run_question
 from pagegraph.config import Context, ReadingKnobs, Settings
 from pagegraph.llm.embedder import Embedder
-from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights
+from pagegraph.retrievers.highlights import answer_shape, locate_in_chunks, pick_highlights, score_sentences
 from pagegraph.services import Services
 from pagegraph.state.answering import Evidence, Highlight
 from pagegraph.state.documents import Chunk, Page
@@ -137,6 +137,29 @@ def test_a_rare_question_word_outweighs_the_name_every_sentence_shares(embedder:
     best = _best_highlight("How much does the SB-40 weigh?", text, "manual.pdf", "5 Technical data", 4, embedder)
     assert best.sentence == "It weighs 98 kg without the wall bracket."
     assert best.label == "[manual.pdf, 5 Technical data, p. 4]" and text[best.start : best.end] == best.sentence
+
+
+def test_a_question_the_embedder_cannot_read_weighs_sentences_by_their_words(embedder: Embedder) -> None:
+    """MiniLM's cosines of Russian are noise: the weight they had goes to the question's words the sentence holds."""
+    text = "Паром отправляется из гавани в шесть утра. Билеты продаются в кассе на причале. Детям скидка."
+    passage = Evidence(id="c1", chunk_ids=["c1"], source="ferry.md", start_page=1, end_page=1, text=text, score=1.0)
+    reading = ReadingKnobs()
+    weights = reading.sentence_weights
+    words_alone = reading.model_copy(
+        update={
+            "sentence_weights": weights.model_copy(update={"dense": 0.0, "lexical": weights.dense + weights.lexical})
+        }
+    )
+    russian = "Где продаются билеты на паром?"
+    assert not embedder.reads(russian)
+    scored = score_sentences(russian, [passage], embedder, reading)
+    assert scored == score_sentences(russian, [passage], embedder, words_alone)
+    assert max(scored, key=lambda s: s.score).sentence == "Билеты продаются в кассе на причале."
+    english = "Where are ferry tickets sold?"
+    english_passage = passage.model_copy(update={"text": "The ferry leaves at six. Tickets are sold at the pier."})
+    assert score_sentences(english, [english_passage], embedder, reading) != score_sentences(
+        english, [english_passage], embedder, words_alone
+    ), "a question it reads: cosines weigh in"
 
 
 def _graph(sample_index: Path, cache_dir: Path, embedder: Embedder, graph: str, *replies: Reply):

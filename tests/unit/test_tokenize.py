@@ -1,11 +1,12 @@
 """BM25's words in every script: words where a script puts spaces between them, overlapping character pairs where it
-does not; NFKC and case folding first. And highlight sentences split on each script's own stops."""
+does not; NFKC and case folding first; the stems of a text's words in its language beside them. And highlight
+sentences split on each script's own stops."""
 
 from __future__ import annotations
 
 from pagegraph.config import ReadingKnobs
 from pagegraph.text.sentences import sentences
-from pagegraph.text.words import tokenize
+from pagegraph.text.words import indexed_words, query_words, tokenize
 
 
 def test_english_words_lower_cased_without_stopwords_and_single_letters() -> None:
@@ -52,3 +53,35 @@ def test_sentences_split_on_each_scripts_stops() -> None:
         "It weighs 98 kg.",
         "It is 1.2 m tall and e.g. grey.",
     ]
+
+
+def test_a_chunk_and_a_question_in_another_inflection_meet_by_their_stems() -> None:
+    chunk = "Паром отправляется из северной гавани каждое утро, билет продаётся в кассе на причале."
+    question = "Когда отправляются паромы из гаваней и где продаются билеты?"
+    assert set(tokenize(chunk)) & set(tokenize(question)) == {"из"}
+    assert {"отправля:ru", "гаван:ru", "билет:ru", "прода:ru"} <= set(indexed_words(chunk)) & set(query_words(question))
+    assert indexed_words(chunk)[: len(tokenize(chunk))] == tokenize(chunk), "the words as written stay"
+
+
+def test_english_is_searched_by_its_whole_words() -> None:
+    text = "Revenues increased 12% in fiscal 2024 — the company’s highest growth."
+    assert indexed_words(text) == tokenize(text)
+    assert query_words("Which companies reported increasing revenues?") == tuple(
+        tokenize("Which companies reported increasing revenues?")
+    )
+
+
+def test_stems_meet_only_stems_of_their_language() -> None:
+    """A stem never meets a word as written: a short English query taken for another language finds in an English
+    chunk what its words find."""
+    english_chunk = set(indexed_words("Fine-tuned models generalise better — see the table’s totals."))
+    for stems in (query_words("Поиск моделей"), tuple(indexed_words("Schnelle Modelle für die Suche nach Fähren"))):
+        marked = [word for word in stems if ":" in word]
+        assert marked and not english_chunk & set(marked)
+    assert not english_chunk & {w for w in query_words("Schnelle Modelle") if ":" in w}
+
+
+def test_a_question_in_a_language_without_a_stemmer_keeps_its_words() -> None:
+    assert query_words("Tesla sinh năm nào và lớn lên ở đâu?") == tuple(
+        tokenize("Tesla sinh năm nào và lớn lên ở đâu?")
+    )

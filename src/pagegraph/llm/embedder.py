@@ -33,6 +33,7 @@ from langchain_core.embeddings import Embeddings as LangChainEmbeddings
 from pagegraph.config import Settings
 from pagegraph.errors import PagegraphError
 from pagegraph.llm.minilm import DIMENSION, MAX_TOKENS, MODEL_NAME, load_tokenizer, model_path
+from pagegraph.text.language import likely_language
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +158,14 @@ class Embedder(LangChainEmbeddings):
         sample = text[:_SCRIPT_SAMPLE_CHARS]
         letters = len(_LETTER.findall(sample))
         return not letters or 2 * len(_LATIN.findall(sample)) >= letters
+
+    def understands(self, question: str) -> bool:
+        """Whether the model was trained on the question's language: MiniLM on English alone (a question it reads
+        but that is likelier than not in another language is ranked by the word-pieces it shares with a passage, not
+        by what it means), multilingual-e5 on about 100 languages."""
+        if self.model != MODEL_NAME:
+            return True
+        return self.reads(question) and likely_language(question) in (None, "en")
 
     @overload
     def comparable(self, cosine: float) -> float: ...

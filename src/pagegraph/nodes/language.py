@@ -1,30 +1,18 @@
-"""The language of a question (py3langid, among `prompts.languages.LANGUAGE_NAMES`): answers, refusals and the band's
-name are written in it."""
+"""The language of a question (`text.language`): answers, refusals and the band's name are written in it."""
 
 from __future__ import annotations
-
-from functools import cache
-from typing import Any
 
 from pagegraph.config import ReadingKnobs
 from pagegraph.prompts.languages import ANSWER_LANGUAGE, BAND_TEXTS, LANGUAGE_NAMES
 from pagegraph.state.answering import Band
-
-
-@cache
-def _identifier() -> Any:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages(list(LANGUAGE_NAMES))
-    return identifier
+from pagegraph.text.language import identify
 
 
 def question_language(question: str, reading: ReadingKnobs) -> str:
     """The question's language code; "en" when no language is likely enough, or with `reading.answer_language` off."""
     if not reading.answer_language:
         return "en"
-    language, probability = _identifier().classify(question)
+    language, probability = identify(question)
     return language if probability >= reading.language_min_confidence else "en"
 
 

@@ -153,15 +153,20 @@ def score_sentences(
     question: str, passages: Sequence[Evidence], embedder: Embedder, reading: ReadingKnobs
 ) -> list[ScoredSentence]:
     """Every sentence of `passages` (best passage first), in reading order, scored by `reading.sentence_weights`
-    for how likely it holds the answer to `question`."""
+    for how likely it holds the answer to `question`. For a question in a script the embedder does not read, its
+    cosines are noise: the words it holds take their weight."""
     weights = reading.sentence_weights
     candidates = [
         (rank, offset, sentence) for rank, p in enumerate(passages) for offset, sentence in sentences(p.text, reading)
     ]
     if not candidates:
         return []
-    cosines = embedder.embed([sentence for _, _, sentence in candidates]) @ embedder.embed_queries([question])[0]
-    dense = embedder.comparable(cosines)
+    dense_weight, lexical_weight = weights.dense, weights.lexical
+    if embedder.reads(question):
+        cosines = embedder.embed([sentence for _, _, sentence in candidates]) @ embedder.embed_queries([question])[0]
+        dense = embedder.comparable(cosines)
+    else:
+        dense_weight, lexical_weight, dense = 0.0, weights.dense + weights.lexical, np.zeros(len(candidates))
     terms = content_words(question)
     found = [{t for t in terms if matches(t, content_words(sentence), reading)} for _, _, sentence in candidates]
     # A question word found in every passage (the product's name, say) tells less than one found in few.
@@ -172,7 +177,7 @@ def score_sentences(
     for (rank, offset, sentence), similarity, matched in zip(candidates, dense, found):
         lexical = sum(weight[t] for t in matched) / total if total else 0.0
         fit = shape_fit(sentence, shape)
-        score = weights.dense * float(similarity) + weights.lexical * lexical + weights.shape * fit
+        score = dense_weight * float(similarity) + lexical_weight * lexical + weights.shape * fit
         if shape == "number" and not fit:
             score *= weights.no_number  # a sentence without a figure can hardly state the figure asked for
         score += weights.rank / (1 + rank)

@@ -126,8 +126,9 @@ class HybridRetriever(BaseRetriever):
             similarity.update(zip(missing, index.similarities(missing, vector).tolist()))
         lexical_scores = np.array([keyword_score[chunk_id] for chunk_id in pool], dtype=np.float64)
         similarities = np.array([similarity[chunk_id] for chunk_id in pool], dtype=np.float64)
-        # a question in a script the embedder does not read (MiniLM and Greek, Thai, ...): its cosines are noise
-        alpha = self.knobs.alpha if index.embedder.reads(query) else 1.0
+        # a question in a language the embedder was not trained on (MiniLM and Spanish, Greek, Thai, ...): its
+        # cosines are noise
+        alpha = self.knobs.alpha if index.embedder.understands(query) else 1.0
         fused = convex_fusion(pool, lexical_scores, similarities, alpha)
         return [ScoredChunk(chunk_id, score, "hybrid") for chunk_id, score in fused], dense
 

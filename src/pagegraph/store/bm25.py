@@ -16,7 +16,7 @@ import bm25s
 import numpy as np
 
 from pagegraph.store.manifest import IndexParams
-from pagegraph.text.words import TOKENIZER, tokenize
+from pagegraph.text.words import TOKENIZER, indexed_words, query_words
 
 BM25_DIR = "bm25"
 _STATE_FILE = "state.json"
@@ -73,7 +73,7 @@ class BM25Index:
         tmp = Path(tempfile.mkdtemp(prefix=".bm25-", dir=parent))
         try:
             if texts:
-                retriever.index([tokenize(text) for text in texts], show_progress=False)
+                retriever.index([indexed_words(text) for text in texts], show_progress=False)
                 retriever.save(str(tmp))
             (tmp / _IDS_FILE).write_text(json.dumps(chunk_ids))
             np.save(tmp / _VECTORS_FILE, vectors.astype(np.float32))
@@ -116,7 +116,7 @@ class BM25Index:
         retriever, ids = self._loaded
         if retriever is None:
             return np.zeros(0, dtype=np.float32)
-        tokens = [t for t in tokenize(query) if t in retriever.vocab_dict]
+        tokens = [t for t in query_words(query) if t in retriever.vocab_dict]
         if not tokens:
             return np.zeros(len(ids), dtype=np.float32)
         return np.asarray(retriever.get_scores(tokens))

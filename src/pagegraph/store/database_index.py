@@ -4,6 +4,7 @@ and nothing is kept on the machine that opens it."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +22,7 @@ from pagegraph.store.manifest import IndexParams, Manifest
 from pagegraph.store.postgres import KeywordScoring, PostgresStore, index_schema, redacted
 from pagegraph.store.profiles import DocumentProfiles
 from pagegraph.store.records import DocumentWrite
-from pagegraph.text.words import word_counts
+from pagegraph.text.words import query_words
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,8 @@ class DatabaseIndex(StoredReads[PostgresStore]):
     # the snapshot (`_take_snapshot`): the committed state it was taken at, and what was read at it
     generation: int
     store_generation: int
-    searchable: bool
+    searchable: bool  # its keyword search can be read: today's recipe, or the one before stems
+    search_current: bool  # ... of today's recipe
     catalog: ChunkCatalog
     profiles: DocumentProfiles
     _centroids: dict[str, np.ndarray]
@@ -106,6 +108,12 @@ class DatabaseIndex(StoredReads[PostgresStore]):
                 "ingest` into it fills it",
                 where,
             )
+        elif not self.search_current:
+            logger.warning(
+                "%s was made by an older pagegraph: its keyword search holds no stems (other forms of a word in 21 "
+                "languages) and is searched as it is until the next `pagegraph ingest` into it fills it again",
+                where,
+            )
 
     def _take_snapshot(self, previous: DatabaseIndex | None = None) -> None:
         """Read the catalog, the document profiles and the keyword totals of one committed state. With `previous`,
@@ -120,7 +128,8 @@ class DatabaseIndex(StoredReads[PostgresStore]):
         )
         with self.store.db.snapshot():
             self.generation = self.store_generation = self.store.generation()
-            self.searchable = self.store.search.search_ready()
+            self.search_current = self.store.search.search_ready()
+            self.searchable = self.search_current or self.store.search.search_readable()
             self._search_totals = self.store.search.search_totals() if self.searchable else (0, 0)
             if carried is None or not self.searchable or not self._carry_over(carried):
                 rows = self.store.chunk_catalog()
@@ -156,7 +165,7 @@ class DatabaseIndex(StoredReads[PostgresStore]):
         return DatabaseIndex(self.folder, self.settings, embedder=self.embedder, previous=self)
 
     def keyword_search_is_current(self) -> bool:
-        return self.searchable
+        return self.search_current
 
     def make_searchable(self) -> None:
         """A commit makes a document searchable in the database: this only moves this process's snapshot on."""
@@ -165,7 +174,7 @@ class DatabaseIndex(StoredReads[PostgresStore]):
     def _query_weights(self, query: str) -> dict[str, float]:
         """Each of the query's words some chunk holds, weighted by its idf times how often the query says it."""
         chunks, _ = self._search_totals
-        counts = word_counts(query)
+        counts = Counter(query_words(query))
         if not chunks or not counts:
             return {}
         held = self.store.search.document_frequencies(list(counts))

@@ -14,7 +14,7 @@ import numpy as np
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.chunk_text import document_label
 from pagegraph.store.records import RecordStore
-from pagegraph.text.words import tokenize
+from pagegraph.text.words import indexed_words, query_words
 
 _SECTION_LEVELS = 2
 _PROFILE_WORDS = 600
@@ -63,7 +63,7 @@ class DocumentProfiles:
             parts = [document_label(doc.name, doc.title), doc.title, *titles.get(doc.id, [])]
             if summary is not None:
                 parts[2:2] = [summary.document_type, summary.summary, ", ".join(summary.key_topics), summary.opening]
-            self.words[doc.id] = tokenize(" ".join(" ".join(parts).split()[:_PROFILE_WORDS]))
+            self.words[doc.id] = indexed_words(" ".join(" ".join(parts).split()[:_PROFILE_WORDS]))
         self._bm25: bm25s.BM25 | None = None
         if any(self.words.values()):
             self._bm25 = bm25s.BM25()
@@ -107,7 +107,7 @@ class DocumentProfiles:
         """BM25 score of every document's profile, in `ids` order."""
         if self._bm25 is None:
             return np.zeros(len(self.ids), dtype=np.float32)
-        tokens = [t for t in tokenize(query) if t in self._bm25.vocab_dict]
+        tokens = [t for t in query_words(query) if t in self._bm25.vocab_dict]
         return self._bm25.get_scores(tokens) if tokens else np.zeros(len(self.ids), dtype=np.float32)
 
     def similarity(self, vector: np.ndarray) -> np.ndarray:

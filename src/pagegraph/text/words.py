@@ -1,22 +1,65 @@
 """Words as the keyword search and every length rule count them: NFKC-normalised, case-folded words, English
-stopwords dropped, and scripts written without spaces read as character pairs; and a text's content words, as the
-evidence scoring and the answer checks match a question's words with them."""
+stopwords dropped, and scripts written without spaces read as character pairs; the words keyword search indexes and
+searches by, with their stems in the text's language beside them; and a text's content words, as the evidence scoring
+and the answer checks match a question's words with them."""
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
-from collections import Counter
+from functools import lru_cache
+from typing import Any
 
 import regex
 from bm25s.stopwords import STOPWORDS_EN
 
 from pagegraph.config import ReadingKnobs
+from pagegraph.text.language import identify, likely_language
 
 _STOPWORDS = frozenset(STOPWORDS_EN)
-# What `tokenize` makes of text. Every keyword index records it (a folder's BM25, a database's search tables), and
-# the next writer rebuilds one made by another.
-TOKENIZER = "nfkc-casefold-words-unspaced-bigrams-v2"
+# What `indexed_words` makes of text. Every keyword index records it (a folder's BM25, a database's search tables),
+# and the next writer rebuilds one made by another.
+TOKENIZER = "nfkc-casefold-words-unspaced-bigrams-v2/snowball-stems-v2"
+# The Snowball stemmer (PyStemmer) of each language `text.language` tells apart that has one. English has one but
+# is searched by its whole words, as it was tuned.
+_STEMMERS = {
+    "ar": "arabic",
+    "cs": "czech",
+    "da": "danish",
+    "de": "german",
+    "el": "greek",
+    "es": "spanish",
+    "fa": "persian",
+    "fi": "finnish",
+    "fr": "french",
+    "hi": "hindi",
+    "id": "indonesian",
+    "it": "italian",
+    "nl": "dutch",
+    "no": "norwegian",
+    "pl": "polish",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "sv": "swedish",
+    "ta": "tamil",
+    "tr": "turkish",
+}
+# How likely a chunk's language must be for its words to be stemmed in it: its stems are indexed for every search
+# to come, so all but certain (docs/experiments.md: how often chunks are taken for another language). A question's
+# stems only add to its words: its likely language will do. Only a chunk's opening characters are read: enough to
+# tell, at half the cost of a long chunk.
+_INDEXED_LANGUAGE_PROBABILITY = 0.9
+_LANGUAGE_SAMPLE_CHARS = 500
+# A letter outside ASCII: text without one is taken as English without asking (an English chunk's curly quotes and
+# dashes are not letters), which spares the identifier nearly every chunk of an English library.
+_NON_ASCII_LETTER = regex.compile(r"[\p{L}--\p{ASCII}]", regex.V1)
+# A stem is indexed with its language after this mark ("паром:ru"), which no word holds: it meets only the stems of
+# its language, never a word as written, so a question taken for another language, or an English chunk, is matched
+# as it was without stems.
+_STEM_MARK = ":"
+_stemmers = threading.local()  # a PyStemmer stemmer is not to be shared between threads
 # A word: letters, digits and the combining marks that belong to them (Devanagari and Thai vowel signs are marks).
 _WORD = regex.compile(r"[\p{L}\p{M}\p{N}_]+")
 _ASCII_WORD = re.compile(r"\w+", re.ASCII)
@@ -77,9 +120,44 @@ def _kept(word: str) -> bool:
     return word not in _STOPWORDS and (len(word) > 1 or word.isdigit())
 
 
-def word_counts(text: str) -> Counter[str]:
-    """Each BM25 word of `text` with how often it occurs."""
-    return Counter(tokenize(text))
+def indexed_words(text: str) -> list[str]:
+    """The words keyword search indexes a text (a chunk, a document's profile) by: its BM25 words, and the stem of
+    each in the text's language where that is all but certain and has a stemmer (`_STEM_MARK`). Text whose letters
+    are all ASCII is taken as English, unstemmed."""
+    words = tokenize(text)
+    if text.isascii() or not _NON_ASCII_LETTER.search(text):
+        return words
+    language, probability = identify(text[:_LANGUAGE_SAMPLE_CHARS])
+    return _with_stems(words, language) if probability >= _INDEXED_LANGUAGE_PROBABILITY else words
+
+
+@lru_cache(maxsize=256)  # one search reads a question's words several times (chunks, documents, profiles)
+def query_words(query: str) -> tuple[str, ...]:
+    """The words keyword search looks a query up by: its BM25 words, and their stems in its language where that
+    is likelier than not. An inflected word meets the stems of its other forms in a chunk of that language; the word
+    as written still meets a chunk of any language that holds it as it is."""
+    words = tokenize(query)
+    language = likely_language(query)
+    return tuple(_with_stems(words, language) if language else words)
+
+
+def _with_stems(words: list[str], language: str) -> list[str]:
+    """`words`, then the stem of each in `language` (none for a language without a stemmer), marked as a stem."""
+    name = _STEMMERS.get(language)
+    if name is None:
+        return words
+    return words + [f"{stem}{_STEM_MARK}{language}" for stem in _stemmer(name).stemWords(words) if _kept(stem)]
+
+
+def _stemmer(name: str) -> Any:  # PyStemmer ships no type hints
+    """This thread's stemmer of the Snowball algorithm `name`."""
+    stemmer = getattr(_stemmers, name, None)
+    if stemmer is None:
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer(name)
+        setattr(_stemmers, name, stemmer)
+    return stemmer
 
 
 def content_words(text: str) -> set[str]:

@@ -21,7 +21,7 @@ from pagegraph.store.chunk_text import document_label, search_text
 from pagegraph.store.filters import sql_where
 from pagegraph.store.postgres.connection import Connections
 from pagegraph.store.profiles import chunk_centroids
-from pagegraph.text.words import TOKENIZER, word_counts
+from pagegraph.text.words import TOKENIZER, indexed_words
 
 # HNSW candidates a filtered search looks at (pgvector's ceiling); a filter that still leaves fewer than k is answered
 # by an exact scan of the rows it allows.
@@ -51,6 +51,9 @@ CREATE TABLE IF NOT EXISTS document_centroids (
 # meta 'search': what the search tables hold; another value (or none: an index from before they existed) means a
 # writer fills them again from the stored chunks before it commits anything.
 SEARCH_RECIPE = f"bm25-words-4/{TOKENIZER}"
+# The recipe before keyword search indexed stems: its tables hold today's words less the stems, in the same shape, so
+# a reader searches them as they are (a question's stems find nothing there) until a writer fills them again.
+_RECIPE_WITHOUT_STEMS = "bm25-words-4/nfkc-casefold-words-unspaced-bigrams-v2"
 # The documents holding a word, as a loose index scan: from each document to the next one's first posting.
 _DOCUMENTS_HOLDING = """WITH RECURSIVE holding(document_id) AS (
     (SELECT document_id FROM chunk_words WHERE word = %(word)s ORDER BY document_id LIMIT 1)
@@ -129,9 +132,17 @@ class PostgresSearch:
 
     # -- keyword search and routing, in SQL ------------------------------------------------------------------------
     def search_ready(self) -> bool:
-        """Whether the search tables hold every committed chunk's words (an index from before they existed does not
-        until a writer fills them: `fill_search`)."""
-        return bool(self._db.rows("SELECT 1 FROM meta WHERE key = 'search' AND value = %s", (SEARCH_RECIPE,)))
+        """Whether the search tables hold every committed chunk's words as today's recipe makes them (an index from
+        before they existed, or of another recipe, does not until a writer fills them: `fill_search`)."""
+        return self._recipe() == SEARCH_RECIPE
+
+    def search_readable(self) -> bool:
+        """Whether a reader can search the tables as they are: today's recipe, or the one before stems."""
+        return self._recipe() in (SEARCH_RECIPE, _RECIPE_WITHOUT_STEMS)
+
+    def _recipe(self) -> str | None:
+        rows = self._db.rows("SELECT value FROM meta WHERE key = 'search'")
+        return rows[0]["value"] if rows else None
 
     def search_totals(self) -> tuple[int, int]:
         """How many chunks the keyword search holds, and their summed length in words."""
@@ -270,7 +281,7 @@ def write_search(cur: psycopg.Cursor, document: DocumentRecord, chunks: list[Chu
     postings: list[tuple[str, str, int, int, str]] = []
     terms: list[tuple[str, int, list[str], list[int]]] = []
     for chunk in chunks:
-        counts = word_counts(search_text(chunk, label))
+        counts = Counter(indexed_words(search_text(chunk, label)))
         length = sum(counts.values())
         terms.append((chunk.id, length, list(counts), list(counts.values())))
         postings.extend((word, chunk.id, count, length, document.id) for word, count in counts.items())
