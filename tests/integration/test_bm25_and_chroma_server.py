@@ -5,6 +5,7 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -17,11 +18,12 @@ from pagegraph.ingest.chunking import chunk_document
 from pagegraph.ingest.loaders import load_document
 from pagegraph.ingest.pipeline import Ingestor
 from pagegraph.ingest.tree import build_tree, section_outline
-from pagegraph.llm.embedder import Embedder
+from pagegraph.llm.embedder import ChromaEmbeddingFunction, Embedder
 from pagegraph.state.documents import DocumentTags
 from pagegraph.store.bm25 import BM25Index
 from pagegraph.store.index import open_index
 from pagegraph.store.manifest import IndexParams
+from pagegraph.store.vectors import VectorStore
 from pagegraph.text.words import tokenize
 from tests.conftest import SAMPLES
 
@@ -123,3 +125,20 @@ def test_unreachable_chroma_server_is_a_clear_error(tmp_path: Path, cache_dir: P
     settings = Settings(index=tmp_path / "index", cache_dir=cache_dir, storage={"chroma_url": url})
     with pytest.raises(PagegraphError, match=f"Chroma server at {url} is not reachable"):
         open_index(settings.index, settings, write=True, embedder=embedder)
+
+
+def test_one_folder_opened_and_closed_from_many_threads(tmp_path: Path, embedder: Embedder) -> None:
+    """A server opens and closes an index's vectors on several threads at once; Chroma shares one system per folder
+    and, unguarded, a client opening while the last one closes finds it gone."""
+    function = ChromaEmbeddingFunction(embedder)
+
+    def open_and_close(_: int) -> int:
+        held = 0
+        for _ in range(15):
+            store = VectorStore(tmp_path, "0123456789ab", function, None)
+            held += store.count()
+            store.close()
+        return held
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(open_and_close, range(4))) == [0] * 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -20,6 +21,9 @@ from pagegraph.store.filters import chroma_where, excludes_everything
 log = logging.getLogger(__name__)
 
 CHROMA_DIR = "chroma"
+# Chroma shares one system per folder in a process and counts its clients, but a client opening while another closes
+# can find the system gone (KeyError on the folder): opening and closing go one at a time.
+_CLIENTS = threading.Lock()
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool | None]:
@@ -59,7 +63,8 @@ class VectorStore:
                     f"`chroma run --path DIR --host {parsed.hostname} --port {parsed.port}` or unset PAGEGRAPH_CHROMA_URL"
                 ) from exc
         else:
-            self._client = chromadb.PersistentClient(path=str(folder / CHROMA_DIR), settings=telemetry)
+            with _CLIENTS:
+                self._client = chromadb.PersistentClient(path=str(folder / CHROMA_DIR), settings=telemetry)
         self._name = f"pagegraph-{index_id[:12]}-chunks"
         self._embedding_function = embedding_function
         self._collection = self._open()
@@ -123,7 +128,8 @@ class VectorStore:
 
     def close(self) -> None:
         """Release the client (Chroma shares one per folder in a process, counted by reference)."""
-        self._client.close()  # type: ignore[attr-defined]  # chromadb's clients have it; ClientAPI does not say so
+        with _CLIENTS:
+            self._client.close()  # type: ignore[attr-defined]  # chromadb's clients have it; ClientAPI does not say so
 
     def drop(self) -> None:
         try:
