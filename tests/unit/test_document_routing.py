@@ -76,7 +76,8 @@ def test_a_large_library_is_routed_without_a_keyword_search_over_all_of_it(
         return keyword_search(index, query, k, flt)
 
     monkeypatch.setattr(type(reports), "keyword_search", spy)
-    large = Context(retrieval={"route_keywords_up_to": 1, "route_documents": 1})  # three documents count as large
+    # three documents count as large, and long enough to route
+    large = Context(retrieval={"route_keywords_up_to": 1, "route_documents": 1, "route_chunks_above": 0})
     retriever = HybridRetriever.for_context(reports, large)
     question = "How much did Globex services revenue grow in 2023?"
     ranked = retriever.rank_documents(question)
@@ -120,7 +121,13 @@ def test_a_document_too_short_to_fill_the_search_is_not_searched_alone(library: 
     catalog = library.catalog
 
     def searched(max_chunks: int) -> set[str]:
-        knobs = {"route_documents": 2, "route_alone": 1.0, "max_chunks": max_chunks, "window": 0}
+        knobs = {
+            "route_documents": 2,
+            "route_alone": 1.0,
+            "max_chunks": max_chunks,
+            "window": 0,
+            "route_chunks_above": 0,
+        }
         retriever = HybridRetriever.for_context(library, Context(retrieval=knobs))
         return {catalog.sources[catalog.row_of[h.chunk_id]] for h in retriever.search(question)}
 
@@ -128,6 +135,24 @@ def test_a_document_too_short_to_fill_the_search_is_not_searched_alone(library: 
     assert first == "globex-services.md" and library.profiles.chunks_of(first) == 2
     assert len(searched(15)) == 2, "the two routed documents together"
     assert searched(1) == {first}, "one passage asked for: the first document fills it alone"
+
+
+def test_a_library_of_documents_shorter_than_a_search_is_searched_whole(library: Index) -> None:
+    """Its documents hold fewer chunks on average than a search hands on: no routing, every document's passages
+    compete; a filter that lets only longer documents in routes again."""
+    question = "What did outside contractors cost Initech?"
+    catalog = library.catalog
+    assert library.profiles.chunks_per_document(None) < 2
+    routed = Context(retrieval={"route_documents": 2, "window": 0, "route_chunks_above": 0})
+    whole = Context(retrieval={"route_documents": 2, "window": 0})
+    for context, routes in ((routed, True), (whole, False)):
+        retriever = HybridRetriever.for_context(library, context)
+        assert retriever.routes(RetrievalFilter()) is routes
+        searched = {catalog.sources[catalog.row_of[h.chunk_id]] for h in retriever.search(question)}
+        assert "initech-annual-report.md" in searched
+        assert len(searched) == (2 if routes else len(LIBRARY)), searched
+    shorter = Context(retrieval={"route_chunks_above": 1})  # the line under the library's average: routed
+    assert HybridRetriever.for_context(library, shorter).routes(RetrievalFilter())
 
 
 def test_a_routed_document_whose_passages_lose_on_score_still_reaches_the_top_five(library: Index) -> None:

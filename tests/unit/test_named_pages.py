@@ -177,8 +177,9 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         question = "What is the inventory turnover ratio of Acme?"
 
         def first_pages(flt: RetrievalFilter | None, **context: object) -> list[int]:
-            # three hits, fewer than the report's pages: routing can settle on the report alone
-            knobs = {"window": 0, "max_chunks": 3, **context}
+            # three hits, fewer than the report's pages: routing can settle on the report alone (a library of
+            # documents this short is routed only when told to)
+            knobs = {"window": 0, "max_chunks": 3, "route_chunks_above": 0, **context}
             search = HybridRetriever.for_context(index, Context(retrieval=knobs)).search
             return [index.catalog.location(h.chunk_id)[1] for h in search(question, flt)][:2]
 

@@ -63,6 +63,15 @@ def test_a_chunk_and_a_question_in_another_inflection_meet_by_their_stems() -> N
     assert indexed_words(chunk)[: len(tokenize(chunk))] == tokenize(chunk), "the words as written stay"
 
 
+def test_arabic_words_meet_without_their_article_and_plural() -> None:
+    """Arabic's light stemmer takes off the article, its prepositions and plural endings alike ("انتخابات" and
+    "الانتخابات", "العصيان" and "عصيان"), where Snowball's stems them apart."""
+    chunk = "أجريت أول انتخابات مباشرة للمجلس في عام 1979، وشارك في العصيان المدني آلاف المواطنين."
+    question = "متى أجريت الانتخابات المباشرة الأولى وما هو عصيان المواطنين؟"
+    assert "انتخابات" in tokenize(chunk) and "الانتخابات" in tokenize(question)
+    assert {"انتخاب:ar", "عصي:ar", "مواطن:ar"} <= set(indexed_words(chunk)) & set(query_words(question))
+
+
 def test_english_is_searched_by_its_whole_words() -> None:
     text = "Revenues increased 12% in fiscal 2024 — the company’s highest growth."
     assert indexed_words(text) == tokenize(text)

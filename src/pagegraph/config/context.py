@@ -112,6 +112,14 @@ class RetrievalKnobs(BaseModel):
         description="a search over the whole library searches only this many documents, ranked without a model "
         "(0: every document)",
     )
+    route_chunks_above: int = Field(
+        default=15,
+        ge=0,
+        description="routing applies only where the documents a search may read hold on average more than this many "
+        "chunks (the passages one search hands on, max_chunks): ranking paragraphs or notes adds nothing to ranking "
+        "their passages, and searching the first few leaves out what the passages' ranking finds in the others (0: "
+        "any library)",
+    )
     route_keywords_up_to: int = Field(
         default=50_000,
         ge=0,

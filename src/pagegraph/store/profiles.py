@@ -54,6 +54,7 @@ class DocumentProfiles:
         self.names = [doc.name for doc in documents]
         self.row_of = {doc_id: row for row, doc_id in enumerate(self.ids)}
         self.row_named = {name: row for row, name in enumerate(self.names)}
+        self._chunk_counts = np.array([doc.n_chunks for doc in documents], dtype=np.int64)
         self.words: dict[str, list[str]] = {}  # each profile's BM25 words
         for doc in documents:
             if doc.id in known:
@@ -85,6 +86,11 @@ class DocumentProfiles:
         """How many chunks the document named `name` holds (0: none profiled)."""
         row = self.row_named.get(name)
         return 0 if row is None else self.documents[row].n_chunks
+
+    def chunks_per_document(self, flt: RetrievalFilter | None) -> float:
+        """How many chunks the documents the filter allows hold on average (0: none allowed)."""
+        allowed = self.allowed(flt)
+        return float(self._chunk_counts[allowed].mean()) if allowed.any() else 0.0
 
     def set_centroids(self, centroids: np.ndarray) -> None:
         """Each document's centroid, in `ids` order."""

@@ -20,11 +20,13 @@ from pagegraph.text.language import identify, likely_language
 _STOPWORDS = frozenset(STOPWORDS_EN)
 # What `indexed_words` makes of text. Every keyword index records it (a folder's BM25, a database's search tables),
 # and the next writer rebuilds one made by another.
-TOKENIZER = "nfkc-casefold-words-unspaced-bigrams-v2/snowball-stems-v2"
-# The Snowball stemmer (PyStemmer) of each language `text.language` tells apart that has one. English has one but
-# is searched by its whole words, as it was tuned.
+TOKENIZER = "nfkc-casefold-words-unspaced-bigrams-v2/stems-v3"
+# The stemmer of each language `text.language` tells apart that has one: Snowball's (PyStemmer), but Arabic's is
+# NLTK's ARLSTem2, a light stemmer: Snowball stems an Arabic word's forms apart ("الانتخابات" and "انتخابات", "العصيان"
+# and "للعصيان"). English has one but is searched by its whole words, as it was tuned.
+_ARABIC = "arlstem2"
 _STEMMERS = {
-    "ar": "arabic",
+    "ar": _ARABIC,
     "cs": "czech",
     "da": "danish",
     "de": "german",
@@ -150,14 +152,29 @@ def _with_stems(words: list[str], language: str) -> list[str]:
 
 
 def _stemmer(name: str) -> Any:  # PyStemmer ships no type hints
-    """This thread's stemmer of the Snowball algorithm `name`."""
+    """This thread's stemmer of the algorithm `name` (`_STEMMERS`)."""
     stemmer = getattr(_stemmers, name, None)
     if stemmer is None:
-        import Stemmer
+        if name == _ARABIC:
+            stemmer = _ArabicStemmer()
+        else:
+            import Stemmer
 
-        stemmer = Stemmer.Stemmer(name)
+            stemmer = Stemmer.Stemmer(name)
         setattr(_stemmers, name, stemmer)
     return stemmer
+
+
+class _ArabicStemmer:
+    """NLTK's ARLSTem2 with PyStemmer's `stemWords`."""
+
+    def __init__(self) -> None:
+        from nltk.stem.arlstem2 import ARLSTem2
+
+        self._stem = ARLSTem2().stem
+
+    def stemWords(self, words: list[str]) -> list[str]:  # noqa: N802  # PyStemmer's name
+        return [self._stem(word) for word in words]
 
 
 def content_words(text: str) -> set[str]:
