@@ -138,11 +138,10 @@ def test_a_document_too_short_to_fill_the_search_is_not_searched_alone(library: 
 
 
 def test_a_library_of_documents_shorter_than_a_search_is_searched_whole(library: Index) -> None:
-    """Its documents hold fewer chunks on average than a search hands on: no routing, every document's passages
-    compete; a filter that lets only longer documents in routes again."""
+    """Its chunks lie in documents shorter than a search hands on: no routing, every document's passages compete."""
     question = "What did outside contractors cost Initech?"
     catalog = library.catalog
-    assert library.profiles.chunks_per_document(None) < 2
+    assert library.profiles.chunks_around_a_chunk(None) == (1 + 5 * 2 * 2) / 11  # one note of a chunk, five of two
     routed = Context(retrieval={"route_documents": 2, "window": 0, "route_chunks_above": 0})
     whole = Context(retrieval={"route_documents": 2, "window": 0})
     for context, routes in ((routed, True), (whole, False)):
@@ -151,7 +150,7 @@ def test_a_library_of_documents_shorter_than_a_search_is_searched_whole(library:
         searched = {catalog.sources[catalog.row_of[h.chunk_id]] for h in retriever.search(question)}
         assert "initech-annual-report.md" in searched
         assert len(searched) == (2 if routes else len(LIBRARY)), searched
-    shorter = Context(retrieval={"route_chunks_above": 1})  # the line under the library's average: routed
+    shorter = Context(retrieval={"route_chunks_above": 1})  # the line under the library's: routed
     assert HybridRetriever.for_context(library, shorter).routes(RetrievalFilter())
 
 

@@ -115,10 +115,10 @@ class RetrievalKnobs(BaseModel):
     route_chunks_above: int = Field(
         default=15,
         ge=0,
-        description="routing applies only where the documents a search may read hold on average more than this many "
-        "chunks (the passages one search hands on, max_chunks): ranking paragraphs or notes adds nothing to ranking "
-        "their passages, and searching the first few leaves out what the passages' ranking finds in the others (0: "
-        "any library)",
+        description="routing applies only where the average chunk a search may read lies in a document of more "
+        "than this many chunks (the passages one search hands on, max_chunks): ranking paragraphs or notes adds "
+        "nothing to ranking their passages, and searching the first few leaves out what the passages' ranking finds "
+        "in the others; a few long reports among many notes still route (0: any library)",
     )
     route_keywords_up_to: int = Field(
         default=50_000,

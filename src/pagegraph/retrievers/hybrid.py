@@ -142,13 +142,13 @@ class HybridRetriever(BaseRetriever):
 
     def routes(self, flt: RetrievalFilter) -> bool:
         """Whether a search under `flt` ranks documents first: one naming no documents, in a library of more than
-        `route_documents` documents that hold on average more than `route_chunks_above` chunks."""
+        `route_documents` documents whose average chunk lies in a document of more than `route_chunks_above`."""
         profiles = self.index.profiles
         return bool(
             self.knobs.route_documents
             and flt.documents is None
             and len(profiles) > self.knobs.route_documents
-            and profiles.chunks_per_document(flt) > self.knobs.route_chunks_above
+            and profiles.chunks_around_a_chunk(flt) > self.knobs.route_chunks_above
         )
 
     def _fused(self, query: str, flt: RetrievalFilter, limit: int | None) -> FusedSearch:

@@ -87,10 +87,13 @@ class DocumentProfiles:
         row = self.row_named.get(name)
         return 0 if row is None else self.documents[row].n_chunks
 
-    def chunks_per_document(self, flt: RetrievalFilter | None) -> float:
-        """How many chunks the documents the filter allows hold on average (0: none allowed)."""
-        allowed = self.allowed(flt)
-        return float(self._chunk_counts[allowed].mean()) if allowed.any() else 0.0
+    def chunks_around_a_chunk(self, flt: RetrievalFilter | None) -> float:
+        """How many chunks the document of an average chunk holds, over the documents the filter allows (the mean
+        of their lengths weighted by their chunks; 0: no chunk): a few long reports among many short notes count
+        for the text they hold."""
+        counts = self._chunk_counts[self.allowed(flt)]
+        total = int(counts.sum())
+        return float((counts * counts).sum() / total) if total else 0.0
 
     def set_centroids(self, centroids: np.ndarray) -> None:
         """Each document's centroid, in `ids` order."""
