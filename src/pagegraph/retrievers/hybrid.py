@@ -142,7 +142,7 @@ class HybridRetriever(BaseRetriever):
 
     def routes(self, flt: RetrievalFilter) -> bool:
         """Whether a search under `flt` ranks documents first: one naming no documents, in a library of more than
-        `route_documents` documents whose average chunk lies in a document of more than `route_chunks_above`."""
+        `route_documents` documents whose average chunk lies in a document of more than `route_chunks_above` chunks."""
         profiles = self.index.profiles
         return bool(
             self.knobs.route_documents
