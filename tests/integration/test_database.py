@@ -275,11 +275,11 @@ def test_an_index_from_before_keyword_search_in_the_database_is_filled_by_the_ne
     )
     assert inspected.exit_code == 0, inspected.output
     report = json.loads(inspected.output)
-    assert report["bm25"].startswith("behind") and len(report["not_searchable_yet"]) == 2
+    assert report["bm25"].startswith("made by an older pagegraph") and len(report["not_searchable_yet"]) == 2
     with open_index(settings.index, settings, write=True, embedder=embedder):
         pass
     with open_index(settings.index, settings, embedder=embedder) as reader:
-        assert reader.unsearchable == [] and reader.keyword_search_is_current()
+        assert reader.unsearchable == [] and reader.keyword_search_state() == "current"
         for query, hits in before.items():
             again = reader.keyword_search(query, 5)
             assert [c for c, _ in again] == [c for c, _ in hits] and [s for _, s in again] == pytest.approx(
@@ -316,13 +316,13 @@ def test_search_tables_from_before_stems_are_searched_as_they_are_until_the_next
     with psycopg.connect(database_url) as conn:
         conn.execute(f"UPDATE {index_schema(settings.index)}.meta SET value = %s WHERE key = 'search'", (recipe,))
     with open_index(settings.index, settings, embedder=embedder) as reader:
-        assert reader.unsearchable == [] and not reader.keyword_search_is_current()
+        assert reader.unsearchable == [] and reader.keyword_search_state() == "older"
         assert "holds no stems" in caplog.text
         assert reader.keyword_search("AC breaker rated", 5) == before, "searched as it is"
     with open_index(settings.index, settings, write=True, embedder=embedder):
         pass
     with open_index(settings.index, settings, embedder=embedder) as reader:
-        assert reader.keyword_search_is_current() and reader.keyword_search("AC breaker rated", 5) == before
+        assert reader.keyword_search_state() == "current" and reader.keyword_search("AC breaker rated", 5) == before
 
 
 def test_from_index_copies_a_folder_index_without_re_embedding(

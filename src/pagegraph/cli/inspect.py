@@ -24,6 +24,13 @@ from pagegraph.ingest.tree_summaries import EXTRACTIVE_WRITER
 from pagegraph.state.answering import StoredSummary
 from pagegraph.state.documents import DocumentRecord, DocumentTags, NodeSummary, TreeNode
 from pagegraph.store.index import open_index
+from pagegraph.store.index_base import KeywordSearchState
+
+_KEYWORD_SEARCH_STATES: dict[KeywordSearchState, str] = {
+    "current": "current",
+    "behind": "behind the documents (brought up to date by the next ingest)",
+    "older": "made by an older pagegraph, which split text into words another way (made again by the next ingest)",
+}
 
 
 def summary_state(stored: StoredSummary | None, sections: list[NodeSummary]) -> dict[str, object]:
@@ -108,9 +115,7 @@ def inspect(
                     {"name": name, "path": path, "status": f"failed: {reason}"} for path, name, reason in failures
                 ],
                 "vectors": opened.vector_count(),
-                "bm25": "current"
-                if opened.keyword_search_is_current()
-                else "behind the documents (brought up to date by the next ingest)",
+                "bm25": _KEYWORD_SEARCH_STATES[opened.keyword_search_state()],
                 "not_searchable_yet": opened.unsearchable,
                 "last_recovery": dict(zip(("at", "what"), recovery)) if recovery else None,
             }

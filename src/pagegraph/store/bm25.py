@@ -65,6 +65,11 @@ class BM25Index:
         built = json.loads(state.read_text())
         return int(built["generation"]) if built.get("tokenizer") == TOKENIZER else None
 
+    def built_by_another_tokenizer(self) -> bool:
+        """Whether an older pagegraph built it, splitting text into words another way."""
+        state = self._folder / _STATE_FILE
+        return state.exists() and json.loads(state.read_text()).get("tokenizer") != TOKENIZER
+
     def build(self, chunk_ids: list[str], texts: list[str], vectors: np.ndarray, generation: int) -> None:
         retriever = bm25s.BM25(method=self._params.bm25_method, k1=self._params.bm25_k1, b=self._params.bm25_b)
         # bm25s cannot index an empty corpus; an empty index is a folder with no chunk ids.

@@ -17,7 +17,14 @@ from pagegraph.state.documents import DocumentTags
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.bm25 import idf
 from pagegraph.store.catalog import ChunkCatalog
-from pagegraph.store.index_base import StoredReads, check_manifest, few_allowed, index_embedder, no_index
+from pagegraph.store.index_base import (
+    KeywordSearchState,
+    StoredReads,
+    check_manifest,
+    few_allowed,
+    index_embedder,
+    no_index,
+)
 from pagegraph.store.manifest import IndexParams, Manifest
 from pagegraph.store.postgres import KeywordScoring, PostgresStore, index_schema, redacted
 from pagegraph.store.profiles import DocumentProfiles
@@ -164,8 +171,9 @@ class DatabaseIndex(StoredReads[PostgresStore]):
     def successor(self) -> DatabaseIndex:
         return DatabaseIndex(self.folder, self.settings, embedder=self.embedder, previous=self)
 
-    def keyword_search_is_current(self) -> bool:
-        return self.search_current
+    def keyword_search_state(self) -> KeywordSearchState:
+        """A commit writes its keyword search in its own transaction, so it is never behind the documents."""
+        return "current" if self.search_current else "older"
 
     def make_searchable(self) -> None:
         """A commit makes a document searchable in the database: this only moves this process's snapshot on."""

@@ -29,7 +29,14 @@ from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.bm25 import BM25Index, top_rows
 from pagegraph.store.catalog import ChunkCatalog
 from pagegraph.store.chunk_text import document_label, search_text
-from pagegraph.store.index_base import StoredReads, check_manifest, few_allowed, index_embedder, no_index
+from pagegraph.store.index_base import (
+    KeywordSearchState,
+    StoredReads,
+    check_manifest,
+    few_allowed,
+    index_embedder,
+    no_index,
+)
 from pagegraph.store.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest, write_manifest
 from pagegraph.store.profiles import DocumentProfiles, chunk_centroids
 from pagegraph.store.records import DocumentWrite
@@ -171,9 +178,10 @@ class FolderIndex(StoredReads[SqliteStore]):
         if self.bm25_is_stale():
             self.refresh_bm25()
 
-    def keyword_search_is_current(self) -> bool:
-        """Whether keyword search holds every committed document (else the next ingest brings it up to date)."""
-        return not self.bm25_is_stale()
+    def keyword_search_state(self) -> KeywordSearchState:
+        if not self.bm25_is_stale():
+            return "current"
+        return "older" if self.bm25.built_by_another_tokenizer() else "behind"
 
     def bm25_is_stale(self) -> bool:
         return self.bm25.built_generation() != self.store.generation()

@@ -23,7 +23,7 @@ from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.catalog import ChunkCatalog
 from pagegraph.store.database_index import DatabaseIndex, database_store
 from pagegraph.store.folder_index import FolderIndex
-from pagegraph.store.index_base import no_index
+from pagegraph.store.index_base import KeywordSearchState, no_index
 from pagegraph.store.manifest import MANIFEST_FILE, IndexParams, Manifest, read_manifest
 from pagegraph.store.profiles import DocumentProfiles
 from pagegraph.store.records import DocumentWrite, RecordStore
@@ -96,8 +96,8 @@ class Index(Protocol):
         """Chunk ids and cosine distances of the k nearest chunks the filter lets through (approximate: HNSW)."""
         ...
 
-    def keyword_search_is_current(self) -> bool:
-        """Whether keyword search holds every committed document (else the next ingest brings it up to date)."""
+    def keyword_search_state(self) -> KeywordSearchState:
+        """Whether keyword search holds every committed document, and if not, why (`KeywordSearchState`)."""
         ...
 
     def make_searchable(self) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Generic, Self, TypeVar
+from typing import Generic, Literal, Self, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from pagegraph.store.page_numbers import printed_numbers
 from pagegraph.store.records import RecordStore
 
 StoreT = TypeVar("StoreT", bound=RecordStore)
+# Where keyword search stands: it holds every committed document; documents were committed after it was built
+# (a folder index's next writer rebuilds it); or an older pagegraph built it with another recipe of words.
+KeywordSearchState = Literal["current", "behind", "older"]
 
 
 def check_manifest(

@@ -85,7 +85,7 @@ class DocumentProfiles:
     def chunks_of(self, name: str) -> int:
         """How many chunks the document named `name` holds (0: none profiled)."""
         row = self.row_named.get(name)
-        return 0 if row is None else self.documents[row].n_chunks
+        return 0 if row is None else int(self._chunk_counts[row])
 
     def chunks_around_a_chunk(self, flt: RetrievalFilter | None) -> float:
         """How many chunks the document of an average chunk holds, over the documents the filter allows (the mean
