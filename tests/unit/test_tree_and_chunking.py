@@ -8,11 +8,13 @@ from fpdf import FPDF
 
 from pagegraph.ingest.chunking import chunk_document
 from pagegraph.ingest.document_dates import document_date
+from pagegraph.ingest.filing_cover import filing_cover
 from pagegraph.ingest.loaders import load_document
+from pagegraph.ingest.prepare import prepare_document
 from pagegraph.ingest.tree import build_tree, section_outline
 from pagegraph.state.documents import DocumentTags, LoadedDocument, OutlineEntry, Page, SourceType
 from pagegraph.store.chunk_text import chunk_header, document_label, search_text
-from pagegraph.store.manifest import ChunkingParams
+from pagegraph.store.manifest import ChunkingParams, IndexParams
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
@@ -270,3 +272,50 @@ def test_a_document_s_date_comes_from_its_text_before_its_file() -> None:
     assert document_date(undated, today=date(2026, 1, 1)) == date(2021, 2, 1), "the file's date when the text has none"
     future = undated.model_copy(update={"created": date(2031, 2, 1)})
     assert document_date(future, today=date(2026, 1, 1)) is None, "an implausible file date is no date"
+
+
+COVER = """UNITED STATES SECURITIES AND EXCHANGE COMMISSION
+Washington, D.C. 20549
+____________________
+FORM 10-Q
+____________________
+(Mark One)
+QUARTERLY REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934
+For the quarterly period ended April 1, 2023
+Commission File Number: 000-06217
+____________________
+INTEL CORPORATION
+(Exact name of registrant as specified in its charter)
+Delaware 94-1672743"""
+
+
+def test_a_filing_is_named_by_its_cover_page() -> None:
+    cover = filing_cover(make_doc([COVER]))
+    assert cover is not None and cover.title == "Intel Corporation, Form 10-Q, quarterly period ended April 1, 2023"
+    unnoted = COVER.replace("____________________\nINTEL", "INTEL").replace(
+        "(Exact name of registrant as specified in its charter)\n", ""
+    )
+    assert filing_cover(make_doc([unnoted])) == cover, "no note under the name: the line after the file number"
+    amended = filing_cover(make_doc(["Table of contents", COVER.replace("FORM 10-Q", "Form 10-K/A")]))
+    assert amended is not None and amended.form == "10-K/A", "on its second page, amended"
+    three_m = filing_cover(make_doc([COVER.replace("INTEL CORPORATION", "3M COMPANY")]))
+    assert three_m is not None and three_m.company == "3M Company"
+    report = "SECURITIES AND EXCHANGE COMMISSION filings\nAs our Form 10-K for 2022 says, INTEL CORPORATION grew."
+    assert filing_cover(make_doc([report])) is None, "a form named in a sentence is no cover"
+    assert filing_cover(make_doc([COVER.replace("SECURITIES AND EXCHANGE", "STATE")])) is None
+
+
+def test_a_filing_s_chunks_are_searched_by_the_company_its_cover_names(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=10)
+    for page in (COVER, prose(30)):
+        pdf.add_page()
+        pdf.multi_cell(0, 5, page)
+    path = tmp_path / "2023 Q1 INTC.pdf"
+    pdf.output(str(path))
+    prepared = prepare_document(path, "0" * 64, DocumentTags(), IndexParams())
+    assert prepared.record.title == "Intel Corporation, Form 10-Q, quarterly period ended April 1, 2023"
+    label = document_label(prepared.record.name, prepared.record.title)
+    assert label == "2023 Q1 INTC - Intel Corporation, Form 10-Q, quarterly period ended April 1, 2023"
+    assert all(search_text(chunk, label).startswith(label) for chunk in prepared.chunks)
+    assert prepared.record.tags.date == date(2023, 4, 1)

@@ -19,7 +19,9 @@ _DATES = [
     re.compile(rf"\b{_DAY}\s+{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),  # 31 December 2018
     re.compile(rf"\b{_YEAR}-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])\b"),  # 2018-12-31
 ]
-_PERIOD = re.compile(r"\b(?:fiscal\s+year|quarterly\s+period|transition\s+period|period|year)\s+ended:?\s*", re.I)
+_PERIOD = re.compile(
+    r"\b(?P<kind>fiscal\s+year|quarterly\s+period|transition\s+period|period|year)\s+ended:?\s*", re.IGNORECASE
+)
 FILING_PAGES = 3  # a filing's cover page, where its period is stated, is among its first pages
 EARLIEST_YEAR = 1900
 
@@ -42,15 +44,24 @@ def _plausible(day: date | None, today: date) -> bool:
     return day is not None and EARLIEST_YEAR <= day.year and day <= today
 
 
-def document_date(doc: LoadedDocument, today: date | None = None) -> date | None:
-    """The document's date: the period a filing covers, else the first date on its first page, else (when
-    plausible) its file's creation date; None when none is known."""
+def filing_period(doc: LoadedDocument, today: date | None = None) -> tuple[str, date] | None:
+    """The period a filing's first pages say it covers, as they name it ("quarterly period", "fiscal year") and
+    its end; None when they name none."""
     today = today or date.today()
     first_pages = "\n".join(page.text for page in doc.pages[:FILING_PAGES])
     for period in _PERIOD.finditer(first_pages):
         found = _first_date(first_pages[period.end() : period.end() + 40])
         if found is not None and found[0] == 0 and _plausible(found[1], today):
-            return found[1]
+            return " ".join(period.group("kind").lower().split()), found[1]
+    return None
+
+
+def document_date(doc: LoadedDocument, today: date | None = None) -> date | None:
+    """The document's date: the period a filing covers, else the first date on its first page, else (when
+    plausible) its file's creation date; None when none is known."""
+    today = today or date.today()
+    if (period := filing_period(doc, today)) is not None:
+        return period[1]
     found = _first_date(doc.pages[0].text) if doc.pages else None
     if found is not None and _plausible(found[1], today):
         return found[1]

@@ -20,6 +20,7 @@ from pathlib import Path
 from pagegraph.errors import DocumentError, IngestCancelled
 from pagegraph.ingest.chunking import chunk_document
 from pagegraph.ingest.document_dates import document_date
+from pagegraph.ingest.filing_cover import filing_cover
 from pagegraph.ingest.loaders import ReadOptions, load_document
 from pagegraph.ingest.tree import build_tree, section_outline
 from pagegraph.llm.minilm import count_tokens
@@ -45,6 +46,8 @@ def prepare_document(
     path: Path, sha256: str, tags: DocumentTags, params: IndexParams, read: ReadOptions | None = None
 ) -> PreparedDocument:
     loaded = load_document(path, params.heading_pattern, read or ReadOptions())
+    if (cover := filing_cover(loaded)) is not None:
+        loaded = loaded.model_copy(update={"title": cover.title})
     if tags.date is None:
         tags = tags.model_copy(update={"date": document_date(loaded)})
     doc_id = document_id(str(path), sha256)
