@@ -298,6 +298,10 @@ def test_a_filing_is_named_by_its_cover_page() -> None:
     assert filing_cover(make_doc([unnoted])) == cover, "no note under the name: the line after the file number"
     amended = filing_cover(make_doc(["Table of contents", COVER.replace("FORM 10-Q", "Form 10-K/A")]))
     assert amended is not None and amended.form == "10-K/A", "on its second page, amended"
+    ruled = COVER.replace("____________________\nFORM 10-Q", "____ FORM 10-Q").replace(
+        "____________________\nINTEL", "____ INTEL"
+    )
+    assert filing_cover(make_doc([ruled])) == cover, "a rule run into the form's and the name's lines"
     three_m = filing_cover(make_doc([COVER.replace("INTEL CORPORATION", "3M COMPANY")]))
     assert three_m is not None and three_m.company == "3M Company"
     report = "SECURITIES AND EXCHANGE COMMISSION filings\nAs our Form 10-K for 2022 says, INTEL CORPORATION grew."

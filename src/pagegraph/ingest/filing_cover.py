@@ -22,6 +22,8 @@ _REGISTRANT_NOTE = re.compile(r"^\s*\(\s*exact\s+name\s+of\s+(?:the\s+)?registra
 # where covers without that note put the name: on the line after the file number (Microsoft's)
 _FILE_NUMBER = re.compile(r"^.*\bcommission\s+file\s+(?:number|no\b).*$", re.IGNORECASE | re.MULTILINE)
 _LETTERS = re.compile(r"[^\W\d_]")
+# a cover's rules of underscores, which text extraction can run into the form's or the name's line ("____ FORM 10-K")
+_RULE = re.compile(r"_{3,}")
 _NAME_CHARS = 100
 
 
@@ -41,7 +43,7 @@ def filing_cover(doc: LoadedDocument) -> FilingCover | None:
     own and the registrant's name (above the note naming it, else after the file number). None for any other
     document, or a cover whose registrant cannot be read."""
     for page in doc.pages[:FILING_PAGES]:
-        text = page.text
+        text = _RULE.sub("\n", page.text)
         form = _FORM_LINE.search(text)
         if form is None or not _COMMISSION.search(text):
             continue
