@@ -135,14 +135,6 @@ class RetrievalKnobs(BaseModel):
         "named it, when the second scores under this share of its routing score and the first holds more chunks "
         "than max_chunks, so that its passages alone can fill the search (0: never)",
     )
-    latest_within: float = Field(
-        default=0.0,
-        ge=0.0,
-        le=1.0,
-        description="a search over the whole library for a question asking for the latest or most recent (and naming "
-        "no year or quarter) searches the newest dated document first, alone where it can fill the search, among "
-        "the routed documents scoring at least this share of the first's routing score (0: never)",
-    )
     routed_share: float = Field(
         default=0.0,
         ge=0.0,

@@ -26,7 +26,6 @@ from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.catalog import ChunkCatalog
 from pagegraph.store.index import Index
-from pagegraph.store.profiles import DocumentProfiles
 from pagegraph.text.words import tokenize
 
 SIGNALS = ("profile", "centroid", "chunks", "terms")
@@ -85,15 +84,6 @@ def rank_documents(
         )
         for row in best
     ]
-
-
-def newest_among(ranked: list[RankedDocument], profiles: DocumentProfiles, within: float) -> RankedDocument | None:
-    """The newest dated document of those scoring at least `within` of the first's score: of the reports a question
-    asking for the latest could mean (a company's quarters, near-tied), the latest. None when fewer than two of
-    them are dated."""
-    near = [doc for doc in ranked if ranked and doc.score >= within * ranked[0].score]
-    dated = [(day, doc) for doc in near if (day := profiles.date_of(doc.name)) is not None]
-    return max(dated, key=lambda pair: pair[0])[1] if len(dated) >= 2 else None
 
 
 def shared_by_routing(

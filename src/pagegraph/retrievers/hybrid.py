@@ -19,7 +19,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, SkipValidation, model_validator
 
 from pagegraph.config import Context, RetrievalKnobs
-from pagegraph.retrievers.documents import RankedDocument, newest_among, rank_documents, shared_by_routing
+from pagegraph.retrievers.documents import RankedDocument, rank_documents, shared_by_routing
 from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_rrf
 from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
@@ -30,7 +30,6 @@ from pagegraph.retrievers.window import expand_window, page_groups, pages_of
 from pagegraph.state.documents import Chunk
 from pagegraph.state.filters import RetrievalFilter
 from pagegraph.store.index import Index
-from pagegraph.text.dates import asks_for_latest
 
 
 @runtime_checkable
@@ -161,18 +160,11 @@ class HybridRetriever(BaseRetriever):
             ranked = rank_documents(
                 self.index, query, vector, hits, flt, self.knobs.routing, limit=max(2, self.knobs.route_documents)
             )
-            newest = (
-                newest_among(ranked, self.index.profiles, self.knobs.latest_within)
-                if self.knobs.latest_within and asks_for_latest(query)
-                else None
-            )
-            if newest is not None:
-                ranked = [newest, *(doc for doc in ranked if doc is not newest)]
             # one document alone only where it can fill the search: the passages of a note or a paragraph alone
             # would leave places empty that the next documents' passages could hold
             alone = (
                 len(ranked) > 1
-                and (newest is not None or ranked[1].score < self.knobs.route_alone * ranked[0].score)
+                and ranked[1].score < self.knobs.route_alone * ranked[0].score
                 and self.index.profiles.chunks_of(ranked[0].name) > self.knobs.max_chunks
             )
             chosen = ranked[:1] if alone else ranked[: self.knobs.route_documents]

@@ -5,7 +5,6 @@ index's vector matrix, or stored at commit in a database index)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Collection
 from functools import lru_cache
 
@@ -82,11 +81,6 @@ class DocumentProfiles:
         starts = np.flatnonzero(np.r_[True, document_ids[1:] != document_ids[:-1]])
         rows = np.array([self.row_of.get(document_ids[start], -1) for start in starts], dtype=np.int64)
         return np.repeat(rows, np.diff(np.r_[starts, len(document_ids)]))
-
-    def date_of(self, name: str) -> dt.date | None:
-        """The date of the document named `name` (its tag: given at ingest, else read from its text); None: none."""
-        row = self.row_named.get(name)
-        return None if row is None else self.documents[row].tags.date
 
     def chunks_of(self, name: str) -> int:
         """How many chunks the document named `name` holds (0: none profiled)."""

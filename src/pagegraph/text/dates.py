@@ -30,20 +30,11 @@ MONTHS = {
 MONTH_NAME = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 
 YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-# a question asking for the newest of several reports ("Apple's latest 10-Q", "in the most recent quarter"), and a
-# period it names instead ("the latest figures for 2022", "Q3")
-_LATEST = re.compile(r"\b(?:latest|most\s+recent|newest|most\s+current)\b", re.IGNORECASE)
-_QUARTER = re.compile(r"\bq[1-4]\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+")
 # a paragraph's heading: at most this many words, each capitalised but for these, one of them a period's
 _HEADING_WORDS = 16
 _HEADING_SMALL_WORDS = frozenset("to of and the with for vs versus in on a an ended ending".split())
 _HEADING_PERIOD_WORDS = frozenset("fiscal fy year quarter months weeks ended ending compared".split())
-
-
-def asks_for_latest(question: str) -> bool:
-    """Whether the question asks for the latest or most recent of something and names no year or quarter."""
-    return bool(_LATEST.search(question)) and not YEAR.search(question) and not _QUARTER.search(question)
 
 
 def period_heading_above(text: str, at: int, lines_above: int) -> tuple[int, str] | None:
