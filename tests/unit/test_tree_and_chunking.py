@@ -304,6 +304,8 @@ def test_a_filing_is_named_by_its_cover_page() -> None:
     assert filing_cover(make_doc([ruled])) == cover, "a rule run into the form's and the name's lines"
     three_m = filing_cover(make_doc([COVER.replace("INTEL CORPORATION", "3M COMPANY")]))
     assert three_m is not None and three_m.company == "3M Company"
+    nameless = COVER.replace("____________________\nINTEL CORPORATION\n", "")
+    assert filing_cover(make_doc([nameless])) is None, "the file number above the note is no name"
     report = "SECURITIES AND EXCHANGE COMMISSION filings\nAs our Form 10-K for 2022 says, INTEL CORPORATION grew."
     assert filing_cover(make_doc([report])) is None, "a form named in a sentence is no cover"
     assert filing_cover(make_doc([COVER.replace("SECURITIES AND EXCHANGE", "STATE")])) is None

@@ -71,9 +71,9 @@ def _registrant(text: str) -> str | None:
 
 def _name(line: str) -> str | None:
     """A registrant's name as a title shows it (an all-capitals name in capitalised words, "3M" as it is); None for
-    a line that is not a name (a note in brackets, a long sentence)."""
+    a line that is not a name (a note in brackets, the file number, a long sentence)."""
     name = " ".join(line.split()).strip(" ,")
-    if not name or name.startswith("(") or len(name) > _NAME_CHARS:
+    if not name or name.startswith("(") or len(name) > _NAME_CHARS or _FILE_NUMBER.match(name):
         return None
     if not name.isupper():
         return name
