@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -56,19 +57,23 @@ class BM25Index:
         self._folder = folder / BM25_DIR
         self._params = params
 
+    def _built_state(self) -> dict[str, Any] | None:
+        """What its last build recorded (generation, tokenizer); None when it was never built."""
+        state = self._folder / _STATE_FILE
+        return json.loads(state.read_text()) if state.exists() else None
+
     def built_generation(self) -> int | None:
         """The store generation it was built at; None when it was not built, or built with another tokenizer (an
         older pagegraph's), which the next writer rebuilds."""
-        state = self._folder / _STATE_FILE
-        if not state.exists() or not (self._folder / _VECTORS_FILE).exists():
+        built = self._built_state()
+        if built is None or not (self._folder / _VECTORS_FILE).exists():
             return None
-        built = json.loads(state.read_text())
         return int(built["generation"]) if built.get("tokenizer") == TOKENIZER else None
 
     def built_by_another_tokenizer(self) -> bool:
         """Whether an older pagegraph built it, splitting text into words another way."""
-        state = self._folder / _STATE_FILE
-        return state.exists() and json.loads(state.read_text()).get("tokenizer") != TOKENIZER
+        built = self._built_state()
+        return built is not None and built.get("tokenizer") != TOKENIZER
 
     def build(self, chunk_ids: list[str], texts: list[str], vectors: np.ndarray, generation: int) -> None:
         retriever = bm25s.BM25(method=self._params.bm25_method, k1=self._params.bm25_k1, b=self._params.bm25_b)
