@@ -1,5 +1,6 @@
 """Pages a question points at, searched first: the pages it names (by physical number, PDF label or printed
-number, figure caption) and, for a financial metric, the report's primary statements."""
+number, figure caption) and the report's primary statements a question asks for (a financial metric, a statement
+or a line item named)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pagegraph.retrievers.named_pages import (
     named_pages,
     page_references,
 )
-from pagegraph.retrievers.statements import asks_for_metric, statement_pages
+from pagegraph.retrievers.statements import asked_statement_pages, asks_for_metric, statement_pages
 from pagegraph.services import Services
 from pagegraph.state.documents import Page
 from pagegraph.state.filters import RetrievalFilter
@@ -164,6 +165,51 @@ def test_a_financial_metric_question_gets_the_primary_statements() -> None:
     assert statement_pages(report[:3], RULES) == []  # one statement alone: not a financial report
 
 
+def test_a_statement_page_is_titled_with_it_not_an_index_or_a_sentence_naming_it() -> None:
+    figures = " ".join(f"{i * 100:,}" for i in range(1, 45))
+    contents = "INDEX\nPage\nc) Balance Sheets 5\n" + figures  # a title line, under the index's heading
+    mention = (
+        "Research costs are charged to operations and are shown on a separate line of the\n"
+        "Consolidated Statements of Cash Flows and in the notes that follow, by segment and by year.\n" + figures
+    )
+    report = [Page(number=1, text=contents), Page(number=2, text=mention)]
+    report += [Page(number=3, text=f"INCOME STATEMENTS\n{figures}"), Page(number=4, text=f"BALANCE SHEETS\n{figures}")]
+    report += [Page(number=5, text=f"Cash flow statement for the year ended March 31, 2003\n{figures}")]
+    assert statement_pages(report, RULES) == [4, 3, 5]
+    assert statement_pages(report, RULES.model_copy(update={"statement_title_words": 20})) == [4, 3, 2]
+
+
+def test_a_question_naming_a_statement_or_one_of_its_line_items_gets_that_statement() -> None:
+    filler = "\n".join(f"Line item {i} {i * 1000:,} {i * 900:,}" for i in range(1, 20))
+
+    def page(number: int, title: str, rows: str) -> Page:
+        return Page(number=number, text=f"ACME INC.\nCONSOLIDATED {title}\n(In millions)\n{rows}\n{filler}")
+
+    balance = (
+        "| | January 28, 2023 | January 29, 2022 |\n| Goodwill | 1,383 | 1,384 |\n| Total assets | 15,803 | 17,504 |"
+    )
+    income = "Revenue 46,298 51,761\nNet earnings 1,419 2,454\nTotal 1 2"
+    cash = "Net earnings 1,419 2,454\nCommon stock, $0.10 par value: repurchased 1,014 3,502"
+    report = [Page(number=1, text="Acme annual report: revenue and goodwill grew.")]
+    report += [page(2, "BALANCE SHEETS", balance), page(3, "STATEMENTS OF EARNINGS", income)]
+    report += [page(4, "STATEMENTS OF CASH FLOWS", cash)]
+
+    def asked(question: str, pages: list[Page] = report) -> list[int]:
+        return asked_statement_pages(question, pages, RULES)
+
+    assert asked("What goodwill did Acme have at January 28, 2023?") == [2]  # a row; the dates head columns
+    assert asked("What were Acme's revenues in fiscal 2023?") == [3]  # plural or singular
+    assert asked("What were Acme's net earnings in 2023?") == [3, 4]  # a row of both: each page
+    assert asked("What goodwill and total assets did Acme report?") == [2]  # the row named in most words
+    assert asked("How much common stock did Acme buy back?") == [4]  # the label ends where its details start
+    assert asked("According to the cash flow statement, what did Acme spend?") == [4]  # a statement named
+    assert asked("From its balance sheet, what were Acme's revenues?") == [2, 3]  # named first, then the row
+    assert asked("What is Acme's inventory turnover ratio?") == [2, 3, 4]  # a metric: every statement
+    assert asked("What were Acme's earnings?") == []  # "Net earnings" is not named whole
+    assert asked("What was the total in January?") == [] and asked("Who audits Acme?") == []
+    assert asked("What goodwill did Acme have?", report[:2]) == []  # one statement alone: not a financial report
+
+
 def test_statements_lead_a_metric_question_within_the_named_report(
     tmp_path: Path, cache_dir: Path, embedder: Embedder
 ) -> None:
@@ -176,16 +222,22 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         assert not Ingestor(index).run([pdf]).failed
         question = "What is the inventory turnover ratio of Acme?"
 
-        def first_pages(flt: RetrievalFilter | None, **context: object) -> list[int]:
+        def first_pages(flt: RetrievalFilter | None, asked: str = question, **context: object) -> list[int]:
             # three hits, fewer than the report's pages: routing can settle on the report alone (a library of
             # documents this short is routed only when told to)
             knobs = {"window": 0, "max_chunks": 3, "route_chunks_above": 0, **context}
             search = HybridRetriever.for_context(index, Context(retrieval=knobs)).search
-            return [index.catalog.location(h.chunk_id)[1] for h in search(question, flt)][:2]
+            return [index.catalog.location(h.chunk_id)[1] for h in search(asked, flt)][:2]
 
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"])) == [3, 4]
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), statement_pages=False)[0] == 5
+        outlook = "What does the income statement say about tools selling faster?"  # names a statement
+        assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), outlook)[0] == 4
+        assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), outlook, statement_pages=False)[0] == 5
         assert first_pages(None)[0] == 5  # across the library: no guess at the report
+        line_item = "What did Outlook say of line item 7?"  # a row of both statements, and another page's heading
+        assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), line_item, statement_pages=False)[0] == 5
+        assert first_pages(None, line_item) == [3, 4]  # a line item: its statements, in the best hit's document
 
         others = [text_pdf(tmp_path / f"{topic}.pdf", [(topic, f"A guide to {topic}.")]) for topic in TOPICS[:3]]
         assert not Ingestor(index).run(others).failed

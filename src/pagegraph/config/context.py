@@ -56,6 +56,13 @@ class PageRules(BaseModel):
         le=5000,
         description="characters from a page's start where a statement's title is looked for",
     )
+    statement_title_words: int = Field(
+        default=10,
+        ge=0,
+        le=50,
+        description="words a statement's title line may hold besides its name ('for the year ended March 31, 2003'): "
+        "a longer line is a sentence that mentions the statement",
+    )
     statement_min_numbers: int = Field(
         default=40, ge=1, le=1000, description="figures a page must hold to count as a statement page"
     )
@@ -96,7 +103,8 @@ class RetrievalKnobs(BaseModel):
     statement_pages: bool = Field(
         default=True,
         description="a question asking for a financial metric (a ratio, margin, turnover, return) gets the first "
-        "page of its report's balance sheet, income statement and cash flow statement first (with page_ranking)",
+        "page of its report's balance sheet, income statement and cash flow statement first; one naming a statement, "
+        "or a line item of a statement's first page, gets that page first (with page_ranking)",
     )
     lead_documents: int = Field(
         default=3,

@@ -1,6 +1,6 @@
 """Hybrid retrieval: BM25 and dense candidates fused (convex score fusion, or the weighted rank fusion it first
 landed with), optionally reranked, expanded with windows or ranked by page; ranked by page, they can be led by the
-pages the question points at (named pages and figures, a report's statements for a financial metric). A search whose
+pages the question points at (named pages and figures, the statements of a report it asks for). A search whose
 filter names no documents can first route: rank the documents (retrievers.documents, no model) and search only the
 best few, or the best one alone when it clearly leads, as if the question had named it; in a large library the
 ranking reads the dense hits alone, scored by keywords too, as a keyword search over all of it would cost too much.
@@ -24,7 +24,7 @@ from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_
 from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.retrievers.spelling import correct_spelling, spelling_corrections
-from pagegraph.retrievers.statements import asks_for_metric, statement_pages
+from pagegraph.retrievers.statements import asked_statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups, pages_of
 from pagegraph.state.documents import Chunk
@@ -204,13 +204,14 @@ class HybridRetriever(BaseRetriever):
         - the pages it names (retrievers.named_pages), in the documents the filter names (at most
           `lead_documents`; routing to one document alone names it), else in the router's first document, else
           in the best hit's;
-        - for a financial-metric question, the primary statements (retrievers.statements), only in documents the
-          filter names: across a library, a wrong guess at the document would fill the top with its statements."""
+        - the statement pages it asks for (retrievers.statements: a statement or a line item named, in the same
+          documents; a financial metric's three statements only in documents the filter names, as across a library a
+          wrong guess at the document would fill the top with its statements)."""
         hits, flt = fused.hits, fused.named
         few = flt.documents if flt.documents and len(flt.documents) <= self.knobs.lead_documents else None
         references = page_references(query, self.knobs.page_rules) if self.knobs.named_pages else PageReferences()
-        metric = bool(few) and self.knobs.statement_pages and asks_for_metric(query)
-        if not (references or metric) or not (few or hits):
+        statements = self.knobs.statement_pages
+        if not (references or statements) or not (few or hits):
             return hits
         catalog, profiles = self.index.catalog, self.index.profiles
         names = few or [fused.first_routed or catalog.sources[catalog.row_of[hits[0].chunk_id]]]
@@ -221,7 +222,9 @@ class HybridRetriever(BaseRetriever):
             if name not in profiles.row_named:
                 continue
             pages = self.index.pages(profiles.ids[profiles.row_named[name]])
-            wanted = named_pages(pages, references, rules) + (statement_pages(pages, rules) if metric else [])
+            wanted = named_pages(pages, references, rules) + (
+                asked_statement_pages(query, pages, rules, every_for_a_metric=bool(few)) if statements else []
+            )
             for page in dict.fromkeys(wanted):
                 if flt.pages and not flt.pages[0] <= page <= flt.pages[1]:
                     continue

@@ -182,14 +182,18 @@ def content_words(text: str) -> set[str]:
     with are not among them ("how", "多少")."""
     words = set()
     for word in tokenize(_QUESTION_PHRASES_ZH.sub(" ", text) if not text.isascii() else text):
-        if word in _QUESTION_WORDS:
-            continue
-        if len(word) > 4 and word.endswith("ies"):
-            word = word[:-3] + "y"
-        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        words.add(word)
+        if word not in _QUESTION_WORDS:
+            words.add(singular(word))
     return words
+
+
+def singular(word: str) -> str:
+    """An English plural made singular, crudely ("capacities" → "capacity", "revenues" → "revenue")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
 
 
 def matches(term: str, words: set[str], reading: ReadingKnobs) -> bool:
