@@ -222,7 +222,7 @@ class HybridRetriever(BaseRetriever):
             if name not in profiles.row_named:
                 continue
             pages = self.index.pages(profiles.ids[profiles.row_named[name]])
-            wanted = named_pages(pages, references, rules) + (
+            wanted = (named_pages(pages, references, rules) if references else []) + (
                 asked_statement_pages(query, pages, rules, every_for_a_metric=bool(few)) if statements else []
             )
             for page in dict.fromkeys(wanted):

@@ -19,6 +19,7 @@ statement is longer than a title.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pagegraph.config import PageRules
 from pagegraph.state.documents import Page
@@ -126,7 +127,8 @@ def _rows_named(words: list[str], text: str) -> list[tuple[str, ...]]:
     return [label for label in _row_labels(text) if _holds(words, label)]
 
 
-def _row_labels(text: str) -> list[tuple[str, ...]]:
+@lru_cache(maxsize=256)  # a statement page is read again by each question about its report
+def _row_labels(text: str) -> tuple[tuple[str, ...], ...]:
     """The labels of a page's rows of figures: a table row's first cell, or a line's text before its first number,
     where a number follows; labels that name no line item are left out."""
     labels = []
@@ -144,7 +146,7 @@ def _row_labels(text: str) -> list[tuple[str, ...]]:
             and not any(word in MONTHS for word in words)
         ):
             labels.append(words)
-    return labels
+    return tuple(labels)
 
 
 def _holds(words: list[str], label: tuple[str, ...]) -> bool:
