@@ -60,7 +60,7 @@ class PageRules(BaseModel):
         default=10,
         ge=0,
         le=50,
-        description="words a statement's title line may hold besides its name ('for the year ended March 31, 2003'): "
+        description="words a statement's title line may hold besides its name ('for the year ended June 30, 2024'): "
         "a longer line is a sentence that mentions the statement",
     )
     statement_min_numbers: int = Field(

@@ -6,12 +6,12 @@ cash flow statement, pages that share few words with the question: "inventory tu
 inventories, neither of which the question writes. When a question asks for such a metric and its document holds
 those statements, the first page of each is searched first. A question that names a statement ("as shown in the cash
 flow statement") gets that statement's first page, and one that names a line item of a statement's first page
-("What goodwill did Acme have?", the row "Goodwill 1,383 1,384") gets the page whose row it names in most words: a
+("What goodwill did Acme have?", the row "Goodwill 1,250 1,180") gets the page whose row it names in most words: a
 statement page is a grid of figures under short labels, which keyword and vector search rank below the prose and
 the notes that discuss the same item.
 
 A statement's first page is titled with it (a line that is its name and a few words more, "Consolidated Statements of
-Cash Flows", "Cash flow statement for the year ended March 31, 2003", "Income Statements") and holds many numbers. An
+Cash Flows", "Cash flow statement for the year ended June 30, 2024", "Income Statements") and holds many numbers. An
 index of contents names several statements, or heads its page numbers with "Page"; a sentence that mentions a
 statement is longer than a title.
 """
@@ -90,7 +90,7 @@ def _first_pages(pages: list[Page], rules: PageRules) -> dict[int, Page]:
 
 def _titled(statement: re.Pattern[str], lines: list[str], rules: PageRules) -> bool:
     """Whether one of a page's opening lines is the statement's title: its name and at most
-    `rules.statement_title_words` words more ("for the year ended March 31, 2003"), not a sentence that mentions it."""
+    `rules.statement_title_words` words more ("for the year ended June 30, 2024"), not a sentence that mentions it."""
     return any(
         len(line.split()) - len(match.group().split()) <= rules.statement_title_words
         for line in lines
