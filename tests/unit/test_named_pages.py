@@ -177,6 +177,12 @@ def test_a_statement_page_is_titled_with_it_not_an_index_or_a_sentence_naming_it
     report += [Page(number=5, text=f"Cash flow statement for the year ended June 30, 2024\n{figures}")]
     assert statement_pages(report, RULES) == [4, 3, 5]
     assert statement_pages(report, RULES.model_copy(update={"statement_title_words": 20})) == [4, 3, 2]
+    # indexes whose entries end with the page they point at; the balance sheet's entry alone is short enough for a title
+    lettered = "Item 8. Financial Statements\nConsolidated Balance Sheets at June 30, 2024 and 2023 F-4\n"
+    lettered += "Consolidated Statements of Cash Flows for the Years Ended June 30, 2024, 2023 and 2022 and notes F-8\n"
+    dotted = "Balance sheets . . . . . . . 45\n"
+    indexes = [Page(number=1, text=lettered + figures), Page(number=2, text=dotted + figures)]
+    assert statement_pages(indexes + report[2:], RULES) == [4, 3, 5]
 
 
 def test_a_question_naming_a_statement_or_one_of_its_line_items_gets_that_statement() -> None:

@@ -12,8 +12,8 @@ the notes that discuss the same item.
 
 A statement's first page is titled with it (a line that is its name and a few words more, "Consolidated Statements of
 Cash Flows", "Cash flow statement for the year ended June 30, 2024", "Income Statements") and holds many numbers. An
-index of contents names several statements, or heads its page numbers with "Page"; a sentence that mentions a
-statement is longer than a title.
+index of contents names several statements, heads its page numbers with "Page" or ends a statement's line with the
+page it is on ("F-4"); a sentence that mentions a statement is longer than a title.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ _TITLE_WORDS = ("balance", "statement", "profit", "p&l", "p & l")
 _NUMBER = re.compile(r"\d[\d,.]*")
 # an index of contents heads its column of page numbers, or itself, with a line of one word
 _CONTENTS_HEADING = re.compile(r"^\s*(?:pages?|index)\s*$", re.IGNORECASE | re.MULTILINE)
+# or ends an entry with the page it points at: a lettered page ("F-4") or a number after a dot leader ("..... 45");
+# a title's own line may end with a year, so a bare number is no page reference
+_PAGE_REFERENCE = re.compile(r"(?:\b[A-Z]{1,2}\s?-\s?\d{1,3}|(?:\.\s?){3,}\s*\d{1,4})\s*$")
 _TABLE_ROW = re.compile(r"^\s*\|([^|]*)\|(.*)$")
 # the label of a row ends where its details start: "Common stock, $0.10 par value: ..." is the row "Common stock"
 _LABEL_END = re.compile(r"[,:;(]")
@@ -80,6 +83,7 @@ def _first_pages(pages: list[Page], rules: PageRules) -> dict[int, Page]:
         if (
             len(named) == 1
             and not _CONTENTS_HEADING.search(head)
+            and not any(_PAGE_REFERENCE.search(line) and any(s.search(line) for s in _STATEMENTS) for line in lines)
             and named[0] not in found
             and len(_NUMBER.findall(page.text)) >= rules.statement_min_numbers
         ):
