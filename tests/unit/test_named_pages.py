@@ -18,6 +18,7 @@ from pagegraph.retrievers.named_pages import (
     named_pages,
     page_references,
 )
+from pagegraph.retrievers.results import ScoredChunk
 from pagegraph.retrievers.statements import asked_statement_pages, asks_for_metric, statement_pages
 from pagegraph.services import Services
 from pagegraph.state.documents import Page
@@ -123,18 +124,28 @@ def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder
         assert first_pages("What does the table on page 4 show?", named_pages=False) != [4, 6]
         assert first_pages("What does the table show about spare parts?")[0] == 8
 
-        # across a library, the named page is looked for in the router's first document, not the best hit's
+        # across a library, the named page is looked for in the router's first document, not the best hit's; as
+        # that is a guess, it takes the places of that document's own pages (which move down), not the others'
         other = text_pdf(tmp_path / "tariffs.pdf", [("Tariffs", "What the table on page 4 shows: grid tariffs.")])
         assert not Ingestor(index).run([other]).failed
         retriever = HybridRetriever.for_context(index, Context(retrieval={"window": 0}))
         question = "What does the table on page 4 show?"
         best = retriever.fused(question)[0]
         assert index.catalog.location(best.chunk_id)[0] == "tariffs.pdf"
-        routed = FusedSearch([best], 0.5, RetrievalFilter(), first_routed="review.pdf")
-        assert [index.catalog.location(h.chunk_id)[:2] for h in retriever._pages_first(question, routed)][:2] == [
-            ("review.pdf", 4),
-            ("review.pdf", 6),
-        ]
+        spare_parts = retriever.fused("What about spare parts?", flt)[0]
+        assert index.catalog.location(spare_parts.chunk_id)[1] == 8
+
+        def pages_first(hits: list[ScoredChunk]) -> list[tuple[str, int]]:
+            routed = FusedSearch(hits, 0.5, RetrievalFilter(), first_routed="review.pdf")
+            return [index.catalog.location(h.chunk_id)[:2] for h in retriever._pages_first(question, routed, None)]
+
+        assert pages_first([spare_parts, best])[:4] == [review(4), ("tariffs.pdf", 1), review(6), review(8)]
+        assert pages_first([best, spare_parts])[:4] == [("tariffs.pdf", 1), review(4), review(6), review(8)]
+        assert pages_first([best])[:3] == [("tariffs.pdf", 1), review(4), review(6)]
+
+
+def review(page: int) -> tuple[str, int]:
+    return ("review.pdf", page)
 
 
 def statement_text(title: str) -> str:
@@ -238,7 +249,7 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         outlook = "What does the income statement say about tools selling faster?"  # names a statement
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), outlook)[0] == 4
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), outlook, statement_pages=False)[0] == 5
-        assert first_pages(None)[0] == 5  # across the library: no guess at the report
+        assert first_pages(None) == [3, 4]  # across the library: in the places of the guessed report's pages, all
         line_item = "What did Outlook say of line item 7?"  # a row of both statements, and another page's heading
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), line_item, statement_pages=False)[0] == 5
         assert first_pages(None, line_item) == [3, 4]  # a line item: its statements, in the best hit's document
@@ -249,9 +260,9 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         assert ranked[0].name == "acme-10k.pdf" and ranked[1].score < 0.6 * ranked[0].score
         # the router clearly leads with the report: searched as if the question had named it
         assert first_pages(None, route_documents=2) == [3, 4]
-        assert first_pages(None, route_documents=2, route_alone=0.0)[0] == 5
-        lead = ranked[1].score / ranked[0].score
-        assert first_pages(None, route_documents=2, route_alone=lead / 2)[0] == 5
+        # routed with another: the report is a guess, its statements take its own pages' places (here the first)
+        assert first_pages(None, route_documents=2, route_alone=0.0) == [3, 4]
+        assert first_pages(None, route_documents=2, route_alone=0.0, statement_pages=False)[0] == 5
 
 
 def test_printed_numbers_are_the_labels_else_the_printed_offset() -> None:

@@ -192,21 +192,21 @@ class HybridRetriever(BaseRetriever):
         mask = self.index.catalog.mask(flt)
         if self.knobs.page_ranking:
             fused = self._fused(query, flt, self.knobs.top_k_bm25 + self.knobs.top_k_vector)
-            hits = self._pages_first(query, fused)
+            hits = self._pages_first(query, fused, mask)
             return page_groups(
                 hits, self.index.catalog, self.knobs.window, self.knobs.max_chunks, mask
             ), fused.relevance
         fused = self._fused(query, flt, None)
         return expand_window(fused.hits, self.index.catalog, self.knobs.window, mask), fused.relevance
 
-    def _pages_first(self, query: str, fused: FusedSearch) -> list[ScoredChunk]:
+    def _pages_first(self, query: str, fused: FusedSearch, mask: np.ndarray | None) -> list[ScoredChunk]:
         """Hits led by the pages the question points at, each by its best hit, else by the page's first chunk:
-        - the pages it names (retrievers.named_pages), in the documents the filter names (at most
-          `lead_documents`; routing to one document alone names it), else in the router's first document, else
-          in the best hit's;
-        - the statement pages it asks for (retrievers.statements: a statement or a line item named, in the same
-          documents; a financial metric's three statements only in documents the filter names, as across a library a
-          wrong guess at the document would fill the top with its statements)."""
+        - the pages it names (retrievers.named_pages), and
+        - the statement pages it asks for (retrievers.statements: a financial metric's three statements, a statement
+          or a line item named),
+        in the documents the filter names (at most `lead_documents`; routing to one document alone names it). Else
+        they are looked for in the router's first document (else the best hit's), a guess: there they take only the
+        places its own pages hold, which move down, so a wrong guess leaves the other documents' places alone."""
         hits, flt = fused.hits, fused.named
         few = flt.documents if flt.documents and len(flt.documents) <= self.knobs.lead_documents else None
         references = page_references(query, self.knobs.page_rules) if self.knobs.named_pages else PageReferences()
@@ -223,7 +223,7 @@ class HybridRetriever(BaseRetriever):
                 continue
             pages = self.index.pages(profiles.ids[profiles.row_named[name]])
             wanted = (named_pages(pages, references, rules) if references else []) + (
-                asked_statement_pages(query, pages, rules, every_for_a_metric=bool(few)) if statements else []
+                asked_statement_pages(query, pages, rules) if statements else []
             )
             for page in dict.fromkeys(wanted):
                 if flt.pages and not flt.pages[0] <= page <= flt.pages[1]:
@@ -236,7 +236,14 @@ class HybridRetriever(BaseRetriever):
                 if on_page is not None and on_page not in lead:
                     lead.append(on_page)
         led = {h.chunk_id for h in lead}
-        return lead + [h for h in hits if h.chunk_id not in led]
+        rest = [h for h in hits if h.chunk_id not in led]
+        if few or not lead:
+            return lead + rest
+        # the places of the guessed document's own pages, as the search's pages would be grouped
+        groups = page_groups(rest, catalog, self.knobs.window, self.knobs.max_chunks, mask)
+        places = [(g, catalog.location(g.chunk_id)[0] == names[0]) for g in groups if g.hit_id == g.chunk_id]
+        own = iter(lead + [g for g, guessed in places if guessed])
+        return [next(own) if guessed else g for g, guessed in places] + list(own) + rest
 
     def rank_documents(self, query: str, flt: RetrievalFilter | None = None) -> list[RankedDocument]:
         """The documents the filter allows, best first, ranked without a model (retrievers.documents)."""

@@ -109,14 +109,11 @@ def statement_pages(pages: list[Page], rules: PageRules) -> list[int]:
     return [page.number for page in _first_pages(pages, rules).values()]
 
 
-def asked_statement_pages(
-    question: str, pages: list[Page], rules: PageRules, *, every_for_a_metric: bool = True
-) -> list[int]:
-    """The statement pages a question asks for: every statement's first page for a financial metric (unless not
-    `every_for_a_metric`); else the first pages of the statements it names, then of those with a row it names (the
-    rows it names in most words)."""
+def asked_statement_pages(question: str, pages: list[Page], rules: PageRules) -> list[int]:
+    """The statement pages a question asks for: every statement's first page for a financial metric; else the first
+    pages of the statements it names, then of those with a row it names (the rows it names in most words)."""
     found = _first_pages(pages, rules)
-    if every_for_a_metric and asks_for_metric(question):
+    if asks_for_metric(question):
         return [page.number for page in found.values()]
     named = [page.number for kind, page in found.items() if _STATEMENTS[kind].search(question)]
     words = [singular(word) for word in tokenize(question)]
