@@ -153,6 +153,11 @@ def statement_text(title: str) -> str:
     return f"ACME INC.\nCONSOLIDATED {title}\n(In millions)\n{rows}"
 
 
+def statements_at(pages: list[Page], rules: PageRules = RULES) -> list[int]:
+    """The statements' first pages: balance sheet, income statement, cash flows."""
+    return [page.number for page in statement_pages(pages, rules).values()]
+
+
 def statement(title: str, number: int) -> Page:
     return Page(number=number, text=statement_text(title))
 
@@ -172,8 +177,8 @@ def test_a_financial_metric_question_gets_the_primary_statements() -> None:
     index_page = Page(number=2, text="Index to Consolidated Financial Statements\nConsolidated Balance Sheets 4")
     report = [Page(number=1, text="Annual report"), index_page, statement("STATEMENTS OF OPERATIONS", 3)]
     report += [statement("BALANCE SHEETS", 4), statement("STATEMENTS OF CASH FLOWS", 5), statement("BALANCE SHEETS", 6)]
-    assert statement_pages(report, RULES) == [4, 3, 5]  # balance sheet, income statement, cash flows: each first page
-    assert statement_pages(report[:3], RULES) == []  # one statement alone: not a financial report
+    assert statements_at(report) == [4, 3, 5]  # balance sheet, income statement, cash flows: each first page
+    assert statements_at(report[:3]) == []  # one statement alone: not a financial report
 
 
 def test_a_statement_page_is_titled_with_it_not_an_index_or_a_sentence_naming_it() -> None:
@@ -186,14 +191,14 @@ def test_a_statement_page_is_titled_with_it_not_an_index_or_a_sentence_naming_it
     report = [Page(number=1, text=contents), Page(number=2, text=mention)]
     report += [Page(number=3, text=f"INCOME STATEMENTS\n{figures}"), Page(number=4, text=f"BALANCE SHEETS\n{figures}")]
     report += [Page(number=5, text=f"Cash flow statement for the year ended June 30, 2024\n{figures}")]
-    assert statement_pages(report, RULES) == [4, 3, 5]
-    assert statement_pages(report, RULES.model_copy(update={"statement_title_words": 20})) == [4, 3, 2]
+    assert statements_at(report) == [4, 3, 5]
+    assert statements_at(report, RULES.model_copy(update={"statement_title_words": 20})) == [4, 3, 2]
     # indexes whose entries end with the page they point at; the balance sheet's entry alone is short enough for a title
     lettered = "Item 8. Financial Statements\nConsolidated Balance Sheets at June 30, 2024 and 2023 F-4\n"
     lettered += "Consolidated Statements of Cash Flows for the Years Ended June 30, 2024, 2023 and 2022 and notes F-8\n"
     dotted = "Balance sheets . . . . . . . 45\n"
     indexes = [Page(number=1, text=lettered + figures), Page(number=2, text=dotted + figures)]
-    assert statement_pages(indexes + report[2:], RULES) == [4, 3, 5]
+    assert statements_at(indexes + report[2:]) == [4, 3, 5]
 
 
 def test_a_question_naming_a_statement_or_one_of_its_line_items_gets_that_statement() -> None:
@@ -210,7 +215,7 @@ def test_a_question_naming_a_statement_or_one_of_its_line_items_gets_that_statem
     report += [page(4, "STATEMENTS OF CASH FLOWS", cash)]
 
     def asked(question: str, pages: list[Page] = report) -> list[int]:
-        return asked_statement_pages(question, pages, RULES)
+        return asked_statement_pages(question, statement_pages(pages, RULES))
 
     assert asked("What goodwill did Acme have at June 30, 2024?") == [2]  # a row; the dates head columns
     assert asked("What were Acme's revenues in fiscal 2023?") == [3]  # plural or singular
@@ -253,6 +258,12 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         line_item = "What did Outlook say of line item 7?"  # a row of both statements, and another page's heading
         assert first_pages(RetrievalFilter(documents=["acme-10k.pdf"]), line_item, statement_pages=False)[0] == 5
         assert first_pages(None, line_item) == [3, 4]  # a line item: its statements, in the best hit's document
+        # a search reads a report's statement pages from the store once per open index, not each time
+        reads: list[int] = []
+        report = index.documents()[0].id
+        assert index.read_from_pages(report, "count", lambda pages: reads.append(len(pages)) or len(pages)) == 5
+        assert index.read_from_pages(report, "count", lambda pages: reads.append(len(pages)) or len(pages)) == 5
+        assert reads == [5]
 
         others = [text_pdf(tmp_path / f"{topic}.pdf", [(topic, f"A guide to {topic}.")]) for topic in TOPICS[:3]]
         assert not Ingestor(index).run(others).failed

@@ -10,6 +10,7 @@ Words the index has never seen can be searched as its nearest spelling (retrieve
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -24,7 +25,7 @@ from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_
 from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.retrievers.spelling import correct_spelling, spelling_corrections
-from pagegraph.retrievers.statements import asked_statement_pages
+from pagegraph.retrievers.statements import asked_statement_pages, statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups, pages_of
 from pagegraph.state.documents import Chunk
@@ -221,10 +222,12 @@ class HybridRetriever(BaseRetriever):
         for name in names:
             if name not in profiles.row_named:
                 continue
-            pages = self.index.pages(profiles.ids[profiles.row_named[name]])
-            wanted = (named_pages(pages, references, rules) if references else []) + (
-                asked_statement_pages(query, pages, rules) if statements else []
-            )
+            document_id = profiles.ids[profiles.row_named[name]]
+            wanted = named_pages(self.index.pages(document_id), references, rules) if references else []
+            if statements:
+                key = ("statement pages", rules.model_dump_json())
+                found = self.index.read_from_pages(document_id, key, partial(statement_pages, rules=rules))
+                wanted += asked_statement_pages(query, found)
             for page in dict.fromkeys(wanted):
                 if flt.pages and not flt.pages[0] <= page <= flt.pages[1]:
                     continue

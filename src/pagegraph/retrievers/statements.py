@@ -68,10 +68,11 @@ def asks_for_metric(question: str) -> bool:
     return bool(_METRIC.search(question.replace("_", " ")))
 
 
-def _first_pages(pages: list[Page], rules: PageRules) -> dict[int, Page]:
-    """Each primary statement's first page, by its place in `_STATEMENTS`: the first page whose opening is titled
-    with that statement alone, that holds many numbers and is not an index of contents; none unless at least
-    `rules.statement_min_pages` are found (a document that is not a financial report)."""
+def statement_pages(pages: list[Page], rules: PageRules) -> dict[int, Page]:
+    """Each primary statement's first page, by its place in `_STATEMENTS` (0 the balance sheet, 1 the income
+    statement, 2 the cash flow statement): the first page whose opening is titled with that statement alone, that
+    holds many numbers and is not an index of contents; none unless at least `rules.statement_min_pages` are found
+    (a document that is not a financial report)."""
     found: dict[int, Page] = {}
     for page in pages:
         head = page.text[: rules.statement_title_chars]
@@ -102,17 +103,10 @@ def _titled(statement: re.Pattern[str], lines: list[str], rules: PageRules) -> b
     )
 
 
-def statement_pages(pages: list[Page], rules: PageRules) -> list[int]:
-    """The first page of each primary statement (balance sheet, income statement, cash flow statement), in that
-    order; none unless at least `rules.statement_min_pages` are found (a document that is not a financial
-    report)."""
-    return [page.number for page in _first_pages(pages, rules).values()]
-
-
-def asked_statement_pages(question: str, pages: list[Page], rules: PageRules) -> list[int]:
-    """The statement pages a question asks for: every statement's first page for a financial metric; else the first
-    pages of the statements it names, then of those with a row it names (the rows it names in most words)."""
-    found = _first_pages(pages, rules)
+def asked_statement_pages(question: str, found: dict[int, Page]) -> list[int]:
+    """The statement pages a question asks for, of a report's `statement_pages`: every statement's first page for a
+    financial metric; else the first pages of the statements it names, then of those with a row it names (the rows
+    it names in most words)."""
     if asks_for_metric(question):
         return [page.number for page in found.values()]
     named = [page.number for kind, page in found.items() if _STATEMENTS[kind].search(question)]

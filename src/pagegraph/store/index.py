@@ -8,9 +8,9 @@ that opens it). Retrievers search through `Index` methods (`keyword_search`,
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Literal, Protocol, Self, overload
+from typing import Literal, Protocol, Self, TypeVar, overload
 
 import numpy as np
 
@@ -28,6 +28,8 @@ from pagegraph.store.manifest import MANIFEST_FILE, IndexParams, Manifest, read_
 from pagegraph.store.profiles import DocumentProfiles
 from pagegraph.store.records import DocumentWrite, RecordStore
 from pagegraph.store.sqlite import STORE_FILE, SqliteStore
+
+T = TypeVar("T")
 
 
 class Index(Protocol):
@@ -112,6 +114,8 @@ class Index(Protocol):
     def pages(self, document_id: str) -> list[Page]: ...
 
     def printed_pages(self, document_id: str, min_support: float) -> dict[int, str]: ...
+
+    def read_from_pages(self, document_id: str, key: Hashable, read: Callable[[list[Page]], T]) -> T: ...
 
     def tree(self, document_id: str) -> list[TreeNode]: ...
 

@@ -5,8 +5,9 @@ the stored records alone (the store behind an index stays inside this package)."
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Generic, Literal, Self, TypeVar
+from typing import Generic, Literal, Self, TypeVar, cast
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from pagegraph.store.page_numbers import printed_numbers
 from pagegraph.store.records import RecordStore
 
 StoreT = TypeVar("StoreT", bound=RecordStore)
+T = TypeVar("T")
 # Where keyword search stands: it holds every committed document; documents were committed after it was built
 # (a folder index's next writer rebuilds it); or an older pagegraph built it with another recipe of words.
 KeywordSearchState = Literal["current", "behind", "older"]
@@ -89,10 +91,15 @@ class StoredReads(ABC, Generic[StoreT]):
     def printed_pages(self, document_id: str, min_support: float) -> dict[int, str]:
         """The numbers printed on the document's pages where they differ from the pages' places
         (`page_numbers.printed_numbers`), read once per open index."""
-        known: dict[tuple[str, float], dict[int, str]] = self.__dict__.setdefault("_printed_pages", {})
-        if (document_id, min_support) not in known:
-            known[document_id, min_support] = printed_numbers(self.pages(document_id), min_support)
-        return known[document_id, min_support]
+        return self.read_from_pages(document_id, ("printed", min_support), lambda p: printed_numbers(p, min_support))
+
+    def read_from_pages(self, document_id: str, key: Hashable, read: Callable[[list[Page]], T]) -> T:
+        """`read` of the document's pages, computed once per open index for each `key` (what `read` finds in them):
+        a search that needs a fact of a document's pages reads them from the store once, not each time."""
+        known: dict[tuple[str, Hashable], object] = self.__dict__.setdefault("_read_from_pages", {})
+        if (document_id, key) not in known:
+            known[document_id, key] = read(self.pages(document_id))
+        return cast(T, known[document_id, key])
 
     def tree(self, document_id: str) -> list[TreeNode]:
         return self.store.tree(document_id)
