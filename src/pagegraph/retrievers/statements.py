@@ -19,7 +19,7 @@ page it is on ("F-4"); a sentence that mentions a statement is longer than a tit
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from typing import NamedTuple
 
 from pagegraph.config import PageRules
 from pagegraph.state.documents import Page
@@ -63,12 +63,19 @@ _GENERIC = frozenset(
 )
 
 
+class StatementPage(NamedTuple):
+    """A statement's first page: its number, and the labels of its rows of figures, each as its singular words."""
+
+    number: int
+    rows: tuple[tuple[str, ...], ...]
+
+
 def asks_for_metric(question: str) -> bool:
     """Whether the question names a financial metric; words joined by underscores ("cash_ratio") count apart."""
     return bool(_METRIC.search(question.replace("_", " ")))
 
 
-def statement_pages(pages: list[Page], rules: PageRules) -> dict[int, Page]:
+def statement_pages(pages: list[Page], rules: PageRules) -> dict[int, StatementPage]:
     """Each primary statement's first page, by its place in `_STATEMENTS` (0 the balance sheet, 1 the income
     statement, 2 the cash flow statement): the first page whose opening is titled with that statement alone, that
     holds many numbers and is not an index of contents; none unless at least `rules.statement_min_pages` are found
@@ -89,8 +96,9 @@ def statement_pages(pages: list[Page], rules: PageRules) -> dict[int, Page]:
             and len(_NUMBER.findall(page.text)) >= rules.statement_min_numbers
         ):
             found[named[0]] = page
-    ordered = {kind: found[kind] for kind in sorted(found)}
-    return ordered if len(ordered) >= rules.statement_min_pages else {}
+    if len(found) < rules.statement_min_pages:
+        return {}
+    return {kind: StatementPage(found[kind].number, _row_labels(found[kind].text)) for kind in sorted(found)}
 
 
 def _titled(statement: re.Pattern[str], lines: list[str], rules: PageRules) -> bool:
@@ -103,7 +111,7 @@ def _titled(statement: re.Pattern[str], lines: list[str], rules: PageRules) -> b
     )
 
 
-def asked_statement_pages(question: str, found: dict[int, Page]) -> list[int]:
+def asked_statement_pages(question: str, found: dict[int, StatementPage]) -> list[int]:
     """The statement pages a question asks for, of a report's `statement_pages`: every statement's first page for a
     financial metric; else the first pages of the statements it names, then of those with a row it names (the rows
     it names in most words)."""
@@ -111,18 +119,14 @@ def asked_statement_pages(question: str, found: dict[int, Page]) -> list[int]:
         return [page.number for page in found.values()]
     named = [page.number for kind, page in found.items() if _STATEMENTS[kind].search(question)]
     words = [singular(word) for word in tokenize(question)]
-    fullest = {page.number: max(map(len, _rows_named(words, page.text)), default=0) for page in found.values()}
+    fullest = {
+        page.number: max((len(row) for row in page.rows if _holds(words, row)), default=0) for page in found.values()
+    }
     most = max(fullest.values(), default=0)
     rows = [number for number, length in fullest.items() if most and length == most]
     return list(dict.fromkeys(named + rows))
 
 
-def _rows_named(words: list[str], text: str) -> list[tuple[str, ...]]:
-    """The row labels of a statement page (each as its singular words) that `words` hold in a row."""
-    return [label for label in _row_labels(text) if _holds(words, label)]
-
-
-@lru_cache(maxsize=256)  # a statement page is read again by each question about its report
 def _row_labels(text: str) -> tuple[tuple[str, ...], ...]:
     """The labels of a page's rows of figures: a table row's first cell, or a line's text before its first number,
     where a number follows; labels that name no line item are left out."""
