@@ -124,24 +124,16 @@ def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder
         assert first_pages("What does the table on page 4 show?", named_pages=False) != [4, 6]
         assert first_pages("What does the table show about spare parts?")[0] == 8
 
-        # across a library, the named page is looked for in the router's first document, not the best hit's; as
-        # that is a guess, it takes the places of that document's own pages (which move down), not the others'
+        # across a library, the named page is looked for in the router's first document, not the best hit's
         other = text_pdf(tmp_path / "tariffs.pdf", [("Tariffs", "What the table on page 4 shows: grid tariffs.")])
         assert not Ingestor(index).run([other]).failed
         retriever = HybridRetriever.for_context(index, Context(retrieval={"window": 0}))
         question = "What does the table on page 4 show?"
         best = retriever.fused(question)[0]
         assert index.catalog.location(best.chunk_id)[0] == "tariffs.pdf"
-        spare_parts = retriever.fused("What about spare parts?", flt)[0]
-        assert index.catalog.location(spare_parts.chunk_id)[1] == 8
-
-        def pages_first(hits: list[ScoredChunk]) -> list[tuple[str, int]]:
-            routed = FusedSearch(hits, 0.5, RetrievalFilter(), first_routed="review.pdf")
-            return [index.catalog.location(h.chunk_id)[:2] for h in retriever._pages_first(question, routed, None)]
-
-        assert pages_first([spare_parts, best])[:4] == [review(4), ("tariffs.pdf", 1), review(6), review(8)]
-        assert pages_first([best, spare_parts])[:4] == [("tariffs.pdf", 1), review(4), review(6), review(8)]
-        assert pages_first([best])[:3] == [("tariffs.pdf", 1), review(4), review(6)]
+        routed = FusedSearch([best], 0.5, RetrievalFilter(), first_routed="review.pdf")
+        pages_first = retriever._pages_first(question, routed, None)
+        assert [index.catalog.location(h.chunk_id)[:2] for h in pages_first][:2] == [review(4), review(6)]
 
 
 def review(page: int) -> tuple[str, int]:
@@ -271,9 +263,21 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         assert ranked[0].name == "acme-10k.pdf" and ranked[1].score < 0.6 * ranked[0].score
         # the router clearly leads with the report: searched as if the question had named it
         assert first_pages(None, route_documents=2) == [3, 4]
-        # routed with another: the report is a guess, its statements take its own pages' places (here the first)
-        assert first_pages(None, route_documents=2, route_alone=0.0) == [3, 4]
-        assert first_pages(None, route_documents=2, route_alone=0.0, statement_pages=False)[0] == 5
+        # routed with another: the report is a guess, and a metric's statements take only its own pages' places
+        retriever = HybridRetriever.for_context(index, Context(retrieval={"window": 0}))
+        guide = retriever.fused("A guide", RetrievalFilter(documents=["solar yield.pdf"]))[0]
+        outlook_page = retriever.fused("tools sell faster", RetrievalFilter(documents=["acme-10k.pdf"]))[0]
+        assert index.catalog.location(outlook_page.chunk_id)[:2] == ("acme-10k.pdf", 5)
+
+        def pages_first(asked: str, hits: list[ScoredChunk]) -> list[tuple[str, int]]:
+            guessed = FusedSearch(hits, 0.5, RetrievalFilter(), first_routed="acme-10k.pdf")
+            return [index.catalog.location(h.chunk_id)[:2] for h in retriever._pages_first(asked, guessed, None)]
+
+        report = [("acme-10k.pdf", page) for page in (3, 4, 5)]
+        assert pages_first(question, [guide, outlook_page])[:4] == [("solar yield.pdf", 1), *report]
+        assert pages_first(question, [outlook_page, guide])[:4] == [report[0], ("solar yield.pdf", 1), *report[1:]]
+        # a line item named leads: one page the question asks for by name
+        assert pages_first(line_item, [guide, outlook_page])[:3] == [*report[:2], ("solar yield.pdf", 1)]
 
 
 def test_printed_numbers_are_the_labels_else_the_printed_offset() -> None:

@@ -25,7 +25,7 @@ from pagegraph.retrievers.fusion import adaptive_alpha, convex_fusion, weighted_
 from pagegraph.retrievers.named_pages import PageReferences, named_pages, page_references
 from pagegraph.retrievers.results import ScoredChunk, to_documents
 from pagegraph.retrievers.spelling import correct_spelling, spelling_corrections
-from pagegraph.retrievers.statements import asked_statement_pages, statement_pages
+from pagegraph.retrievers.statements import asked_statement_pages, asks_for_metric, statement_pages
 from pagegraph.retrievers.vector import DenseRetriever
 from pagegraph.retrievers.window import expand_window, page_groups, pages_of
 from pagegraph.state.documents import Chunk
@@ -205,9 +205,10 @@ class HybridRetriever(BaseRetriever):
         - the pages it names (retrievers.named_pages), and
         - the statement pages it asks for (retrievers.statements: a financial metric's three statements, a statement
           or a line item named),
-        in the documents the filter names (at most `lead_documents`; routing to one document alone names it). Else
-        they are looked for in the router's first document (else the best hit's), a guess: there they take only the
-        places its own pages hold, which move down, so a wrong guess leaves the other documents' places alone."""
+        in the documents the filter names (at most `lead_documents`; routing to one document alone names it), else
+        in the router's first document (else the best hit's). That document is a guess, and a metric's three
+        statements fill the top with it: there they take only the places its own pages hold, which move down, so a
+        wrong guess leaves the other documents' places alone."""
         hits, flt = fused.hits, fused.named
         few = flt.documents if flt.documents and len(flt.documents) <= self.knobs.lead_documents else None
         references = page_references(query, self.knobs.page_rules) if self.knobs.named_pages else PageReferences()
@@ -240,7 +241,7 @@ class HybridRetriever(BaseRetriever):
                     lead.append(on_page)
         led = {h.chunk_id for h in lead}
         rest = [h for h in hits if h.chunk_id not in led]
-        if few or not lead:
+        if few or not lead or not asks_for_metric(query):
             return lead + rest
         # the places of the guessed document's own pages, as the search's pages would be grouped
         groups = page_groups(rest, catalog, self.knobs.window, self.knobs.max_chunks, mask)
