@@ -132,12 +132,10 @@ def test_the_named_page_leads_the_hits(tmp_path: Path, cache_dir: Path, embedder
         best = retriever.fused(question)[0]
         assert index.catalog.location(best.chunk_id)[0] == "tariffs.pdf"
         routed = FusedSearch([best], 0.5, RetrievalFilter(), first_routed="review.pdf")
-        pages_first = retriever._pages_first(question, routed, None)
-        assert [index.catalog.location(h.chunk_id)[:2] for h in pages_first][:2] == [review(4), review(6)]
-
-
-def review(page: int) -> tuple[str, int]:
-    return ("review.pdf", page)
+        assert [index.catalog.location(h.chunk_id)[:2] for h in retriever._pages_first(question, routed, None)][:2] == [
+            ("review.pdf", 4),
+            ("review.pdf", 6),
+        ]
 
 
 def statement_text(title: str) -> str:
@@ -252,9 +250,9 @@ def test_statements_lead_a_metric_question_within_the_named_report(
         assert first_pages(None, line_item) == [3, 4]  # a line item: its statements, in the best hit's document
         # a search reads a report's statement pages from the store once per open index, not each time
         reads: list[int] = []
-        report = index.documents()[0].id
-        assert index.read_from_pages(report, "count", lambda pages: reads.append(len(pages)) or len(pages)) == 5
-        assert index.read_from_pages(report, "count", lambda pages: reads.append(len(pages)) or len(pages)) == 5
+        acme = index.documents()[0].id
+        assert index.read_from_pages(acme, "count", lambda pages: reads.append(len(pages)) or len(pages)) == 5
+        assert index.read_from_pages(acme, "count", lambda pages: reads.append(len(pages)) or len(pages)) == 5
         assert reads == [5]
 
         others = [text_pdf(tmp_path / f"{topic}.pdf", [(topic, f"A guide to {topic}.")]) for topic in TOPICS[:3]]
